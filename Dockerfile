@@ -1,0 +1,26 @@
+# Build stage: better-sqlite3 compiles from source, so the full image with a toolchain is used.
+FROM node:20-bookworm AS build
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY bin ./bin
+RUN npm ci && npm prune --omit=dev
+
+# Runtime: slim image, tini as PID 1 (it reaps orphaned workers' zombies), non-root user.
+FROM node:20-bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY bin ./bin
+COPY examples ./examples
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME /data
+# Listening beyond loopback requires an API token: pass GATEHOUSE_TOKEN at `docker run`.
+ENV GATEHOUSE_DATA_DIR=/data GATEHOUSE_HOST=0.0.0.0 GATEHOUSE_PORT=8787
+EXPOSE 8787
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:8787/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "bin/gatehouse.js", "run"]

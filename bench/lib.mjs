@@ -1,0 +1,111 @@
+// Shared bench helpers: timing statistics, a results table, and the built daemon as a process.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const ROOT = resolve(import.meta.dirname, '..');
+export const BIN = join(ROOT, 'bin/gatehouse.js');
+
+export function quantile(values, q) {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const index = Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1);
+  return sorted[Math.max(0, index)];
+}
+
+export const median = (values) => quantile(values, 0.5);
+export const p99 = (values) => quantile(values, 0.99);
+
+const fmt = (n) => (Number.isFinite(n) ? (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2)) : '-');
+
+/**
+ * Prints rows {figure, unit, value, baselineName, baseline, goal} as a Markdown table with the
+ * ratio value/baseline, and returns them for a caller that collects every bench's rows.
+ */
+export function printTable(title, rows) {
+  console.log(`\n### ${title}\n`);
+  console.log('| figure | value | baseline (same run) | ratio | goal |');
+  console.log('|---|---|---|---|---|');
+  for (const r of rows) {
+    const ratio = r.baseline ? r.value / r.baseline : NaN;
+    console.log(
+      `| ${r.figure} | ${fmt(r.value)} ${r.unit} | ${r.baselineName ? `${r.baselineName}: ${fmt(r.baseline)} ${r.unit}` : '-'} | ${Number.isFinite(ratio) ? `${ratio.toFixed(2)}x` : '-'} | ${r.goal ?? '-'} |`,
+    );
+  }
+  return rows;
+}
+
+export function tempDir() {
+  return mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
+}
+
+export function removeDir(dir) {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+export async function waitFor(what, probe, timeoutMs = 20_000, pollMs = 2) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v) return v;
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(pollMs);
+  }
+}
+
+export function readPid(dataDir) {
+  try {
+    return JSON.parse(readFileSync(join(dataDir, 'gatehouse.pid'), 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** Resolves with the URL once `pid` owns `dataDir` and answers /health. */
+export function waitServing(dataDir, pid, timeoutMs) {
+  return waitFor(
+    `pid ${pid} serving`,
+    async () => {
+      const r = readPid(dataDir);
+      if (!r || r.pid !== pid || r.port === 0) return null;
+      const res = await fetch(`http://127.0.0.1:${r.port}/health`);
+      return res.ok ? `http://127.0.0.1:${r.port}` : null;
+    },
+    timeoutMs,
+  );
+}
+
+const started = new Set();
+
+/** Starts a process in its own group; `stopAll` ends every group started. */
+export function start(argv, opts = {}) {
+  const child = spawn(argv[0], argv.slice(1), { stdio: 'ignore', detached: true, cwd: ROOT, ...opts });
+  started.add(child.pid);
+  child.exited = new Promise((res) => child.on('exit', (code, signal) => res({ code, signal })));
+  return child;
+}
+
+export function gatehouse(args, opts) {
+  return start([process.execPath, BIN, ...args], opts);
+}
+
+export function stopAll() {
+  for (const pid of started) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  started.clear();
+}
+
+export function envWithout(prefix) {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith(prefix)));
+}

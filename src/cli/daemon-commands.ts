@@ -1,0 +1,95 @@
+// `gatehouse run`, `status` and `stop`: the daemon's own lifecycle from the command line.
+import { runDaemon } from '../gateway/daemon.js';
+import { ExitCode, ExitError } from '../gateway/exit-codes.js';
+import { pidExists, waitUntil } from '../proc/index.js';
+import { parseFlags, parseInteger } from './args.js';
+import { baseUrl, callApi, cliConfig, findInstance, requireInstance } from './instance-client.js';
+import { formatDuration, print } from './output.js';
+
+const configFlags = {
+  config: { type: 'string' },
+  'data-dir': { type: 'string' },
+} as const;
+
+export async function runCommand(args: string[]): Promise<void> {
+  const { values } = parseFlags(args, {
+    ...configFlags,
+    host: { type: 'string' },
+    port: { type: 'string' },
+    replace: { type: 'boolean' },
+  });
+  await runDaemon({
+    overrides: {
+      config: values.config,
+      dataDir: values['data-dir'],
+      host: values.host,
+      port: values.port === undefined ? undefined : parseInteger('--port', values.port, 0, 65535),
+    },
+    replace: values.replace ?? false,
+  });
+}
+
+export async function statusCommand(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, { ...configFlags, json: { type: 'boolean' } });
+  const config = cliConfig({ config: values.config, dataDir: values['data-dir'] });
+  const record = findInstance(config);
+  const json = values.json ?? false;
+  if (!record) {
+    print(
+      json,
+      { running: false, dataDir: config.dataDir },
+      () => `gatehouse is not running for ${config.dataDir}`,
+    );
+    return 3;
+  }
+  const ready = await callApi(`${baseUrl(config, record)}/ready`, 'GET', config.api.token);
+  const report = ready.body as {
+    ready?: boolean;
+    platforms?: { name: string; state: string }[];
+    board?: Record<string, number>;
+  };
+  const status = {
+    running: true,
+    pid: record.pid,
+    port: record.port,
+    dataDir: record.dataDir,
+    version: record.version,
+    startedAt: record.startedAt,
+    uptimeSeconds: Math.floor((Date.now() - record.startedAt) / 1000),
+    ready: report.ready ?? false,
+    platforms: report.platforms ?? [],
+    board: report.board ?? {},
+  };
+  print(json, status, () =>
+    [
+      `gatehouse ${status.version} running: pid ${status.pid}, port ${status.port}, up ${formatDuration(Date.now() - status.startedAt)}`,
+      `data dir: ${status.dataDir}`,
+      `ready: ${status.ready ? 'yes' : 'no'}`,
+      `board: ${
+        Object.entries(status.board)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ') || '(empty)'
+      }`,
+      `platforms: ${status.platforms.map((p) => `${p.name} ${p.state}`).join(', ') || '(none)'}`,
+    ].join('\n'),
+  );
+  return 0;
+}
+
+/** Planned stop: SIGTERM to the proven owner, then wait for it to end (it exits 0). */
+export async function stopCommand(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, configFlags);
+  const config = cliConfig({ config: values.config, dataDir: values['data-dir'] });
+  const record = requireInstance(config);
+  const identity = { pid: record.pid, startTime: record.startTime, bootId: record.bootId };
+  if (pidExists(record.pid, identity)) process.kill(record.pid, 'SIGTERM');
+  const waitMs = (config.shutdown.timeoutSeconds + 5) * 1000;
+  if (!(await waitUntil(() => !pidExists(record.pid, identity), waitMs, 50))) {
+    throw new ExitError(
+      ExitCode.failure,
+      `pid ${record.pid} did not stop within ${waitMs / 1000}s`,
+    );
+  }
+  process.stdout.write(`stopped gatehouse (pid ${record.pid})\n`);
+  return 0;
+}

@@ -1,0 +1,40 @@
+// The `gatehouse` command: picks the subcommand, maps errors to exit codes and stderr.
+import { ExitCode, ExitError } from '../gateway/exit-codes.js';
+import { usageError } from './args.js';
+import { runCommand, statusCommand, stopCommand } from './daemon-commands.js';
+
+const USAGE = `usage: gatehouse <command> [options]
+
+  run [--config F] [--data-dir D] [--host H] [--port P] [--replace]
+  status [--json]
+  stop
+`;
+
+type Command = (args: string[]) => Promise<number | void>;
+
+const COMMANDS: Record<string, Command> = {
+  run: runCommand,
+  status: statusCommand,
+  stop: stopCommand,
+};
+
+export async function main(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  try {
+    if (name === '--help' || name === 'help') {
+      process.stdout.write(USAGE);
+      return;
+    }
+    const command = name === undefined ? undefined : COMMANDS[name];
+    if (!command) throw usageError(name ? `unknown command "${name}"\n${USAGE}` : USAGE);
+    const code = await command(rest);
+    if (typeof code === 'number') process.exit(code);
+  } catch (err) {
+    if (err instanceof ExitError) {
+      process.stderr.write(`gatehouse: ${err.message}\n`);
+      process.exit(err.exitCode);
+    }
+    process.stderr.write(`gatehouse: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(ExitCode.failure);
+  }
+}

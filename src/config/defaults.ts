@@ -1,0 +1,45 @@
+// Built-in defaults: what `npm start` runs with when there is no config file.
+import { fileURLToPath } from 'node:url';
+import type { BreakerOptions, RawConfig } from './schema.js';
+
+/** The package's own folder, so the demo worker is found from any working directory. */
+export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export const DEFAULT_BREAKER: BreakerOptions = {
+  timeoutMs: 10_000,
+  errorThresholdPercentage: 50,
+  resetTimeoutMs: 30_000,
+  volumeThreshold: 3,
+};
+
+export function defaultConfig(): RawConfig {
+  return {
+    dataDir: '.gatehouse',
+    server: { host: '127.0.0.1', port: 8787, bodyLimitBytes: 1_048_576 },
+    api: { token: null },
+    replace: { timeoutSeconds: 10, killTimeoutSeconds: 5 },
+    shutdown: { timeoutSeconds: 10 },
+    crashLoop: { maxStarts: 5, windowSeconds: 120, maxBackoffSeconds: 300 },
+    workers: {
+      defaultProfile: 'demo',
+      maxConcurrent: 8,
+      failureLimit: 2,
+      tickSeconds: 1,
+      claimTtlSeconds: 900,
+      heartbeatMaxStaleSeconds: 3600,
+      killGraceSeconds: 5,
+      reclaimDeferSeconds: 120,
+      rateLimitCooldownSeconds: 300,
+      profiles: {
+        demo: {
+          command: [process.execPath, `${PACKAGE_ROOT}examples/workers/demo.mjs`],
+          cwd: null,
+          env: {},
+          maxConcurrent: 2,
+          maxRuntimeSeconds: 600,
+        },
+      },
+    },
+    platforms: [],
+  };
+}

@@ -1,0 +1,235 @@
+// Reads the configuration once: defaults, then the file, then environment, then flags; validates and freezes it.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { Value } from '@sinclair/typebox/value';
+import { DEFAULT_BREAKER, defaultConfig } from './defaults.js';
+import {
+  ConfigSchema,
+  type Config,
+  type PlatformConfig,
+  type Profile,
+  type RawConfig,
+} from './schema.js';
+
+/** A configuration mistake; `key` names what is wrong (a dotted path, a variable or the file). */
+export class ConfigError extends Error {
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
+    super(`${key}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface ConfigOverrides {
+  config?: string | undefined;
+  dataDir?: string | undefined;
+  host?: string | undefined;
+  port?: number | undefined;
+}
+
+type Json = Record<string, unknown>;
+
+function isPlainObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Objects merge key by key; anything else (arrays included) replaces. */
+function merge(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over;
+  const out: Json = { ...base };
+  for (const [key, value] of Object.entries(over)) out[key] = merge(base[key], value);
+  return out;
+}
+
+function readConfigFile(path: string): Json {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(path, `cannot read the config file (${(err as Error).message})`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(path, `not valid JSON (${(err as Error).message})`);
+  }
+  if (!isPlainObject(parsed)) throw new ConfigError(path, 'must hold one JSON object');
+  return parsed;
+}
+
+function locateFile(
+  overrides: ConfigOverrides,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): string | null {
+  const named = overrides.config ?? env.GATEHOUSE_CONFIG;
+  if (named) return resolve(cwd, named);
+  const local = resolve(cwd, 'gatehouse.json');
+  return existsSync(local) ? local : null;
+}
+
+function fromEnvironment(env: NodeJS.ProcessEnv): Json {
+  const out: Json = {};
+  if (env.GATEHOUSE_DATA_DIR) out.dataDir = env.GATEHOUSE_DATA_DIR;
+  const server: Json = {};
+  if (env.GATEHOUSE_HOST) server.host = env.GATEHOUSE_HOST;
+  if (env.GATEHOUSE_PORT) {
+    if (!/^\d{1,5}$/.test(env.GATEHOUSE_PORT)) {
+      throw new ConfigError(
+        'GATEHOUSE_PORT',
+        `expected a port number, got "${env.GATEHOUSE_PORT}"`,
+      );
+    }
+    server.port = Number(env.GATEHOUSE_PORT);
+  }
+  if (Object.keys(server).length > 0) out.server = server;
+  if (env.GATEHOUSE_TOKEN) out.api = { token: env.GATEHOUSE_TOKEN };
+  return out;
+}
+
+function fromFlags(overrides: ConfigOverrides): Json {
+  const out: Json = {};
+  if (overrides.dataDir !== undefined) out.dataDir = overrides.dataDir;
+  const server: Json = {};
+  if (overrides.host !== undefined) server.host = overrides.host;
+  if (overrides.port !== undefined) server.port = overrides.port;
+  if (Object.keys(server).length > 0) out.server = server;
+  return out;
+}
+
+function validate(candidate: unknown): RawConfig {
+  const first = Value.Errors(ConfigSchema, candidate).First();
+  if (first) {
+    const key = first.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
+    const message =
+      first.message === 'Unexpected property' ? 'unknown key' : first.message.toLowerCase();
+    throw new ConfigError(key, message);
+  }
+  return candidate as RawConfig;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.test(host);
+}
+
+/** A relative program or argument that looks like a path (has a slash) is resolved against cwd. */
+function resolveArg(cwd: string, arg: string): string {
+  return arg.includes('/') && !isAbsolute(arg) && !arg.startsWith('-') ? resolve(cwd, arg) : arg;
+}
+
+function resolveProfiles(
+  raw: RawConfig['workers']['profiles'],
+  baseDir: string,
+): Record<string, Profile> {
+  const out: Record<string, Profile> = {};
+  for (const [name, p] of Object.entries(raw)) {
+    const cwd = p.cwd ? resolve(baseDir, p.cwd) : baseDir;
+    out[name] = {
+      name,
+      command: p.command.map((arg) => resolveArg(cwd, arg)),
+      cwd,
+      env: p.env ?? {},
+      maxConcurrent: p.maxConcurrent ?? null,
+      maxRuntimeSeconds: p.maxRuntimeSeconds ?? null,
+      keepDescendants: p.keepDescendants ?? false,
+    };
+  }
+  return out;
+}
+
+function requireString(options: Json, key: string, at: string, optional = false): void {
+  const value = options[key];
+  if (value === undefined && optional) return;
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new ConfigError(`${at}.options.${key}`, 'expected a non-empty string');
+  }
+}
+
+const PLATFORM_OPTIONS: Record<PlatformConfig['type'], (options: Json, at: string) => void> = {
+  webhook: (options, at) => {
+    requireString(options, 'url', at);
+    requireString(options, 'secret', at);
+    if (!/^https?:\/\//.test(options.url as string)) {
+      throw new ConfigError(`${at}.options.url`, 'expected an http(s) URL');
+    }
+    allowOnly(options, ['url', 'secret'], at);
+  },
+  telegram: (options, at) => {
+    requireString(options, 'token', at);
+    requireString(options, 'apiBase', at, true);
+    const poll = options.pollTimeoutSeconds;
+    if (poll !== undefined && (typeof poll !== 'number' || poll < 0 || poll > 600)) {
+      throw new ConfigError(`${at}.options.pollTimeoutSeconds`, 'expected a number from 0 to 600');
+    }
+    allowOnly(options, ['token', 'apiBase', 'pollTimeoutSeconds'], at);
+  },
+};
+
+function allowOnly(options: Json, keys: string[], at: string): void {
+  for (const key of Object.keys(options)) {
+    if (!keys.includes(key)) throw new ConfigError(`${at}.options.${key}`, 'unknown key');
+  }
+}
+
+function resolvePlatforms(raw: RawConfig['platforms']): PlatformConfig[] {
+  const seen = new Set<string>();
+  return raw.map((p, i) => {
+    const at = `platforms.${i}`;
+    if (seen.has(p.name))
+      throw new ConfigError(`${at}.name`, `duplicate platform name "${p.name}"`);
+    seen.add(p.name);
+    PLATFORM_OPTIONS[p.type](p.options, at);
+    return {
+      name: p.name,
+      type: p.type,
+      enabled: p.enabled ?? true,
+      homeChannel: p.homeChannel ?? null,
+      options: p.options,
+      breaker: { ...DEFAULT_BREAKER, ...p.breaker },
+    };
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Builds the configuration; throws ConfigError naming the first thing that is wrong. */
+export function loadConfig(
+  overrides: ConfigOverrides,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): Config {
+  const file = locateFile(overrides, env, cwd);
+  const layers = [file ? readConfigFile(file) : {}, fromEnvironment(env), fromFlags(overrides)];
+  const raw = validate(layers.reduce<unknown>((acc, layer) => merge(acc, layer), defaultConfig()));
+  if (!isLoopback(raw.server.host) && raw.api.token === null) {
+    throw new ConfigError(
+      'api.token',
+      `required when server.host (${raw.server.host}) is not loopback`,
+    );
+  }
+  if (!(raw.workers.defaultProfile in raw.workers.profiles)) {
+    throw new ConfigError(
+      'workers.defaultProfile',
+      `no profile named "${raw.workers.defaultProfile}"`,
+    );
+  }
+  const baseDir = file ? dirname(file) : cwd;
+  return deepFreeze({
+    ...raw,
+    dataDir: resolve(cwd, raw.dataDir),
+    workers: { ...raw.workers, profiles: resolveProfiles(raw.workers.profiles, baseDir) },
+    platforms: resolvePlatforms(raw.platforms),
+    source: file,
+  });
+}

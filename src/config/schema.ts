@@ -1,0 +1,121 @@
+// The configuration's shape: one schema that both validates the file and types the result.
+import { Type, type Static } from '@sinclair/typebox';
+
+const strict = { additionalProperties: false } as const;
+const seconds = (min = 0) => Type.Number({ minimum: min });
+
+export const BreakerSchema = Type.Object(
+  {
+    timeoutMs: Type.Number({ minimum: 1 }),
+    errorThresholdPercentage: Type.Number({ minimum: 0, maximum: 100 }),
+    resetTimeoutMs: Type.Number({ minimum: 1 }),
+    volumeThreshold: Type.Integer({ minimum: 0 }),
+  },
+  strict,
+);
+
+export const ProfileSchema = Type.Object(
+  {
+    command: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+    cwd: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
+    env: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String()),
+    ),
+    maxConcurrent: Type.Optional(Type.Integer({ minimum: 0 })),
+    maxRuntimeSeconds: Type.Optional(Type.Union([seconds(0.001), Type.Null()])),
+    keepDescendants: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+
+export const PlatformSchema = Type.Object(
+  {
+    name: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$' }),
+    type: Type.Union([Type.Literal('webhook'), Type.Literal('telegram')]),
+    enabled: Type.Optional(Type.Boolean()),
+    homeChannel: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
+    options: Type.Record(Type.String(), Type.Unknown()),
+    breaker: Type.Optional(Type.Partial(BreakerSchema, strict)),
+  },
+  strict,
+);
+
+export const ConfigSchema = Type.Object(
+  {
+    dataDir: Type.String({ minLength: 1 }),
+    server: Type.Object(
+      {
+        host: Type.String({ minLength: 1 }),
+        port: Type.Integer({ minimum: 0, maximum: 65535 }),
+        bodyLimitBytes: Type.Integer({ minimum: 1024 }),
+      },
+      strict,
+    ),
+    api: Type.Object({ token: Type.Union([Type.String({ minLength: 16 }), Type.Null()]) }, strict),
+    replace: Type.Object(
+      { timeoutSeconds: seconds(0.01), killTimeoutSeconds: seconds(0.01) },
+      strict,
+    ),
+    shutdown: Type.Object({ timeoutSeconds: seconds(0.01) }, strict),
+    crashLoop: Type.Object(
+      {
+        maxStarts: Type.Integer({ minimum: 1 }),
+        windowSeconds: seconds(0.01),
+        maxBackoffSeconds: seconds(0),
+      },
+      strict,
+    ),
+    workers: Type.Object(
+      {
+        defaultProfile: Type.String({ minLength: 1 }),
+        maxConcurrent: Type.Integer({ minimum: 0 }),
+        failureLimit: Type.Integer({ minimum: 1 }),
+        tickSeconds: seconds(0.01),
+        claimTtlSeconds: seconds(0.01),
+        heartbeatMaxStaleSeconds: seconds(0.01),
+        killGraceSeconds: seconds(0),
+        reclaimDeferSeconds: seconds(0.01),
+        rateLimitCooldownSeconds: seconds(0),
+        profiles: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' }), ProfileSchema),
+      },
+      strict,
+    ),
+    platforms: Type.Array(PlatformSchema),
+  },
+  strict,
+);
+
+export type RawConfig = Static<typeof ConfigSchema>;
+export type BreakerOptions = Static<typeof BreakerSchema>;
+
+export interface Profile {
+  name: string;
+  /** argv, relative paths already resolved against `cwd`. */
+  command: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** null: only the global cap applies. */
+  maxConcurrent: number | null;
+  /** null: no limit. */
+  maxRuntimeSeconds: number | null;
+  keepDescendants: boolean;
+}
+
+export interface PlatformConfig {
+  name: string;
+  type: 'webhook' | 'telegram';
+  enabled: boolean;
+  homeChannel: string | null;
+  options: Record<string, unknown>;
+  breaker: BreakerOptions;
+}
+
+/** The validated, resolved and frozen configuration every subsystem reads. */
+export interface Config extends Omit<RawConfig, 'workers' | 'platforms'> {
+  /** Absolute path. */
+  dataDir: string;
+  workers: Omit<RawConfig['workers'], 'profiles'> & { profiles: Record<string, Profile> };
+  platforms: PlatformConfig[];
+  /** The file it came from, or null for built-in defaults. */
+  source: string | null;
+}

@@ -1,0 +1,38 @@
+// The one error registry: stable codes, each with its HTTP status (documented in docs/errors.md).
+export const ERROR_STATUS = {
+  BAD_REQUEST: 400,
+  VALIDATION_FAILED: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  TASK_NOT_FOUND: 404,
+  RUN_NOT_FOUND: 404,
+  PLATFORM_NOT_FOUND: 404,
+  INVALID_TRANSITION: 409,
+  RUN_MISMATCH: 409,
+  TASK_NOT_ARCHIVED: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  INTERNAL: 500,
+  PLATFORM_UNAVAILABLE: 503,
+  SHUTTING_DOWN: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class AppError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown; headers?: Record<string, string> },
+  ) {
+    super(message, options);
+    this.name = 'AppError';
+    this.status = ERROR_STATUS[code];
+    this.headers = options?.headers ?? {};
+  }
+
+  readonly headers: Record<string, string>;
+}

@@ -1,0 +1,123 @@
+// `gatehouse run`: the one entry that reads config, takes the data dir, starts subsystems, listens and owns signals.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ConfigError, loadConfig, type ConfigOverrides } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { VERSION } from '../version.js';
+import { buildApp } from './app.js';
+import { recordStart } from './crash-loop.js';
+import { ExitCode, ExitError } from './exit-codes.js';
+import { acquireInstance, type Instance } from './instance.js';
+import { listenWithRetry } from './listen.js';
+import { createLogger } from './logger.js';
+import { removePidFileIfOurs, writePidFile } from './pid-file.js';
+import { Shutdown } from './shutdown.js';
+import { TAKEOVER_FILE, readTakeover } from './takeover.js';
+
+export interface RunOptions {
+  overrides: ConfigOverrides;
+  replace: boolean;
+}
+
+function readConfig(overrides: ConfigOverrides): Config {
+  try {
+    return loadConfig(overrides);
+  } catch (err) {
+    if (err instanceof ConfigError)
+      throw new ExitError(ExitCode.config, `configuration error: ${err.message}`);
+    throw err;
+  }
+}
+
+/** Runs the daemon until a signal, a stop request or a fatal error ends the process. */
+export async function runDaemon(opts: RunOptions): Promise<void> {
+  const config = readConfig(opts.overrides);
+  mkdirSync(config.dataDir, { recursive: true });
+  const log = createLogger();
+  const instance = await acquireInstance({
+    dataDir: config.dataDir,
+    replace: opts.replace,
+    replaceTimeoutMs: config.replace.timeoutSeconds * 1000,
+    killTimeoutMs: config.replace.killTimeoutSeconds * 1000,
+    port: config.server.port,
+    version: VERSION,
+    log: (msg) => log.info(msg),
+  });
+
+  const shutdown = new Shutdown({
+    deadlineMs: config.shutdown.timeoutSeconds * 1000,
+    log: (msg, err) => (err ? log.error({ err }, msg) : log.info(msg)),
+    exit: (code) => {
+      log.flush();
+      process.exit(code);
+    },
+  });
+  installSignals(shutdown, instance, config, log.warn.bind(log));
+
+  await crashLoopGuard(config, instance, (msg) => log.warn(msg));
+
+  const app = buildApp({
+    logger: log,
+    bodyLimitBytes: config.server.bodyLimitBytes,
+    readiness: () => ({ ready: true, subsystems: {}, platforms: [], board: {} }),
+  });
+  shutdown.add('http', () => app.close());
+  shutdown.add('pid file', () => removePidFileIfOurs(instance.pidPath, instance.self));
+  shutdown.add('lock', () => instance.lock.release());
+
+  const port = await listenWithRetry(
+    app,
+    config.server.host,
+    config.server.port,
+    config.replace.timeoutSeconds * 1000,
+  );
+  writePidFile(instance.pidPath, { ...instance.record, port });
+  log.info({ host: config.server.host, port, dataDir: config.dataDir }, 'gatehouse serving');
+}
+
+async function crashLoopGuard(config: Config, instance: Instance, warn: (msg: string) => void) {
+  const { streak, delayMs } = recordStart(
+    join(config.dataDir, 'starts.log'),
+    instance.uncleanPrevious,
+    Date.now(),
+    {
+      maxStarts: config.crashLoop.maxStarts,
+      windowMs: config.crashLoop.windowSeconds * 1000,
+      maxBackoffMs: config.crashLoop.maxBackoffSeconds * 1000,
+    },
+  );
+  if (delayMs > 0) {
+    warn(
+      `crash-loop guard: ${streak} unclean starts within ${config.crashLoop.windowSeconds}s; waiting ${delayMs / 1000}s before starting`,
+    );
+    await sleep(delayMs);
+  }
+}
+
+function installSignals(
+  shutdown: Shutdown,
+  instance: Instance,
+  config: Config,
+  warn: (obj: object, msg: string) => void,
+): void {
+  const onSignal = (signal: NodeJS.Signals, code: number) => {
+    if (shutdown.inProgress) {
+      // A second signal means "now": leave at once, tidying only our own pid file.
+      removePidFileIfOurs(instance.pidPath, instance.self);
+      process.exit(ExitCode.failure);
+    }
+    const mark = readTakeover(join(config.dataDir, TAKEOVER_FILE), process.pid);
+    void shutdown.run(code, mark ? `replaced by pid ${mark.by}` : signal);
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM', ExitCode.ok));
+  process.on('SIGINT', () => onSignal('SIGINT', ExitCode.ok));
+  process.on('SIGUSR1', () => onSignal('SIGUSR1', ExitCode.restart));
+  process.on('SIGHUP', () => undefined);
+  const fatal = (err: unknown) => {
+    warn({ err }, 'unexpected failure');
+    void shutdown.run(ExitCode.failure, 'unexpected failure');
+  };
+  process.on('uncaughtException', fatal);
+  process.on('unhandledRejection', fatal);
+}

@@ -1,0 +1,22 @@
+// Exit codes of `gatehouse run`, as systemd units rely on them (SPEC §2).
+export const ExitCode = {
+  ok: 0,
+  failure: 1,
+  usage: 64,
+  alreadyRunning: 73,
+  restart: 75,
+  config: 78,
+} as const;
+
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** Ends the daemon (or a CLI command) with a specific exit code and a message for stderr. */
+export class ExitError extends Error {
+  constructor(
+    readonly exitCode: ExitCodeValue,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ExitError';
+  }
+}

@@ -1,0 +1,35 @@
+// The data dir's mutex: a kernel file lock (via SQLite) that dies with its holder, zombies included.
+import Database from 'better-sqlite3';
+import { ExitCode, ExitError } from './exit-codes.js';
+
+export const LOCK_FILE = 'gatehouse.lock';
+
+/**
+ * Holds an exclusive SQLite transaction on the lock file for the life of the instance. The
+ * kernel releases it the moment the holder exits (before it is even reaped), so a crashed or
+ * zombie owner never blocks a successor, and of two racing starts exactly one gets it.
+ */
+export class InstanceLock {
+  private constructor(private readonly db: Database.Database) {}
+
+  /** The lock, or null while another process holds it. */
+  static tryAcquire(path: string): InstanceLock | null {
+    const db = new Database(path, { timeout: 0 });
+    try {
+      db.exec('BEGIN EXCLUSIVE');
+      return new InstanceLock(db);
+    } catch (err) {
+      db.close();
+      const code = (err as { code?: string }).code;
+      if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return null;
+      throw new ExitError(
+        ExitCode.config,
+        `${path}: cannot lock the data dir (${(err as Error).message}); if it is not a SQLite file, remove it while no gatehouse runs`,
+      );
+    }
+  }
+
+  release(): void {
+    if (this.db.open) this.db.close();
+  }
+}

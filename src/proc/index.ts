@@ -1,0 +1,15 @@
+// The OS layer's public face: process identity, liveness and termination. Imports nothing of ours.
+export {
+  PID_LIMIT,
+  isPid,
+  listProcessGroup,
+  readCmdline,
+  readEnviron,
+  readProcStat,
+} from './proc-stat.js';
+export type { ProcStat } from './proc-stat.js';
+export { currentBootId, identityOf, isZombie, pidExists, sameIdentity } from './identity.js';
+export type { ProcessIdentity } from './identity.js';
+export { provenGroupMembers, terminateGroup, terminateProcess } from './terminate.js';
+export type { TerminateOptions, TerminateResult } from './terminate.js';
+export { waitUntil } from './wait.js';

@@ -1,0 +1,154 @@
+// The kernel's facts about one process (state, parent, group, session, start time), from /proc or ps.
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+export interface ProcStat {
+  pid: number;
+  /** One letter: R, S, D, T, Z (zombie), X (dead), … */
+  state: string;
+  ppid: number;
+  pgid: number;
+  sid: number;
+  /** Linux: field 22 of /proc/<pid>/stat (clock ticks since boot). macOS: epoch seconds from ps. */
+  startTime: number;
+}
+
+const hasProc = process.platform === 'linux';
+
+/** The largest pid any supported kernel hands out (Linux PID_MAX_LIMIT). */
+export const PID_LIMIT = 4_194_304;
+
+export function isPid(value: unknown): value is number {
+  return (
+    typeof value === 'number' && Number.isSafeInteger(value) && value > 0 && value <= PID_LIMIT
+  );
+}
+
+/** Parses the text of /proc/<pid>/stat; the command name may hold spaces and parentheses. */
+export function parseProcStat(pid: number, text: string): ProcStat | null {
+  const close = text.lastIndexOf(')');
+  if (close < 0) return null;
+  const fields = text.slice(close + 2).split(' ');
+  // fields[0] is field 3 of the stat line (state); field N is fields[N - 3].
+  const [state, ppid, pgid, sid, startTime] = [0, 1, 2, 3, 19].map((i) => fields[i]);
+  if (!state || ppid === undefined || pgid === undefined || sid === undefined || !startTime) {
+    return null;
+  }
+  const numbers = [ppid, pgid, sid, startTime].map(Number);
+  if (numbers.some((n) => !Number.isSafeInteger(n))) return null;
+  return {
+    pid,
+    state,
+    ppid: numbers[0]!,
+    pgid: numbers[1]!,
+    sid: numbers[2]!,
+    startTime: numbers[3]!,
+  };
+}
+
+/** The process's facts, or null when no such pid exists. */
+export function readProcStat(pid: number): ProcStat | null {
+  if (!isPid(pid)) return null;
+  if (hasProc) {
+    try {
+      return parseProcStat(pid, readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      return null;
+    }
+  }
+  return readPsStat(pid);
+}
+
+/** Every process whose process group is `pgid`, zombies included. */
+export function listProcessGroup(pgid: number): ProcStat[] {
+  if (!isPid(pgid)) return [];
+  if (!hasProc) return listPs().filter((p) => p.pgid === pgid);
+  const members: ProcStat[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readProcStat(Number(name));
+    if (stat && stat.pgid === pgid) members.push(stat);
+  }
+  return members;
+}
+
+/** The process's argv, or null when it cannot be read. */
+export function readCmdline(pid: number): string[] | null {
+  if (!isPid(pid)) return null;
+  try {
+    if (hasProc) {
+      const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      return raw.split('\0').filter((part) => part.length > 0);
+    }
+    const out = execFileSync('ps', ['-o', 'command=', '-p', String(pid)], { encoding: 'utf8' });
+    return out.trim().split(/\s+/);
+  } catch {
+    return null;
+  }
+}
+
+/** The process's environment as NAME=value strings, or null when it cannot be read. */
+export function readEnviron(pid: number): string[] | null {
+  if (!isPid(pid) || !hasProc) return null;
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+  } catch {
+    return null;
+  }
+}
+
+/** Identifies this boot, so start times from a previous boot never match. */
+export function readBootId(): string {
+  try {
+    if (hasProc) return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    return execFileSync('sysctl', ['-n', 'kern.boottime'], { encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+function parsePsLine(line: string): ProcStat | null {
+  // pid ppid pgid sess stat lstart(5 words)
+  const parts = line.trim().split(/\s+/);
+  if (parts.length < 10) return null;
+  const [pid, ppid, pgid, sid, stat] = parts;
+  const started = Date.parse(parts.slice(5, 10).join(' '));
+  if (
+    !stat ||
+    [pid, ppid, pgid, sid].some((n) => !/^\d+$/.test(n ?? '')) ||
+    Number.isNaN(started)
+  ) {
+    return null;
+  }
+  return {
+    pid: Number(pid),
+    state: stat.charAt(0),
+    ppid: Number(ppid),
+    pgid: Number(pgid),
+    sid: Number(sid),
+    startTime: started / 1000,
+  };
+}
+
+const PS_COLUMNS = ['-o', 'pid=,ppid=,pgid=,sess=,stat=,lstart='];
+
+function readPsStat(pid: number): ProcStat | null {
+  try {
+    const out = execFileSync('ps', [...PS_COLUMNS, '-p', String(pid)], { encoding: 'utf8' });
+    return parsePsLine(out);
+  } catch {
+    return null;
+  }
+}
+
+function listPs(): ProcStat[] {
+  try {
+    const out = execFileSync('ps', ['-A', ...PS_COLUMNS], { encoding: 'utf8' });
+    return out
+      .split('\n')
+      .map(parsePsLine)
+      .filter((p): p is ProcStat => p !== null);
+  } catch {
+    return [];
+  }
+}

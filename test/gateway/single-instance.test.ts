@@ -1,0 +1,147 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { identityOf, pidExists } from '../../src/proc/index.js';
+import { pidRecord, startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
+import { spawnTracked } from '../helpers/procs.js';
+
+describe('single instance per data dir', () => {
+  it('refuses a second plain run with exit 73 while the owner keeps serving', async () => {
+    const dataDir = tempDir();
+    const owner = startDaemon({ dataDir });
+    const url = await waitServing(dataDir, owner.pid);
+    const second = startDaemon({ dataDir });
+    expect((await second.exited).code).toBe(73);
+    expect(second.output()).toContain(`pid ${owner.pid}`);
+    expect(second.output()).toContain('--replace');
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    expect(pidRecord(dataDir)?.pid).toBe(owner.pid);
+  });
+
+  it('lets exactly one of two racing starts serve; the other exits 73', async () => {
+    for (let round = 0; round < 3; round++) {
+      const dataDir = tempDir();
+      const a = startDaemon({ dataDir });
+      const b = startDaemon({ dataDir });
+      const first = await Promise.race([a.exited.then(() => a), b.exited.then(() => b)]);
+      const winner = first === a ? b : a;
+      expect((await first.exited).code).toBe(73);
+      await waitServing(dataDir, winner.pid);
+    }
+  });
+
+  it.each([
+    ['hello', 'hello'],
+    ['a negative pid', '-5'],
+    [
+      'a huge pid',
+      JSON.stringify({
+        pid: 99999999999,
+        startTime: 1,
+        bootId: 'x',
+        argv: [],
+        port: 1,
+        dataDir: '/',
+        startedAt: 1,
+        version: '0',
+      }),
+    ],
+    ['pid 1 and nothing else', '{"pid":1}'],
+    ['an empty file', ''],
+  ])('starts normally over a pid file holding %s', async (_name, content) => {
+    const dataDir = tempDir();
+    writeFileSync(join(dataDir, 'gatehouse.pid'), content);
+    const daemon = startDaemon({ dataDir });
+    await waitServing(dataDir, daemon.pid);
+    expect(daemon.output()).toContain('replacing stale pid file');
+  });
+
+  it.each([
+    ['its real start time', 0],
+    ['another start time', 1],
+  ])(
+    'never signals a live unrelated process named in the pid file with %s',
+    async (_name, offset) => {
+      const dataDir = tempDir();
+      // Looks like gatehouse to a careless check: argv holds "gatehouse.js".
+      const bystander = spawnTracked([
+        process.execPath,
+        '-e',
+        'process.on("SIGTERM",()=>console.log("TERM"));setInterval(()=>{},1e3)',
+        'gatehouse.js',
+      ]);
+      const identity = identityOf(bystander.pid)!;
+      writeFileSync(
+        join(dataDir, 'gatehouse.pid'),
+        JSON.stringify({
+          ...identity,
+          startTime: identity.startTime + offset,
+          argv: ['node', 'gatehouse.js'],
+          port: 1,
+          dataDir,
+          startedAt: 1,
+          version: '0',
+        }),
+      );
+      for (const replace of [false, true]) {
+        const daemon = startDaemon({ dataDir, replace });
+        await waitServing(dataDir, daemon.pid);
+        daemon.child.kill('SIGTERM');
+        expect((await daemon.exited).code).toBe(0);
+      }
+      expect(pidExists(bystander.pid, identity)).toBe(true);
+      expect(bystander.output()).not.toContain('TERM');
+    },
+  );
+
+  it('exits 0 on SIGTERM and removes its pid file', async () => {
+    const dataDir = tempDir();
+    const daemon = startDaemon({ dataDir });
+    await waitServing(dataDir, daemon.pid);
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    expect(pidRecord(dataDir)).toBeNull();
+  });
+
+  it('exits 78 naming the key for a wrong type or an unknown key, and 64 for a bad flag', async () => {
+    const dataDir = tempDir();
+    const wrongType = writeConfig(tempDir(), { workers: { tickSeconds: 'fast' } });
+    const a = startDaemon({ dataDir, config: wrongType });
+    expect((await a.exited).code).toBe(78);
+    expect(a.output()).toContain('workers.tickSeconds');
+    const unknown = writeConfig(tempDir(), { sever: { port: 1 } });
+    const b = startDaemon({ dataDir, config: unknown });
+    expect((await b.exited).code).toBe(78);
+    expect(b.output()).toContain('sever: unknown key');
+    const c = startDaemon({ dataDir, extraArgs: ['--bogus'] });
+    expect((await c.exited).code).toBe(64);
+    const d = startDaemon({ dataDir, port: 70000 });
+    expect((await d.exited).code).toBe(64);
+    expect(pidRecord(dataDir)).toBeNull();
+  });
+
+  it('backs off after too many unclean starts and logs why; a clean stop resets it', async () => {
+    const dataDir = tempDir();
+    const config = writeConfig(tempDir(), {
+      crashLoop: { maxStarts: 2, windowSeconds: 60, maxBackoffSeconds: 1 },
+    });
+    const outputs: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const daemon = startDaemon({ dataDir, config });
+      await waitServing(dataDir, daemon.pid);
+      outputs.push(daemon.output());
+      daemon.child.kill('SIGKILL');
+      await daemon.exited;
+    }
+    // Starts 2..4 follow an unclean end; only the 4th is past maxStarts (2).
+    expect(outputs.slice(0, 3).some((o) => o.includes('crash-loop guard'))).toBe(false);
+    expect(outputs[3]).toContain('crash-loop guard: 3 unclean starts');
+    const clean = startDaemon({ dataDir, config });
+    await waitServing(dataDir, clean.pid);
+    clean.child.kill('SIGTERM');
+    await clean.exited;
+    const after = startDaemon({ dataDir, config });
+    await waitServing(dataDir, after.pid);
+    expect(after.output()).not.toContain('crash-loop guard');
+  });
+});

@@ -1,0 +1,71 @@
+// Processes a test starts: each in its own group, marked in its environment, all ended after the test.
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { afterEach } from 'vitest';
+import { readdirSync } from 'node:fs';
+import {
+  identityOf,
+  readEnviron,
+  terminateGroup,
+  terminateProcess,
+  type ProcessIdentity,
+} from '../../src/proc/index.js';
+
+/** Every process a test spawns carries this, so cleanup can prove what is ours. */
+export const TEST_MARK = `GATEHOUSE_TEST_MARK=${randomUUID()}`;
+const [markName, markValue] = TEST_MARK.split('=') as [string, string];
+
+const started: ProcessIdentity[] = [];
+
+export interface Spawned {
+  child: ChildProcess;
+  pid: number;
+  identity: ProcessIdentity;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output: () => string;
+}
+
+/** Spawns `argv` in its own process group, recording its output; ended after the test. */
+export function spawnTracked(argv: string[], options: SpawnOptions = {}): Spawned {
+  const [cmd, ...args] = argv as [string, ...string[]];
+  const child = spawn(cmd, args, {
+    ...options,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...(options.env ?? process.env), [markName]: markValue },
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`could not spawn ${cmd}`);
+  const identity = identityOf(pid) ?? { pid, startTime: -1, bootId: 'unknown' };
+  started.push(identity);
+  return { child, pid, identity, exited, output: () => out };
+}
+
+/** Ends every process group a test started (identity-checked, with the test mark as proof). */
+export async function endAllStarted(): Promise<void> {
+  const all = started.splice(0);
+  await Promise.all(
+    all.map((id) => terminateGroup(id, TEST_MARK, { graceMs: 2000, killWaitMs: 2000 })),
+  );
+  // Workers run in sessions of their own; they inherit the mark, which proves they are ours.
+  for (const pid of markedPids()) {
+    const identity = identityOf(pid);
+    if (identity) await terminateProcess(identity, { graceMs: 0, killWaitMs: 2000 });
+  }
+}
+
+/** Live processes whose environment carries this test run's mark. */
+export function markedPids(): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid)
+    .map(Number)
+    .filter((pid) => identityOf(pid) !== null && (readEnviron(pid)?.includes(TEST_MARK) ?? false));
+}
+
+afterEach(endAllStarted);

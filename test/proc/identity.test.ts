@@ -1,0 +1,57 @@
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { identityOf, isPid, pidExists, readProcStat } from '../../src/proc/index.js';
+import { parseProcStat } from '../../src/proc/proc-stat.js';
+import { spawnTracked } from '../helpers/procs.js';
+import { waitFor } from '../helpers/wait.js';
+
+/** A zombie: `true` exits while its parent (exec'd into sleep) never reaps it. */
+async function makeZombie(): Promise<number> {
+  const parent = spawnTracked(['sh', '-c', 'true & echo $!; exec sleep 60']);
+  const pid = Number(await waitFor('the zombie pid', () => parent.output().trim() || null));
+  await waitFor('the child to become a zombie', () => readProcStat(pid)?.state === 'Z');
+  return pid;
+}
+
+describe('pidExists', () => {
+  it('calls a zombie dead although kill(pid, 0) calls it alive', async () => {
+    const zombie = await makeZombie();
+    expect(() => process.kill(zombie, 0)).not.toThrow();
+    expect(pidExists(zombie)).toBe(false);
+    expect(identityOf(zombie)).toBeNull();
+  });
+
+  it('calls a reaped pid dead', async () => {
+    const child = spawn('true');
+    const pid = child.pid!;
+    await new Promise((res) => child.on('exit', res));
+    expect(pidExists(pid)).toBe(false);
+  });
+
+  it('calls a live pid with a different start time dead, and the same identity alive', () => {
+    const { pid } = spawnTracked(['sleep', '60']);
+    const identity = identityOf(pid)!;
+    expect(pidExists(pid, identity)).toBe(true);
+    expect(pidExists(pid, { ...identity, startTime: identity.startTime + 1 })).toBe(false);
+    expect(pidExists(pid, { ...identity, bootId: 'another-boot' })).toBe(false);
+  });
+
+  it('rejects pids that are not pids', () => {
+    for (const bad of [0, -5, 1.5, Number.NaN, 2 ** 40]) expect(pidExists(bad)).toBe(false);
+    expect(isPid(32768)).toBe(true);
+  });
+});
+
+describe('parseProcStat', () => {
+  it('reads fields after the last parenthesis, whatever the command name holds', () => {
+    const fields = Array.from({ length: 50 }, (_, i) => String(i + 3));
+    fields[0] = 'S';
+    const stat = parseProcStat(42, `42 (evil) (name) R 1 2) ${fields.join(' ')}`);
+    expect(stat).toEqual({ pid: 42, state: 'S', ppid: 4, pgid: 5, sid: 6, startTime: 22 });
+  });
+
+  it('returns null for garbage', () => {
+    expect(parseProcStat(1, 'hello')).toBeNull();
+    expect(parseProcStat(1, '1 (x) S')).toBeNull();
+  });
+});

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import {
+  listProcessGroup,
+  pidExists,
+  terminateGroup,
+  terminateProcess,
+} from '../../src/proc/index.js';
+import { TEST_MARK, spawnTracked } from '../helpers/procs.js';
+import { waitFor } from '../helpers/wait.js';
+
+const fast = { graceMs: 300, killWaitMs: 2000 };
+
+/** A group leader that ignores TERM and has a grandchild that does too; prints the grandchild's pid. */
+function stubbornGroup() {
+  return spawnTracked([
+    'sh',
+    '-c',
+    "trap '' TERM; sh -c \"trap '' TERM; sleep 60\" & echo $!; sleep 60 & wait",
+  ]);
+}
+
+describe('terminateGroup', () => {
+  it('ends a whole group that ignores SIGTERM with SIGKILL and reports it', async () => {
+    const leader = stubbornGroup();
+    const grandchild = Number(
+      await waitFor('grandchild pid', () => leader.output().trim() || null),
+    );
+    const result = await terminateGroup(leader.identity, null, fast);
+    expect(result).toMatchObject({ terminated: true, sigkill: true, survived: false });
+    expect(result.ended).toContain(grandchild);
+    expect(pidExists(grandchild)).toBe(false);
+  });
+
+  it('ends with TERM alone when the group obeys it', async () => {
+    const leader = spawnTracked(['sh', '-c', 'sleep 60 & wait']);
+    await waitFor('the group to have two members', () => listProcessGroup(leader.pid).length === 2);
+    const result = await terminateGroup(leader.identity, null, fast);
+    expect(result).toMatchObject({ terminated: true, sigkill: false, survived: false });
+  });
+
+  it('never signals a pid whose start time does not match', async () => {
+    const other = spawnTracked(['sleep', '60']);
+    const recycled = { ...other.identity, startTime: other.identity.startTime - 1 };
+    const result = await terminateGroup(recycled, null, fast);
+    expect(result.ended).toEqual([]);
+    await expect(terminateProcess(recycled, fast)).resolves.toMatchObject({ ended: [] });
+    expect(pidExists(other.pid, other.identity)).toBe(true);
+  });
+
+  it('after the leader is gone, ends only members that carry the marker', async () => {
+    // The leader exits at once, leaving a member of its group behind.
+    const leader = spawnTracked(['sh', '-c', 'sleep 60 & echo $!']);
+    const member = Number(await waitFor('member pid', () => leader.output().trim() || null));
+    await leader.exited;
+    expect(pidExists(member)).toBe(true);
+    const unproven = await terminateGroup(leader.identity, 'GATEHOUSE_RUN_ID=someone-else', fast);
+    expect(unproven.ended).toEqual([]);
+    expect(pidExists(member)).toBe(true);
+    const proven = await terminateGroup(leader.identity, TEST_MARK, fast);
+    expect(proven).toMatchObject({ terminated: true, ended: [member] });
+  });
+});
