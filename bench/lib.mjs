@@ -85,7 +85,12 @@ const started = new Set();
 
 /** Starts a process in its own group; `stopAll` ends every group started. */
 export function start(argv, opts = {}) {
-  const child = spawn(argv[0], argv.slice(1), { stdio: 'ignore', detached: true, cwd: ROOT, ...opts });
+  const child = spawn(argv[0], argv.slice(1), {
+    stdio: 'ignore',
+    detached: true,
+    cwd: ROOT,
+    ...opts,
+  });
   started.add(child.pid);
   child.exited = new Promise((res) => child.on('exit', (code, signal) => res({ code, signal })));
   return child;

@@ -1,14 +1,34 @@
 // Cold start to /health 200, and --replace over a live and a zombie owner, against a bare
 // Node HTTP server's cold start measured in the same run.
 import { readFileSync } from 'node:fs';
-import { BIN, envWithout, gatehouse, median, p99, printTable, removeDir, start, stopAll, tempDir, waitFor, waitServing } from './lib.mjs';
+import {
+  BIN,
+  envWithout,
+  gatehouse,
+  median,
+  p99,
+  printTable,
+  removeDir,
+  start,
+  stopAll,
+  tempDir,
+  waitFor,
+  waitServing,
+} from './lib.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const env = envWithout('GATEHOUSE_');
 
 async function bareServerStart() {
   const t0 = performance.now();
-  const child = start([process.execPath, '-e', "require('http').createServer((q,s)=>s.end('ok')).listen(0,'127.0.0.1',function(){console.log(this.address().port)})"], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = start(
+    [
+      process.execPath,
+      '-e',
+      "require('http').createServer((q,s)=>s.end('ok')).listen(0,'127.0.0.1',function(){console.log(this.address().port)})",
+    ],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   const port = await waitFor('bare port', () => out.trim());
@@ -46,13 +66,22 @@ async function replaceLive() {
 
 async function replaceZombie() {
   const dir = tempDir();
-  const parent = start(['sh', '-c', `"${process.execPath}" "${BIN}" run --data-dir "${dir}" --port 0 >/dev/null 2>&1 & echo $!; exec sleep 60`], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const parent = start(
+    [
+      'sh',
+      '-c',
+      `"${process.execPath}" "${BIN}" run --data-dir "${dir}" --port 0 >/dev/null 2>&1 & echo $!; exec sleep 60`,
+    ],
+    { env, stdio: ['ignore', 'pipe', 'ignore'] },
+  );
   let out = '';
   parent.stdout.on('data', (d) => (out += d));
   const pid = Number(await waitFor('owner pid', () => out.trim()));
   await waitServing(dir, pid);
   process.kill(pid, 'SIGKILL');
-  await waitFor('zombie', () => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].startsWith('Z'));
+  await waitFor('zombie', () =>
+    readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].startsWith('Z'),
+  );
   const t0 = performance.now();
   const next = gatehouse(['run', '--data-dir', dir, '--port', '0', '--replace'], { env });
   await waitServing(dir, next.pid);
@@ -78,9 +107,24 @@ export async function run() {
     const zombie = await measure(replaceZombie);
     const base = { unit: 'ms', baselineName: 'bare node http start', baseline: median(bare) };
     return printTable(`Start-up and takeover (${RUNS} runs each, medians; p99 in brackets)`, [
-      { figure: `cold start to /health 200 (p99 ${p99(cold).toFixed(0)} ms)`, value: median(cold), ...base, goal: '< 1000 ms' },
-      { figure: `--replace over a live owner (p99 ${p99(live).toFixed(0)} ms)`, value: median(live), ...base, goal: '< 1000 ms (hermes: up to 15 s)' },
-      { figure: `--replace over a zombie owner (p99 ${p99(zombie).toFixed(0)} ms)`, value: median(zombie), ...base, goal: '< 1000 ms (hermes: up to 15 s)' },
+      {
+        figure: `cold start to /health 200 (p99 ${p99(cold).toFixed(0)} ms)`,
+        value: median(cold),
+        ...base,
+        goal: '< 1000 ms',
+      },
+      {
+        figure: `--replace over a live owner (p99 ${p99(live).toFixed(0)} ms)`,
+        value: median(live),
+        ...base,
+        goal: '< 1000 ms (hermes: up to 15 s)',
+      },
+      {
+        figure: `--replace over a zombie owner (p99 ${p99(zombie).toFixed(0)} ms)`,
+        value: median(zombie),
+        ...base,
+        goal: '< 1000 ms (hermes: up to 15 s)',
+      },
     ]);
   } finally {
     stopAll();

@@ -48,8 +48,9 @@ export async function callApi(
   method: string,
   token: string | null,
   body?: unknown,
+  extraHeaders: Record<string, string> = {},
 ): Promise<ApiResponse> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...extraHeaders };
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;

@@ -2,12 +2,18 @@
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
 import { usageError } from './args.js';
 import { runCommand, statusCommand, stopCommand } from './daemon-commands.js';
+import { taskCommand } from './task-commands.js';
 
 const USAGE = `usage: gatehouse <command> [options]
 
   run [--config F] [--data-dir D] [--host H] [--port P] [--replace]
   status [--json]
   stop
+  task add TITLE [--body B] [--assignee P] [--priority N] [--parent ID]… [--max-runtime 30m] [--max-retries N]
+  task ls [--status S] [--assignee P]
+  task show|archive|unblock ID · task reclaim ID [--force] · task comment ID TEXT · task log ID [--follow]
+
+Every command takes --config F and --data-dir D to find the instance, and --json for JSON output.
 `;
 
 type Command = (args: string[]) => Promise<number | void>;
@@ -16,6 +22,7 @@ const COMMANDS: Record<string, Command> = {
   run: runCommand,
   status: statusCommand,
   stop: stopCommand,
+  task: taskCommand,
 };
 
 export async function main(argv: string[]): Promise<void> {

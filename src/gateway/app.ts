@@ -1,13 +1,42 @@
 // buildApp: assembles the Fastify app from its dependencies; it never listens.
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import websocket from '@fastify/websocket';
 import { AppError, ERROR_STATUS } from '../errors.js';
+import type { Board } from '../kanban/board.js';
+import type { OperatorActions } from '../kanban/operator-actions.js';
+import type { WorkerActions } from '../kanban/worker-actions.js';
+import { authPlugin } from './auth.js';
+import type { EventStreamHub } from './event-stream.js';
 import { healthRoutes, type ReadyReport } from './health-routes.js';
+import { adminRoutes } from './routes/admin-routes.js';
+import { eventRoutes } from './routes/event-routes.js';
+import { taskRoutes, type WorkerSample } from './routes/task-routes.js';
+import { workerRoutes } from './routes/worker-routes.js';
 import { validatorCompiler } from './validation.js';
 
 export interface AppDeps {
   logger: FastifyBaseLogger;
   bodyLimitBytes: number;
+  apiToken: string | null;
   readiness: () => ReadyReport;
+  board: Board;
+  operator: OperatorActions;
+  worker: WorkerActions;
+  hub: EventStreamHub;
+  profiles: readonly string[];
+  workerInfo: (taskId: string) => WorkerSample | null;
+  requestStop: (code: number, reason: string) => void;
+}
+
+/** "body.title: must be string", "body: unknown field \"bogus\"", "querystring.limit: must be <= 1000". */
+function describeValidation(err: FastifyError): string {
+  const first = err.validation?.[0];
+  const where = `${err.validationContext ?? 'request'}${(first?.instancePath ?? '').replaceAll('/', '.')}`;
+  if (!first) return `${where}: invalid`;
+  if (first.keyword === 'additionalProperties') {
+    return `${where}: unknown field "${String(first.params.additionalProperty)}"`;
+  }
+  return `${where}: ${first.message ?? 'invalid'}`;
 }
 
 function errorBody(code: string, message: string) {
@@ -21,14 +50,7 @@ function installErrorHandling(app: FastifyInstance): void {
       return reply.code(err.status).headers(err.headers).send(errorBody(err.code, err.message));
     }
     if (err.validation) {
-      return reply
-        .code(400)
-        .send(
-          errorBody(
-            'VALIDATION_FAILED',
-            `${err.validationContext ?? 'request'}${err.message.replace(/^(body|querystring|params|headers)/, '')}`,
-          ),
-        );
+      return reply.code(400).send(errorBody('VALIDATION_FAILED', describeValidation(err)));
     }
     if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       return reply.code(413).send(errorBody('PAYLOAD_TOO_LARGE', 'request body is too large'));
@@ -52,9 +74,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     loggerInstance: deps.logger,
     bodyLimit: deps.bodyLimitBytes,
     forceCloseConnections: 'idle',
+    // One log line per request would flood the journal; failures are logged where they happen.
+    disableRequestLogging: true,
   });
   app.setValidatorCompiler(validatorCompiler);
   installErrorHandling(app);
+  void app.register(websocket, { options: { maxPayload: 4096 } });
+  void app.register(authPlugin, { apiToken: deps.apiToken });
   healthRoutes(app, deps.readiness);
+  taskRoutes(app, deps);
+  workerRoutes(app, deps.worker);
+  eventRoutes(app, deps.board, deps.hub);
+  adminRoutes(app, deps.requestStop);
   return app;
 }

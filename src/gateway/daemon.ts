@@ -4,13 +4,15 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../config/load.js';
 import type { Config } from '../config/schema.js';
+import { DatabaseError, openDatabase, type Db } from '../kanban/db.js';
 import { VERSION } from '../version.js';
-import { buildApp } from './app.js';
+import { composeGateway } from './compose.js';
 import { recordStart } from './crash-loop.js';
 import { ExitCode, ExitError } from './exit-codes.js';
 import { acquireInstance, type Instance } from './instance.js';
 import { listenWithRetry } from './listen.js';
 import { createLogger } from './logger.js';
+import type { Logger } from 'pino';
 import { removePidFileIfOurs, writePidFile } from './pid-file.js';
 import { Shutdown } from './shutdown.js';
 import { TAKEOVER_FILE, readTakeover } from './takeover.js';
@@ -45,6 +47,17 @@ export async function runDaemon(opts: RunOptions): Promise<void> {
     log: (msg) => log.info(msg),
   });
 
+  try {
+    await serve(config, instance, log);
+  } catch (err) {
+    // A start that failed after taking the data dir leaves it as a clean stop would.
+    removePidFileIfOurs(instance.pidPath, instance.self);
+    instance.lock.release();
+    throw err;
+  }
+}
+
+async function serve(config: Config, instance: Instance, log: Logger): Promise<void> {
   const shutdown = new Shutdown({
     deadlineMs: config.shutdown.timeoutSeconds * 1000,
     log: (msg, err) => (err ? log.error({ err }, msg) : log.info(msg)),
@@ -57,23 +70,33 @@ export async function runDaemon(opts: RunOptions): Promise<void> {
 
   await crashLoopGuard(config, instance, (msg) => log.warn(msg));
 
-  const app = buildApp({
+  const gateway = composeGateway({
+    config,
+    db: openBoardDatabase(config),
     logger: log,
-    bodyLimitBytes: config.server.bodyLimitBytes,
-    readiness: () => ({ ready: true, subsystems: {}, platforms: [], board: {} }),
+    requestStop: (code, reason) => void shutdown.run(code, reason),
   });
-  shutdown.add('http', () => app.close());
+  for (const step of gateway.closeSteps) shutdown.add(step.name, step.run);
   shutdown.add('pid file', () => removePidFileIfOurs(instance.pidPath, instance.self));
   shutdown.add('lock', () => instance.lock.release());
 
   const port = await listenWithRetry(
-    app,
+    gateway.app,
     config.server.host,
     config.server.port,
     config.replace.timeoutSeconds * 1000,
   );
   writePidFile(instance.pidPath, { ...instance.record, port });
   log.info({ host: config.server.host, port, dataDir: config.dataDir }, 'gatehouse serving');
+}
+
+function openBoardDatabase(config: Config): Db {
+  try {
+    return openDatabase(join(config.dataDir, 'gatehouse.db'));
+  } catch (err) {
+    if (err instanceof DatabaseError) throw new ExitError(ExitCode.config, err.message);
+    throw err;
+  }
 }
 
 async function crashLoopGuard(config: Config, instance: Instance, warn: (msg: string) => void) {

@@ -1,5 +1,5 @@
 // Running the built daemon as a real process: start it, wait until it serves, read its pid file.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -95,6 +95,18 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
-export function readText(path: string): string {
-  return readFileSync(path, 'utf8');
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs one `gatehouse …` command to its end. */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const child = spawnTracked([process.execPath, BIN, ...args], {
+    cwd: ROOT,
+    env: { ...cleanEnv(), ...env },
+  });
+  const { code } = await child.exited;
+  return { code, stdout: child.stdout(), stderr: child.stderr() };
 }

@@ -22,7 +22,10 @@ export interface Spawned {
   pid: number;
   identity: ProcessIdentity;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** stdout and stderr as they arrived, interleaved. */
   output: () => string;
+  stdout: () => string;
+  stderr: () => string;
 }
 
 /** Spawns `argv` in its own process group, recording its output; ended after the test. */
@@ -35,8 +38,16 @@ export function spawnTracked(argv: string[], options: SpawnOptions = {}): Spawne
     env: { ...(options.env ?? process.env), [markName]: markValue },
   });
   let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    stderr += chunk.toString();
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
@@ -44,7 +55,15 @@ export function spawnTracked(argv: string[], options: SpawnOptions = {}): Spawne
   if (pid === undefined) throw new Error(`could not spawn ${cmd}`);
   const identity = identityOf(pid) ?? { pid, startTime: -1, bootId: 'unknown' };
   started.push(identity);
-  return { child, pid, identity, exited, output: () => out };
+  return {
+    child,
+    pid,
+    identity,
+    exited,
+    output: () => out,
+    stdout: () => stdout,
+    stderr: () => stderr,
+  };
 }
 
 /** Ends every process group a test started (identity-checked, with the test mark as proof). */

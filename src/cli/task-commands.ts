@@ -1,0 +1,221 @@
+// `gatehouse task …`: board operations through the running instance's API.
+import { open } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Run, Task } from '../kanban/types.js';
+import { parseDuration, parseFlags, parseInteger, usageError } from './args.js';
+import { baseUrl, callApi, cliConfig, expectOk, requireInstance } from './instance-client.js';
+import { print } from './output.js';
+
+const common = {
+  config: { type: 'string' },
+  'data-dir': { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+interface Api {
+  call: (method: string, path: string, body?: unknown) => Promise<unknown>;
+}
+
+function connect(values: { config?: string | undefined; 'data-dir'?: string | undefined }): Api {
+  const config = cliConfig({ config: values.config, dataDir: values['data-dir'] });
+  const url = baseUrl(config, requireInstance(config));
+  return {
+    call: async (method, path, body) =>
+      expectOk(
+        await callApi(`${url}${path}`, method, config.api.token, body, {
+          'x-gatehouse-client': 'cli',
+        }),
+      ),
+  };
+}
+
+function taskLine(t: Task): string {
+  const who = t.assignee ?? '-';
+  return `${t.id}  ${t.status.padEnd(8)}  p${t.priority}  ${who.padEnd(10)}  ${t.title}`;
+}
+
+function taskDetail(t: Task & { runs?: Run[] }): string {
+  const lines = [
+    `${t.id}  ${t.title}`,
+    `status: ${t.status}${t.blockReason ? ` (${t.blockReason})` : ''}`,
+    `assignee: ${t.assignee ?? '(default profile)'}  priority: ${t.priority}  failures: ${t.consecutiveFailures}`,
+  ];
+  if (t.parents.length > 0) lines.push(`parents: ${t.parents.join(', ')}`);
+  if (t.summary) lines.push(`summary: ${t.summary}`);
+  if (t.lastFailureError) lines.push(`last failure: ${t.lastFailureError}`);
+  if (t.body) lines.push('', t.body);
+  for (const r of t.runs ?? []) {
+    const how = r.outcome ?? 'running';
+    const code = r.signal ?? (r.exitCode === null ? '' : `exit ${r.exitCode}`);
+    lines.push(`run ${r.id}  ${how}  ${code}  pid ${r.pid ?? '-'}`);
+  }
+  return lines.join('\n');
+}
+
+function oneId(positionals: string[], what: string): string {
+  const id = positionals[0];
+  if (!id) throw usageError(`${what} needs a task id`);
+  return id;
+}
+
+async function add(args: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(
+    args,
+    {
+      ...common,
+      body: { type: 'string' },
+      assignee: { type: 'string' },
+      priority: { type: 'string' },
+      parent: { type: 'string', multiple: true },
+      'max-runtime': { type: 'string' },
+      'max-retries': { type: 'string' },
+    },
+    1,
+  );
+  const title = positionals[0];
+  if (!title) throw usageError('task add needs a TITLE');
+  const body: Record<string, unknown> = { title };
+  if (values.body !== undefined) body.body = values.body;
+  if (values.assignee !== undefined) body.assignee = values.assignee;
+  if (values.priority !== undefined)
+    body.priority = parseInteger('--priority', values.priority, -1_000_000, 1_000_000);
+  if (values.parent) body.parents = values.parent;
+  if (values['max-runtime'] !== undefined)
+    body.maxRuntimeSeconds = parseDuration('--max-runtime', values['max-runtime']);
+  if (values['max-retries'] !== undefined)
+    body.maxRetries = parseInteger('--max-retries', values['max-retries'], 1, 1000);
+  const task = (await connect(values).call('POST', '/tasks', body)) as Task;
+  print(values.json ?? false, task, () => taskLine(task));
+}
+
+async function list(args: string[]): Promise<void> {
+  const { values } = parseFlags(args, {
+    ...common,
+    status: { type: 'string' },
+    assignee: { type: 'string' },
+  });
+  const api = connect(values);
+  const query = new URLSearchParams({ limit: '1000' });
+  if (values.status) query.set('status', values.status);
+  if (values.assignee) query.set('assignee', values.assignee);
+  const tasks: Task[] = [];
+  for (;;) {
+    const page = (await api.call('GET', `/tasks?${query.toString()}`)) as {
+      tasks: Task[];
+      nextCursor: string | null;
+    };
+    tasks.push(...page.tasks);
+    if (!page.nextCursor) break;
+    query.set('cursor', page.nextCursor);
+  }
+  print(values.json ?? false, { tasks }, () =>
+    tasks.length ? tasks.map(taskLine).join('\n') : '(no tasks)',
+  );
+}
+
+async function show(args: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(args, common, 1);
+  const task = (await connect(values).call(
+    'GET',
+    `/tasks/${encodeURIComponent(oneId(positionals, 'task show'))}`,
+  )) as Task;
+  print(values.json ?? false, task, () => taskDetail(task));
+}
+
+function transition(action: 'archive' | 'unblock') {
+  return async (args: string[]) => {
+    const { values, positionals } = parseFlags(args, common, 1);
+    const id = oneId(positionals, `task ${action}`);
+    const task = (await connect(values).call(
+      'POST',
+      `/tasks/${encodeURIComponent(id)}/${action}`,
+    )) as Task;
+    print(values.json ?? false, task, () => taskLine(task));
+  };
+}
+
+async function reclaim(args: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(args, { ...common, force: { type: 'boolean' } }, 1);
+  const id = oneId(positionals, 'task reclaim');
+  const task = (await connect(values).call('POST', `/tasks/${encodeURIComponent(id)}/reclaim`, {
+    force: values.force ?? false,
+  })) as Task;
+  print(values.json ?? false, task, () => taskLine(task));
+}
+
+async function comment(args: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(args, common, 2);
+  const id = oneId(positionals, 'task comment');
+  const text = positionals[1];
+  if (!text) throw usageError('task comment needs TEXT');
+  const made = await connect(values).call('POST', `/tasks/${encodeURIComponent(id)}/comments`, {
+    text,
+    author: 'cli',
+  });
+  print(values.json ?? false, made, () => `commented on ${id}`);
+}
+
+async function log(args: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(args, { ...common, follow: { type: 'boolean' } }, 1);
+  const api = connect(values);
+  const id = encodeURIComponent(oneId(positionals, 'task log'));
+  const latest = async () => {
+    const task = (await api.call('GET', `/tasks/${id}`)) as Task & { runs: Run[] };
+    return { task, run: task.runs.at(-1) ?? null };
+  };
+  let { task, run } = await latest();
+  if (!run) throw usageError(`task ${positionals[0]} has no runs yet`);
+  if (!values.follow) {
+    process.stdout.write(String(await api.call('GET', `/runs/${run.id}/log?tail=100000`)));
+    return;
+  }
+  // Following reads the run's log file directly: the CLI runs beside the daemon.
+  let offset = 0;
+  for (;;) {
+    offset = await copyFrom(run.logPath, offset);
+    const ended = task.status !== 'running' && run.endedAt !== null;
+    if (ended) return;
+    await sleep(300);
+    const next = await latest();
+    if (next.run && next.run.id !== run.id) offset = 0;
+    ({ task } = next);
+    run = next.run ?? run;
+  }
+}
+
+async function copyFrom(path: string, offset: number): Promise<number> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch {
+    return offset;
+  }
+  try {
+    const { size } = await handle.stat();
+    if (size <= offset) return offset;
+    const buffer = Buffer.alloc(size - offset);
+    await handle.read(buffer, 0, buffer.length, offset);
+    process.stdout.write(buffer);
+    return size;
+  } finally {
+    await handle.close();
+  }
+}
+
+const SUBCOMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+  add,
+  ls: list,
+  show,
+  archive: transition('archive'),
+  reclaim,
+  unblock: transition('unblock'),
+  comment,
+  log,
+};
+
+export async function taskCommand(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  const command = sub === undefined ? undefined : SUBCOMMANDS[sub];
+  if (!command) throw usageError(`task needs one of: ${Object.keys(SUBCOMMANDS).join(', ')}`);
+  await command(rest);
+}

@@ -1,0 +1,45 @@
+// API token authentication: every route but /health, worker routes and signed inbound webhooks.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { AppError } from '../errors.js';
+import { secretsEqual } from '../kanban/ids.js';
+
+/** How a route authenticates: the API token (default), the run token, or its own signature. */
+export type RouteAuth = 'api' | 'worker' | 'none';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: RouteAuth;
+  }
+}
+
+/** The bearer token of a request: Authorization header, or ?token= for browsers' websockets. */
+export function bearerToken(req: FastifyRequest): string | null {
+  const header = req.headers.authorization;
+  if (header) {
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    return match ? match[1]! : null;
+  }
+  const query = req.query as { token?: unknown } | undefined;
+  return typeof query?.token === 'string' ? query.token : null;
+}
+
+/**
+ * Registered after @fastify/websocket so that its own onRequest hook (which lets it close a
+ * refused upgrade's socket) runs before ours can refuse the request.
+ */
+export const authPlugin = fp(async (app: FastifyInstance, opts: { apiToken: string | null }) => {
+  installAuth(app, opts.apiToken);
+});
+
+function installAuth(app: FastifyInstance, apiToken: string | null): void {
+  if (apiToken === null) return;
+  app.addHook('onRequest', async (req) => {
+    const auth = req.routeOptions.config.auth ?? 'api';
+    if (auth !== 'api') return;
+    const token = bearerToken(req);
+    if (token === null || !secretsEqual(token, apiToken)) {
+      throw new AppError('UNAUTHORIZED', 'this route needs Authorization: Bearer <api.token>');
+    }
+  });
+}

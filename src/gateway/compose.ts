@@ -1,0 +1,67 @@
+// Wires the subsystems into one gateway (board, event stream, app); the daemon and tests both use it.
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Config } from '../config/schema.js';
+import type { Db } from '../kanban/db.js';
+import { createKanban, type Kanban } from '../kanban/kanban.js';
+import type { RunTerminator } from '../kanban/run-termination.js';
+import { buildApp } from './app.js';
+import { CLOSE_RESTARTING, EventStreamHub, type StreamOptions } from './event-stream.js';
+
+export interface GatewayDeps {
+  config: Config;
+  db: Db;
+  logger: FastifyBaseLogger;
+  requestStop: (code: number, reason: string) => void;
+  clock?: () => number;
+  terminator?: RunTerminator;
+  stream?: StreamOptions;
+}
+
+export interface Gateway {
+  kanban: Kanban;
+  hub: EventStreamHub;
+  app: FastifyInstance;
+  /** Shutdown steps in order, for the owner's Shutdown. */
+  closeSteps: { name: string; run: () => unknown }[];
+}
+
+export function composeGateway(deps: GatewayDeps): Gateway {
+  const { config, db, logger } = deps;
+  const kanban = createKanban(config, db, {
+    ...(deps.clock ? { clock: deps.clock } : {}),
+    ...(deps.terminator ? { terminator: deps.terminator } : {}),
+    onListenerError: (err) => logger.error({ err }, 'event listener failed'),
+  });
+  const hub = new EventStreamHub(kanban.board, deps.stream);
+  const app = buildApp({
+    logger,
+    bodyLimitBytes: config.server.bodyLimitBytes,
+    apiToken: config.api.token,
+    readiness: () => ({
+      ready: db.open,
+      subsystems: { database: { status: db.open ? 'ok' : 'down' } },
+      platforms: [],
+      board: db.open ? kanban.board.counts() : {},
+    }),
+    board: kanban.board,
+    operator: kanban.operator,
+    worker: kanban.worker,
+    hub,
+    profiles: Object.keys(config.workers.profiles),
+    workerInfo: () => null,
+    requestStop: deps.requestStop,
+  });
+  return {
+    kanban,
+    hub,
+    app,
+    closeSteps: [
+      {
+        name: 'websocket clients',
+        run: () => hub.closeAll(CLOSE_RESTARTING, 'gatehouse is restarting'),
+      },
+      { name: 'http', run: () => app.close() },
+      { name: 'database', run: () => db.close() },
+    ],
+  };
+}

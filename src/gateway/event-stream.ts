@@ -1,0 +1,148 @@
+// The websocket event stream: backlog from the DB, then live, with no gap, no duplicate and a bounded buffer.
+import type { WebSocket } from 'ws';
+import type { Board } from '../kanban/board.js';
+import type { BoardEvent } from '../kanban/types.js';
+
+export interface StreamFilter {
+  after: number;
+  task: string | null;
+  kinds: ReadonlySet<string> | null;
+}
+
+export interface StreamOptions {
+  /** A client whose unsent data passes this is too slow and is closed with 1013 (default 4 MiB). */
+  maxBufferedBytes?: number;
+  /** Live events queued while the backlog is sent, at most (default 50,000). */
+  maxPending?: number;
+  /** Backlog rows read per page (default 500). */
+  pageSize?: number;
+  /** How long a backlog page may take to drain before the client is called too slow (default 30 s). */
+  drainTimeoutMs?: number;
+}
+
+/** Close codes: 1012 the server is restarting; 1013 the client reads too slowly. */
+export const CLOSE_RESTARTING = 1012;
+export const CLOSE_TOO_SLOW = 1013;
+
+interface Client {
+  ws: WebSocket;
+  filter: StreamFilter;
+  cursor: number;
+  /** Live events that arrived while the backlog was being sent; null once live. */
+  pending: BoardEvent[] | null;
+  unsubscribe: () => void;
+}
+
+export class EventStreamHub {
+  private readonly clients = new Set<Client>();
+  private readonly opts: Required<StreamOptions>;
+  /** The largest send buffer any client reached (for tests and metrics). */
+  maxBufferedSeen = 0;
+
+  constructor(
+    private readonly board: Board,
+    opts: StreamOptions = {},
+  ) {
+    this.opts = {
+      maxBufferedBytes: 4 * 1024 * 1024,
+      maxPending: 50_000,
+      pageSize: 500,
+      drainTimeoutMs: 30_000,
+      ...opts,
+    };
+  }
+
+  get size(): number {
+    return this.clients.size;
+  }
+
+  attach(ws: WebSocket, filter: StreamFilter): void {
+    const client: Client = {
+      ws,
+      filter,
+      cursor: filter.after,
+      pending: [],
+      unsubscribe: () => undefined,
+    };
+    // Subscribe before reading the backlog: whatever commits meanwhile lands in `pending`.
+    client.unsubscribe = this.board.bus.subscribe((event) => this.onLive(client, event));
+    this.clients.add(client);
+    ws.on('close', () => this.drop(client));
+    ws.on('error', () => this.drop(client));
+    void this.backfill(client);
+  }
+
+  closeAll(code: number, reason: string): void {
+    for (const client of [...this.clients]) this.close(client, code, reason);
+  }
+
+  private async backfill(client: Client): Promise<void> {
+    for (;;) {
+      const page = this.board.events.list(client.cursor, this.opts.pageSize);
+      for (const event of page) this.deliver(client, event);
+      if (page.length < this.opts.pageSize) break;
+      if (!(await this.drained(client))) return;
+    }
+    if (!this.clients.has(client)) return;
+    // Same tick as the last page read: nothing can commit in between.
+    const pending = client.pending ?? [];
+    client.pending = null;
+    for (const event of pending) this.deliver(client, event);
+  }
+
+  private onLive(client: Client, event: BoardEvent): void {
+    if (client.pending) {
+      client.pending.push(event);
+      if (client.pending.length > this.opts.maxPending)
+        this.close(client, CLOSE_TOO_SLOW, 'too slow: backlog not read');
+      return;
+    }
+    this.deliver(client, event);
+  }
+
+  /** Sends `event` if it is past the client's cursor and matches its filter. */
+  private deliver(client: Client, event: BoardEvent): void {
+    if (event.id <= client.cursor || !this.clients.has(client)) return;
+    client.cursor = event.id;
+    const { task, kinds } = client.filter;
+    if ((task !== null && event.taskId !== task) || (kinds !== null && !kinds.has(event.kind)))
+      return;
+    const buffered = client.ws.bufferedAmount;
+    this.maxBufferedSeen = Math.max(this.maxBufferedSeen, buffered);
+    if (buffered > this.opts.maxBufferedBytes) {
+      this.close(
+        client,
+        CLOSE_TOO_SLOW,
+        `too slow: over ${this.opts.maxBufferedBytes} bytes unsent`,
+      );
+      return;
+    }
+    client.ws.send(JSON.stringify(event));
+  }
+
+  /** Waits until the client's buffer is mostly sent; false (and closed) if it does not drain in time. */
+  private async drained(client: Client): Promise<boolean> {
+    const deadline = Date.now() + this.opts.drainTimeoutMs;
+    while (this.clients.has(client) && client.ws.bufferedAmount > this.opts.maxBufferedBytes / 4) {
+      if (Date.now() > deadline) {
+        this.close(client, CLOSE_TOO_SLOW, 'too slow: backlog not read');
+        return false;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return this.clients.has(client);
+  }
+
+  private close(client: Client, code: number, reason: string): void {
+    this.drop(client);
+    client.ws.close(code, reason);
+    // A client that never reads would also never complete the closing handshake.
+    setTimeout(() => client.ws.terminate(), 2000).unref();
+  }
+
+  private drop(client: Client): void {
+    if (!this.clients.delete(client)) return;
+    client.unsubscribe();
+    client.pending = null;
+  }
+}

@@ -1,0 +1,45 @@
+// /events backfill, the /events/stream websocket, and run logs.
+import type { Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../errors.js';
+import type { Board } from '../../kanban/board.js';
+import { RUN_ID } from '../../kanban/ids.js';
+import { readLogTail } from '../../kanban/run-log.js';
+import type { EventStreamHub } from '../event-stream.js';
+import { EventsQuery, LogQuery, RunIdParams, StreamQuery } from './schemas.js';
+
+export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStreamHub): void {
+  app.get<{ Querystring: Static<typeof EventsQuery> }>(
+    '/events',
+    { schema: { querystring: EventsQuery } },
+    (req) => ({
+      events: board.events.list(req.query.after ?? 0, req.query.limit ?? 100),
+    }),
+  );
+
+  app.get<{ Params: Static<typeof RunIdParams>; Querystring: Static<typeof LogQuery> }>(
+    '/runs/:runId/log',
+    { schema: { params: RunIdParams, querystring: LogQuery } },
+    async (req, reply) => {
+      const run = RUN_ID.test(req.params.runId) ? board.runs.get(req.params.runId) : null;
+      if (!run) throw new AppError('RUN_NOT_FOUND', `no run ${req.params.runId}`);
+      const text = await readLogTail(run.logPath, req.query.tail ?? 100);
+      return reply.type('text/plain; charset=utf-8').send(text);
+    },
+  );
+
+  app.register(async (scope) => {
+    scope.get<{ Querystring: Static<typeof StreamQuery> }>(
+      '/events/stream',
+      { websocket: true, schema: { querystring: StreamQuery } },
+      (socket, req) => {
+        const { after, task, kinds } = req.query;
+        hub.attach(socket, {
+          after: after ?? board.events.lastId(),
+          task: task ?? null,
+          kinds: kinds ? new Set(kinds.split(',')) : null,
+        });
+      },
+    );
+  });
+}

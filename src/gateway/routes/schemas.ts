@@ -1,0 +1,110 @@
+// Request schemas shared by the routes: the same ones validate requests and describe the API.
+import { Type } from '@sinclair/typebox';
+import { TASK_STATUSES } from '../../kanban/types.js';
+
+const strict = { additionalProperties: false } as const;
+
+export const TaskIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) }, strict);
+export const RunIdParams = Type.Object({ runId: Type.String({ maxLength: 64 }) }, strict);
+
+const title = Type.String({ minLength: 1, maxLength: 500, pattern: '\\S' });
+const body = Type.String({ maxLength: 100_000 });
+const assignee = Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()]);
+const priority = Type.Integer({ minimum: -1_000_000, maximum: 1_000_000 });
+const maxRuntimeSeconds = Type.Union([
+  Type.Number({ exclusiveMinimum: 0, maximum: 31_536_000 }),
+  Type.Null(),
+]);
+const maxRetries = Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()]);
+
+export const CreateTaskBody = Type.Object(
+  {
+    title,
+    body: Type.Optional(body),
+    assignee: Type.Optional(assignee),
+    priority: Type.Optional(priority),
+    parents: Type.Optional(
+      Type.Array(Type.String({ pattern: '^t_[0-9a-f]{12}$' }), { maxItems: 100 }),
+    ),
+    maxRuntimeSeconds: Type.Optional(maxRuntimeSeconds),
+    maxRetries: Type.Optional(maxRetries),
+  },
+  strict,
+);
+
+export const PatchTaskBody = Type.Object(
+  {
+    title: Type.Optional(title),
+    body: Type.Optional(body),
+    assignee: Type.Optional(assignee),
+    priority: Type.Optional(priority),
+    maxRuntimeSeconds: Type.Optional(maxRuntimeSeconds),
+    maxRetries: Type.Optional(maxRetries),
+  },
+  { ...strict, minProperties: 1 },
+);
+
+export const ListTasksQuery = Type.Object(
+  {
+    status: Type.Optional(Type.Union(TASK_STATUSES.map((s) => Type.Literal(s)))),
+    assignee: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    cursor: Type.Optional(Type.String({ maxLength: 100 })),
+  },
+  strict,
+);
+
+export const ReclaimBody = Type.Union([
+  Type.Object({ force: Type.Optional(Type.Boolean()) }, strict),
+  Type.Null(),
+]);
+
+export const CommentBody = Type.Object(
+  {
+    text: Type.String({ minLength: 1, maxLength: 20_000 }),
+    author: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  },
+  strict,
+);
+
+export const CompleteBody = Type.Union([
+  Type.Object(
+    {
+      summary: Type.Optional(Type.String({ maxLength: 20_000 })),
+      result: Type.Optional(Type.Unknown()),
+    },
+    strict,
+  ),
+  Type.Null(),
+]);
+export const BlockBody = Type.Object(
+  { reason: Type.String({ minLength: 1, maxLength: 5000 }) },
+  strict,
+);
+export const HeartbeatBody = Type.Union([
+  Type.Object({ note: Type.Optional(Type.String({ maxLength: 2000 })) }, strict),
+  Type.Null(),
+]);
+
+export const EventsQuery = Type.Object(
+  {
+    after: Type.Optional(Type.Integer({ minimum: 0 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  },
+  strict,
+);
+
+export const StreamQuery = Type.Object(
+  {
+    after: Type.Optional(Type.Integer({ minimum: 0 })),
+    task: Type.Optional(Type.String({ maxLength: 64 })),
+    kinds: Type.Optional(Type.String({ maxLength: 1000, pattern: '^[a-z_]+(,[a-z_]+)*$' })),
+    token: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  strict,
+);
+
+export const LogQuery = Type.Object(
+  { tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })) },
+  strict,
+);

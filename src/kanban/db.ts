@@ -1,0 +1,57 @@
+// The one way to open the board's SQLite file: WAL, foreign keys, busy timeout, migrations.
+import Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
+import { MIGRATIONS } from './migrations.js';
+
+export type Db = Database.Database;
+
+/** A database that cannot be opened or upgraded; the file is never recreated or overwritten. */
+export class DatabaseError extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${path}: ${message}`, options);
+    this.name = 'DatabaseError';
+  }
+}
+
+/** Applies every migration above the file's user_version, each in its own transaction. */
+export function migrate(db: Db, upTo = MIGRATIONS.length): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new Error(
+      `schema version ${current} is newer than this gatehouse knows (${MIGRATIONS.length})`,
+    );
+  }
+  for (let version = current; version < upTo; version++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[version]!);
+      db.pragma(`user_version = ${version + 1}`);
+    }).immediate();
+  }
+}
+
+export function openDatabase(path: string, opts: { migrateTo?: number } = {}): Db {
+  const existed = existsSync(path);
+  let db: Db | undefined;
+  try {
+    db = new Database(path, { timeout: 5000 });
+    db.pragma('journal_mode = WAL');
+    // NORMAL in WAL mode: a power loss may lose the last transactions but never corrupts.
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    if (existed) {
+      const check = db.pragma('quick_check', { simple: true });
+      if (check !== 'ok') throw new Error(`integrity check failed: ${String(check)}`);
+    }
+    migrate(db, opts.migrateTo);
+    return db;
+  } catch (err) {
+    db?.close();
+    throw new DatabaseError(path, `cannot open the board database (${(err as Error).message})`, {
+      cause: err,
+    });
+  }
+}

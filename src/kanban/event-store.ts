@@ -1,0 +1,66 @@
+// The append-only event log: written inside the transaction of the change it records.
+import type { Db } from './db.js';
+import type { BoardEvent, NewEvent } from './types.js';
+
+interface EventRow {
+  id: number;
+  task_id: string | null;
+  run_id: string | null;
+  kind: string;
+  payload: string;
+  at: number;
+}
+
+function toEvent(row: EventRow): BoardEvent {
+  return {
+    id: row.id,
+    taskId: row.task_id,
+    runId: row.run_id,
+    kind: row.kind,
+    payload: JSON.parse(row.payload) as Record<string, unknown>,
+    at: row.at,
+  };
+}
+
+export class EventStore {
+  private readonly insert;
+  private readonly after;
+  private readonly forTask;
+  private readonly last;
+
+  constructor(db: Db) {
+    this.insert = db.prepare<[string | null, string | null, string, string, number]>(
+      'INSERT INTO events (task_id, run_id, kind, payload, at) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.after = db.prepare<[number, number], EventRow>(
+      'SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?',
+    );
+    this.forTask = db.prepare<[string, number, number], EventRow>(
+      'SELECT * FROM events WHERE task_id = ? AND id > ? ORDER BY id LIMIT ?',
+    );
+    this.last = db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM events');
+  }
+
+  append(event: NewEvent, at: number): BoardEvent {
+    const info = this.insert.run(
+      event.taskId,
+      event.runId,
+      event.kind,
+      JSON.stringify(event.payload),
+      at,
+    );
+    return { ...event, id: Number(info.lastInsertRowid), at };
+  }
+
+  list(afterId: number, limit: number): BoardEvent[] {
+    return this.after.all(afterId, limit).map(toEvent);
+  }
+
+  listForTask(taskId: string, afterId: number, limit: number): BoardEvent[] {
+    return this.forTask.all(taskId, afterId, limit).map(toEvent);
+  }
+
+  lastId(): number {
+    return this.last.get()?.id ?? 0;
+  }
+}

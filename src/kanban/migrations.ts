@@ -1,0 +1,100 @@
+// Numbered, forward-only schema migrations, tracked by PRAGMA user_version.
+export const MIGRATIONS: readonly string[] = [
+  // 1: the board
+  `
+  CREATE TABLE tasks (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL DEFAULT '',
+    assignee TEXT,
+    status TEXT NOT NULL CHECK (status IN ('todo','ready','running','blocked','done','archived')),
+    priority INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    started_at INTEGER,
+    completed_at INTEGER,
+    max_runtime_seconds REAL,
+    max_retries INTEGER,
+    consecutive_failures INTEGER NOT NULL DEFAULT 0,
+    last_failure_error TEXT,
+    result TEXT,
+    summary TEXT,
+    current_run_id TEXT,
+    block_reason TEXT,
+    not_before INTEGER,
+    origin TEXT NOT NULL,
+    lease_expires_at INTEGER,
+    last_heartbeat_at INTEGER,
+    terminating TEXT
+  );
+  CREATE INDEX tasks_status ON tasks (status, seq);
+  CREATE INDEX tasks_assignee ON tasks (assignee, seq);
+  CREATE INDEX tasks_dispatch ON tasks (status, priority DESC, seq) WHERE status = 'ready';
+
+  CREATE TABLE task_parents (
+    task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    parent_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    PRIMARY KEY (task_id, parent_id)
+  );
+  CREATE INDEX task_parents_parent ON task_parents (parent_id);
+
+  CREATE TABLE runs (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    profile TEXT NOT NULL,
+    token_hash TEXT NOT NULL UNIQUE,
+    pid INTEGER,
+    pgid INTEGER,
+    start_time INTEGER,
+    boot_id TEXT,
+    started_at INTEGER NOT NULL,
+    ended_at INTEGER,
+    outcome TEXT,
+    exit_code INTEGER,
+    signal TEXT,
+    error TEXT,
+    summary TEXT,
+    cpu_percent_max REAL,
+    rss_bytes_max INTEGER,
+    log_path TEXT NOT NULL,
+    keep_descendants INTEGER NOT NULL DEFAULT 0,
+    proc_gone_at INTEGER
+  );
+  CREATE INDEX runs_task ON runs (task_id, seq);
+  CREATE INDEX runs_unreaped ON runs (seq) WHERE proc_gone_at IS NULL;
+
+  CREATE TABLE events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_id TEXT,
+    run_id TEXT,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );
+  CREATE INDEX events_task ON events (task_id, id);
+
+  CREATE TABLE comments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    author TEXT NOT NULL,
+    text TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );
+
+  CREATE TABLE subscriptions (
+    platform TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    cursor INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (platform, channel, task_id)
+  );
+
+  CREATE TABLE platform_state (
+    name TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  `,
+];

@@ -1,0 +1,173 @@
+// SQL for runs: one row per attempt, with the worker's process identity and how it ended.
+import type { Db } from './db.js';
+import type { Run, RunOutcome } from './types.js';
+
+interface RunRow {
+  seq: number;
+  id: string;
+  task_id: string;
+  profile: string;
+  token_hash: string;
+  pid: number | null;
+  pgid: number | null;
+  start_time: number | null;
+  boot_id: string | null;
+  started_at: number;
+  ended_at: number | null;
+  outcome: RunOutcome | null;
+  exit_code: number | null;
+  signal: string | null;
+  error: string | null;
+  summary: string | null;
+  cpu_percent_max: number | null;
+  rss_bytes_max: number | null;
+  log_path: string;
+  keep_descendants: number;
+  proc_gone_at: number | null;
+}
+
+/** A run with what only the daemon needs: the leader's identity and cleanup state. */
+export interface RunRecord extends Run {
+  bootId: string | null;
+  keepDescendants: boolean;
+  procGoneAt: number | null;
+}
+
+export interface RunEnd {
+  outcome: RunOutcome;
+  exitCode?: number | null;
+  signal?: string | null;
+  error?: string | null;
+  summary?: string | null;
+  /** The process group is known to be gone (or is not ours to clean up). */
+  procGone?: boolean;
+}
+
+export class RunStore {
+  private readonly insert;
+  private readonly byId;
+  private readonly byToken;
+  private readonly ofTask;
+  private readonly setProc;
+  private readonly end;
+  private readonly gone;
+  private readonly sample;
+  private readonly unreapedRuns;
+
+  constructor(db: Db) {
+    this.insert = db.prepare(`INSERT INTO runs (id, task_id, profile, token_hash, started_at,
+      log_path, keep_descendants) VALUES (@id, @taskId, @profile, @tokenHash, @startedAt, @logPath, @keepDescendants)`);
+    this.byId = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE id = ?');
+    this.byToken = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE token_hash = ?');
+    this.ofTask = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE task_id = ? ORDER BY seq');
+    this.setProc = db.prepare(`UPDATE runs SET pid = @pid, pgid = @pgid, start_time = @startTime,
+      boot_id = @bootId WHERE id = @id`);
+    this.end =
+      db.prepare(`UPDATE runs SET ended_at = @at, outcome = @outcome, exit_code = @exitCode,
+      signal = @signal, error = @error, summary = @summary,
+      proc_gone_at = CASE WHEN @procGone THEN @at ELSE proc_gone_at END
+      WHERE id = @id AND ended_at IS NULL`);
+    this.gone = db.prepare(
+      'UPDATE runs SET proc_gone_at = ? WHERE id = ? AND proc_gone_at IS NULL',
+    );
+    this.sample =
+      db.prepare(`UPDATE runs SET cpu_percent_max = max(coalesce(cpu_percent_max, 0), @cpu),
+      rss_bytes_max = max(coalesce(rss_bytes_max, 0), @rss) WHERE id = @id`);
+    this.unreapedRuns = db.prepare<[], RunRow>(
+      'SELECT * FROM runs WHERE proc_gone_at IS NULL AND ended_at IS NOT NULL ORDER BY seq',
+    );
+  }
+
+  create(run: {
+    id: string;
+    taskId: string;
+    profile: string;
+    tokenHash: string;
+    startedAt: number;
+    logPath: string;
+    keepDescendants: boolean;
+  }): void {
+    this.insert.run({ ...run, keepDescendants: run.keepDescendants ? 1 : 0 });
+  }
+
+  get(id: string): RunRecord | null {
+    const row = this.byId.get(id);
+    return row ? toRecord(row) : null;
+  }
+
+  /** The run a worker token belongs to, found by the token's hash. */
+  byTokenHash(hash: string): RunRecord | null {
+    const row = this.byToken.get(hash);
+    return row ? toRecord(row) : null;
+  }
+
+  forTask(taskId: string): RunRecord[] {
+    return this.ofTask.all(taskId).map(toRecord);
+  }
+
+  recordProcess(
+    id: string,
+    proc: { pid: number; pgid: number; startTime: number; bootId: string },
+  ): void {
+    this.setProc.run({ id, ...proc });
+  }
+
+  /** Closes an open run; false if it was already closed. */
+  close(id: string, at: number, end: RunEnd): boolean {
+    return (
+      this.end.run({
+        id,
+        at,
+        outcome: end.outcome,
+        exitCode: end.exitCode ?? null,
+        signal: end.signal ?? null,
+        error: end.error ?? null,
+        summary: end.summary ?? null,
+        procGone: end.procGone ? 1 : 0,
+      }).changes === 1
+    );
+  }
+
+  markGone(id: string, at: number): void {
+    this.gone.run(at, id);
+  }
+
+  recordSample(id: string, cpu: number, rss: number): void {
+    this.sample.run({ id, cpu, rss });
+  }
+
+  /** Closed runs whose process group has not been confirmed gone. */
+  unreaped(): RunRecord[] {
+    return this.unreapedRuns.all().map(toRecord);
+  }
+}
+
+function toRecord(row: RunRow): RunRecord {
+  return {
+    id: row.id,
+    taskId: row.task_id,
+    profile: row.profile,
+    pid: row.pid,
+    pgid: row.pgid,
+    startTime: row.start_time,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    outcome: row.outcome,
+    exitCode: row.exit_code,
+    signal: row.signal,
+    error: row.error,
+    summary: row.summary,
+    cpuPercentMax: row.cpu_percent_max,
+    rssBytesMax: row.rss_bytes_max,
+    logPath: row.log_path,
+    bootId: row.boot_id,
+    keepDescendants: row.keep_descendants === 1,
+    procGoneAt: row.proc_gone_at,
+  };
+}
+
+/** The public shape of a run (what the API shows). */
+export function publicRun(run: RunRecord): Run {
+  const { bootId: _b, keepDescendants: _k, procGoneAt: _p, ...shown } = run;
+  return shown;
+}

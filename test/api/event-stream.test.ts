@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { api, startGateway, type TestGateway } from '../helpers/app.js';
+import { waitFor } from '../helpers/wait.js';
+
+interface Client {
+  ws: WebSocket;
+  events: { id: number; kind: string; taskId: string | null }[];
+  closed: Promise<number>;
+}
+
+function connect(gw: TestGateway, query: string): Promise<Client> {
+  const ws = new WebSocket(`${gw.url.replace('http', 'ws')}/events/stream${query}`);
+  const events: Client['events'] = [];
+  ws.on('message', (data: Buffer) => events.push(JSON.parse(data.toString('utf8'))));
+  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve({ ws, events, closed }));
+    ws.once('unexpected-response', (req, res) => {
+      req.destroy();
+      reject(new Error(`HTTP ${res.statusCode}`));
+    });
+    ws.once('error', reject);
+  });
+}
+
+describe('GET /events/stream', () => {
+  it('resumes after an id while events are written, delivering each later id exactly once, in order', async () => {
+    const gw = await startGateway({}, { stream: { pageSize: 25 } });
+    const board = gw.kanban.board;
+    const task = board.create({ title: 'busy' }, { kind: 'api' });
+    for (let i = 0; i < 600; i++) board.comment(task.id, `before ${i}`, 'test');
+    const after = 150;
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; writing; i++) {
+        board.comment(task.id, `during ${i}`, 'test');
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    const client = await connect(gw, `?after=${after}`);
+    await waitFor('backlog and some live events', () => client.events.length > 1000);
+    writing = false;
+    await writer;
+    const last = board.events.lastId();
+    await waitFor('every event up to the last written', () => client.events.at(-1)?.id === last);
+    const ids = client.events.map((e) => e.id);
+    expect(ids).toEqual(Array.from({ length: last - after }, (_, i) => after + 1 + i));
+    client.ws.close();
+  });
+
+  it('filters by task and kinds', async () => {
+    const gw = await startGateway();
+    const a = await api(gw.url, 'POST', '/tasks', { title: 'a' });
+    const b = await api(gw.url, 'POST', '/tasks', { title: 'b' });
+    const client = await connect(gw, `?after=0&task=${a.body.id}&kinds=commented,archived`);
+    await api(gw.url, 'POST', `/tasks/${b.body.id}/comments`, { text: 'not for us' });
+    await api(gw.url, 'POST', `/tasks/${a.body.id}/comments`, { text: 'for us' });
+    await api(gw.url, 'POST', `/tasks/${a.body.id}/archive`);
+    await waitFor('two events', () => client.events.length === 2);
+    expect(client.events.map((e) => [e.taskId, e.kind])).toEqual([
+      [a.body.id, 'commented'],
+      [a.body.id, 'archived'],
+    ]);
+    client.ws.close();
+  });
+
+  it('cuts off a client that never reads, keeping the send buffer bounded', async () => {
+    const limit = 256 * 1024;
+    const gw = await startGateway({}, { stream: { maxBufferedBytes: limit } });
+    const board = gw.kanban.board;
+    const task = board.create({ title: 'noisy' }, { kind: 'api' });
+    const client = await connect(gw, '');
+    (client.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const text = 'x'.repeat(4000);
+    for (let i = 0; i < 20_000 && gw.hub.size > 0; i++) {
+      board.comment(task.id, text, 'test');
+      if (i % 100 === 0) await new Promise((r) => setTimeout(r, 1));
+    }
+    expect(gw.hub.size).toBe(0);
+    // At most one message past the limit was ever queued for it: memory did not follow the writer.
+    expect(gw.hub.maxBufferedSeen).toBeLessThanOrEqual(limit + 5000);
+    client.ws.terminate();
+  });
+
+  it('closes clients with 1012 on shutdown', async () => {
+    const gw = await startGateway();
+    const client = await connect(gw, '');
+    await gw.close();
+    expect(await client.closed).toBe(1012);
+  });
+
+  it('needs the token when one is set, as a header or ?token=', async () => {
+    const token = 'another-long-api-token';
+    const gw = await startGateway({ api: { token } });
+    await expect(connect(gw, '')).rejects.toThrow('HTTP 401');
+    const client = await connect(gw, `?token=${token}`);
+    await api(gw.url, 'POST', '/tasks', { title: 'seen' }, { authorization: `Bearer ${token}` });
+    await waitFor('the created event', () => client.events.some((e) => e.kind === 'created'));
+    client.ws.close();
+  });
+
+  it('rejects bad query parameters before upgrading', async () => {
+    const gw = await startGateway();
+    await expect(connect(gw, '?after=abc')).rejects.toThrow('HTTP 400');
+    await expect(connect(gw, '?kinds=DROP%20TABLE')).rejects.toThrow('HTTP 400');
+  });
+});

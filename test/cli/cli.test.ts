@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import {
+  pidRecord,
+  runCli,
+  startDaemon,
+  tempDir,
+  waitServing,
+  writeConfig,
+} from '../helpers/daemon.js';
+
+describe('the gatehouse command line', () => {
+  it('adds, lists, shows, comments on and archives tasks through the running instance', async () => {
+    const dataDir = tempDir();
+    // Dispatch paused: the task stays where the commands put it.
+    const config = writeConfig(tempDir(), { workers: { maxConcurrent: 0 } });
+    const daemon = startDaemon({ dataDir, config });
+    await waitServing(dataDir, daemon.pid);
+    const d = ['--data-dir', dataDir];
+
+    const added = await runCli([
+      'task',
+      'add',
+      'ship it',
+      '--priority',
+      '2',
+      '--max-runtime',
+      '30m',
+      '--json',
+      ...d,
+    ]);
+    expect(added.code).toBe(0);
+    const task = JSON.parse(added.stdout);
+    expect(task).toMatchObject({
+      title: 'ship it',
+      priority: 2,
+      maxRuntimeSeconds: 1800,
+      origin: { kind: 'cli' },
+    });
+
+    const listed = await runCli(['task', 'ls', ...d]);
+    expect(listed.stdout).toContain(task.id);
+    expect(listed.stdout).toContain('ship it');
+
+    const commented = await runCli(['task', 'comment', task.id, 'looks good', ...d]);
+    expect(commented.code).toBe(0);
+    const shown = await runCli(['task', 'show', task.id, '--json', ...d]);
+    expect(JSON.parse(shown.stdout).id).toBe(task.id);
+
+    const archived = await runCli(['task', 'archive', task.id, '--json', ...d]);
+    expect(JSON.parse(archived.stdout).status).toBe('archived');
+    const again = await runCli(['task', 'unblock', task.id, ...d]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('INVALID_TRANSITION');
+  });
+
+  it('reports status as text and JSON, stops the instance with exit 0, then says it is not running', async () => {
+    const dataDir = tempDir();
+    const daemon = startDaemon({ dataDir });
+    await waitServing(dataDir, daemon.pid);
+    const d = ['--data-dir', dataDir];
+
+    const status = await runCli(['status', '--json', ...d]);
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      running: true,
+      pid: daemon.pid,
+      port: pidRecord(dataDir)!.port,
+      ready: true,
+    });
+    expect((await runCli(['status', ...d])).stdout).toContain(`pid ${daemon.pid}`);
+
+    const stop = await runCli(['stop', ...d]);
+    expect(stop.code).toBe(0);
+    expect((await daemon.exited).code).toBe(0);
+    const after = await runCli(['status', '--json', ...d]);
+    expect(after.code).toBe(3);
+    expect(JSON.parse(after.stdout).running).toBe(false);
+    expect((await runCli(['stop', ...d])).code).toBe(1);
+  });
+
+  it('rejects bad flags and values with exit 64', async () => {
+    const dataDir = tempDir();
+    for (const args of [
+      ['nonsense'],
+      ['status', '--bogus'],
+      ['task', 'add', 'x', '--max-runtime', 'soon', '--data-dir', dataDir],
+      ['task', 'add', 'x', '--priority', '1.5', '--data-dir', dataDir],
+      ['task'],
+    ]) {
+      const res = await runCli(args);
+      expect(res.code, args.join(' ')).toBe(64);
+      expect(res.stderr).toContain('usage');
+    }
+  });
+});

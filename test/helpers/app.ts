@@ -1,0 +1,89 @@
+// A real gateway in the test process: temp data dir, real SQLite file, real HTTP on 127.0.0.1:0.
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import type { Config } from '../../src/config/schema.js';
+import { composeGateway, type Gateway, type GatewayDeps } from '../../src/gateway/compose.js';
+import { openDatabase } from '../../src/kanban/db.js';
+import { tempDir, writeConfig } from './daemon.js';
+
+export interface TestGateway extends Gateway {
+  url: string;
+  config: Config;
+  dataDir: string;
+  stops: { code: number; reason: string }[];
+  close: () => Promise<void>;
+}
+
+const open: TestGateway[] = [];
+
+afterEach(async () => {
+  for (const gw of open.splice(0)) await gw.close();
+});
+
+export async function startGateway(
+  configJson: object = {},
+  extra: Partial<Pick<GatewayDeps, 'terminator' | 'stream' | 'clock'>> = {},
+): Promise<TestGateway> {
+  const dataDir = tempDir();
+  const configPath = writeConfig(dataDir, { dataDir, ...configJson });
+  const config = loadConfig({ config: configPath }, {}, dataDir);
+  const db = openDatabase(join(dataDir, 'gatehouse.db'));
+  const stops: { code: number; reason: string }[] = [];
+  const gateway = composeGateway({
+    config,
+    db,
+    logger: pino({ level: 'silent' }),
+    requestStop: (code, reason) => stops.push({ code, reason }),
+    ...extra,
+  });
+  await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = gateway.app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  let closed = false;
+  const gw: TestGateway = {
+    ...gateway,
+    url: `http://127.0.0.1:${port}`,
+    config,
+    dataDir,
+    stops,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      for (const step of gateway.closeSteps) await step.run();
+    },
+  };
+  open.push(gw);
+  return gw;
+}
+
+export interface JsonResponse {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+/** One request with a JSON body (or raw text), answered as parsed JSON when possible. */
+export async function api(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<JsonResponse> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(`${url}${path}`, init);
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === '' ? null : JSON.parse(text);
+  } catch {
+    // plain text (a log)
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}

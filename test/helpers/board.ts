@@ -1,0 +1,34 @@
+// Board helpers for API tests: a claimed run (with its token) and, when wanted, a real process behind it.
+import { join } from 'node:path';
+import type { Board } from '../../src/kanban/board.js';
+import { claimTask, type Claim } from '../../src/kanban/claims.js';
+import { identityOf } from '../../src/proc/index.js';
+import { spawnTracked } from './procs.js';
+
+/** Claims `taskId` as the dispatcher would (no process yet); throws if it is not claimable. */
+export function claim(board: Board, dataDir: string, taskId: string): Claim {
+  const claimed = claimTask(board, {
+    taskId,
+    profile: 'demo',
+    leaseMs: 60_000,
+    keepDescendants: false,
+    logPathFor: (runId) => join(dataDir, 'runs', runId, 'log'),
+  });
+  if (!claimed) throw new Error(`could not claim ${taskId}`);
+  return claimed;
+}
+
+/** Puts a real process group (`sleep`, in its own session) behind a claimed run. */
+export function attachSleeper(board: Board, claimed: Claim): number {
+  const sleeper = spawnTracked(['sleep', '60'], {
+    env: { ...process.env, GATEHOUSE_RUN_ID: claimed.run.id },
+  });
+  const id = identityOf(sleeper.pid)!;
+  board.runs.recordProcess(claimed.run.id, {
+    pid: id.pid,
+    pgid: id.pid,
+    startTime: id.startTime,
+    bootId: id.bootId,
+  });
+  return sleeper.pid;
+}

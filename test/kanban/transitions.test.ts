@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import {
+  MOVES,
+  canDelete,
+  initialStatus,
+  transition,
+  type TaskMove,
+} from '../../src/kanban/transitions.js';
+import { TASK_STATUSES, type TaskStatus } from '../../src/kanban/types.js';
+
+// The contract of SPEC §5, written out independently of the table under test.
+const ALLOWED: Record<
+  TaskMove,
+  Partial<Record<TaskStatus, TaskStatus | ((done: boolean) => TaskStatus)>>
+> = {
+  promote: { todo: 'ready' },
+  claim: { ready: 'running' },
+  complete: { running: 'done' },
+  block: { running: 'blocked' },
+  release: { running: 'ready' },
+  give_up: { running: 'blocked', ready: 'blocked' },
+  unblock: { blocked: (done) => (done ? 'ready' : 'todo') },
+  archive: {
+    todo: 'archived',
+    ready: 'archived',
+    running: 'archived',
+    blocked: 'archived',
+    done: 'archived',
+  },
+};
+
+describe('the transition table', () => {
+  const moves = Object.keys(MOVES) as TaskMove[];
+  const cases = moves.flatMap((move) =>
+    TASK_STATUSES.flatMap((from) =>
+      [true, false].map((parentsDone) => ({ move, from, parentsDone })),
+    ),
+  );
+
+  it.each(cases)('$move from $from (parents done: $parentsDone)', ({ move, from, parentsDone }) => {
+    const rule = ALLOWED[move][from];
+    const expected =
+      rule === undefined ? null : typeof rule === 'function' ? rule(parentsDone) : rule;
+    expect(transition(from, move, { parentsDone })).toBe(expected);
+  });
+
+  it('covers every move of the contract and no other', () => {
+    expect(moves.sort()).toEqual(Object.keys(ALLOWED).sort());
+  });
+
+  it('never leaves archived except by deletion', () => {
+    for (const move of moves)
+      expect(transition('archived', move, { parentsDone: true })).toBeNull();
+    expect(TASK_STATUSES.filter(canDelete)).toEqual(['archived']);
+  });
+
+  it('starts a new task in todo while a parent is not done', () => {
+    expect(initialStatus({ parentsDone: false })).toBe('todo');
+    expect(initialStatus({ parentsDone: true })).toBe('ready');
+  });
+});
