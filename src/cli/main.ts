@@ -3,6 +3,7 @@ import { ExitCode, ExitError } from '../gateway/exit-codes.js';
 import { usageError } from './args.js';
 import { runCommand, statusCommand, stopCommand } from './daemon-commands.js';
 import { taskCommand } from './task-commands.js';
+import { workerCommand } from './worker-commands.js';
 
 const USAGE = `usage: gatehouse <command> [options]
 
@@ -13,16 +14,19 @@ const USAGE = `usage: gatehouse <command> [options]
   task ls [--status S] [--assignee P]
   task show|archive|unblock ID · task reclaim ID [--force] · task comment ID TEXT · task log ID [--follow]
 
-Every command takes --config F and --data-dir D to find the instance, and --json for JSON output.
+  worker complete [--summary S] [--result-file F] · worker block --reason R · worker heartbeat [--note N]
+
+Every command but worker takes --config F and --data-dir D to find the instance, and --json for JSON output.
 `;
 
-type Command = (args: string[]) => Promise<number | void>;
+type Command = (args: string[], env: NodeJS.ProcessEnv) => Promise<number | void>;
 
 const COMMANDS: Record<string, Command> = {
   run: runCommand,
   status: statusCommand,
   stop: stopCommand,
   task: taskCommand,
+  worker: workerCommand,
 };
 
 export async function main(argv: string[]): Promise<void> {
@@ -34,7 +38,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     const command = name === undefined ? undefined : COMMANDS[name];
     if (!command) throw usageError(name ? `unknown command "${name}"\n${USAGE}` : USAGE);
-    const code = await command(rest);
+    const code = await command(rest, process.env);
     if (typeof code === 'number') process.exit(code);
   } catch (err) {
     if (err instanceof ExitError) {

@@ -231,5 +231,10 @@ export function loadConfig(
     workers: { ...raw.workers, profiles: resolveProfiles(raw.workers.profiles, baseDir) },
     platforms: resolvePlatforms(raw.platforms),
     source: file,
+    workerEnv: Object.fromEntries(
+      Object.entries(env).filter(
+        (e): e is [string, string] => e[1] !== undefined && !e[0].startsWith('GATEHOUSE_'),
+      ),
+    ),
   });
 }

@@ -118,4 +118,6 @@ export interface Config extends Omit<RawConfig, 'workers' | 'platforms'> {
   platforms: PlatformConfig[];
   /** The file it came from, or null for built-in defaults. */
   source: string | null;
+  /** The environment workers inherit: the daemon's own, without any GATEHOUSE_* variable. */
+  workerEnv: Record<string, string>;
 }

@@ -2,6 +2,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
 import type { Db } from '../kanban/db.js';
+import { Dispatcher } from '../kanban/dispatcher.js';
 import { createKanban, type Kanban } from '../kanban/kanban.js';
 import type { RunTerminator } from '../kanban/run-termination.js';
 import { buildApp } from './app.js';
@@ -19,9 +20,10 @@ export interface GatewayDeps {
 
 export interface Gateway {
   kanban: Kanban;
+  dispatcher: Dispatcher;
   hub: EventStreamHub;
   app: FastifyInstance;
-  /** Shutdown steps in order, for the owner's Shutdown. */
+  /** Shutdown steps in order, for the owner's Shutdown (workers are not stopped). */
   closeSteps: { name: string; run: () => unknown }[];
 }
 
@@ -33,13 +35,22 @@ export function composeGateway(deps: GatewayDeps): Gateway {
     onListenerError: (err) => logger.error({ err }, 'event listener failed'),
   });
   const hub = new EventStreamHub(kanban.board, deps.stream);
+  const dispatcher = new Dispatcher({
+    config,
+    kanban,
+    log: logger,
+    ...(deps.terminator ? { reaper: deps.terminator } : {}),
+  });
   const app = buildApp({
     logger,
     bodyLimitBytes: config.server.bodyLimitBytes,
     apiToken: config.api.token,
     readiness: () => ({
-      ready: db.open,
-      subsystems: { database: { status: db.open ? 'ok' : 'down' } },
+      ready: db.open && dispatcher.running,
+      subsystems: {
+        database: { status: db.open ? 'ok' : 'down' },
+        dispatcher: { status: dispatcher.running ? 'ok' : 'down' },
+      },
       platforms: [],
       board: db.open ? kanban.board.counts() : {},
     }),
@@ -48,14 +59,16 @@ export function composeGateway(deps: GatewayDeps): Gateway {
     worker: kanban.worker,
     hub,
     profiles: Object.keys(config.workers.profiles),
-    workerInfo: () => null,
+    workerInfo: (taskId) => dispatcher.workerInfo(taskId),
     requestStop: deps.requestStop,
   });
   return {
     kanban,
+    dispatcher,
     hub,
     app,
     closeSteps: [
+      { name: 'dispatcher', run: () => dispatcher.stop() },
       {
         name: 'websocket clients',
         run: () => hub.closeAll(CLOSE_RESTARTING, 'gatehouse is restarting'),

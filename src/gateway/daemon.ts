@@ -87,7 +87,14 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
     config.replace.timeoutSeconds * 1000,
   );
   writePidFile(instance.pidPath, { ...instance.record, port });
+  gateway.dispatcher.start(workerBaseUrl(config.server.host, port));
   log.info({ host: config.server.host, port, dataDir: config.dataDir }, 'gatehouse serving');
+}
+
+/** The URL workers call back on: a wildcard bind is reached through loopback. */
+function workerBaseUrl(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }
 
 function openBoardDatabase(config: Config): Db {

@@ -3,6 +3,7 @@ export {
   PID_LIMIT,
   isPid,
   listProcessGroup,
+  listProcesses,
   readCmdline,
   readEnviron,
   readProcStat,

@@ -59,17 +59,21 @@ export function readProcStat(pid: number): ProcStat | null {
   return readPsStat(pid);
 }
 
-/** Every process whose process group is `pgid`, zombies included. */
-export function listProcessGroup(pgid: number): ProcStat[] {
-  if (!isPid(pgid)) return [];
-  if (!hasProc) return listPs().filter((p) => p.pgid === pgid);
-  const members: ProcStat[] = [];
+/** Every process on the machine (zombies included), read in one pass. */
+export function listProcesses(): ProcStat[] {
+  if (!hasProc) return listPs();
+  const all: ProcStat[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     const stat = readProcStat(Number(name));
-    if (stat && stat.pgid === pgid) members.push(stat);
+    if (stat) all.push(stat);
   }
-  return members;
+  return all;
+}
+
+/** Every process whose process group is `pgid`, zombies included. */
+export function listProcessGroup(pgid: number): ProcStat[] {
+  return isPid(pgid) ? listProcesses().filter((p) => p.pgid === pgid) : [];
 }
 
 /** The process's argv, or null when it cannot be read. */

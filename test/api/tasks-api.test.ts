@@ -204,7 +204,10 @@ describe('bad input changes nothing', () => {
 
   it('needs the API token on every route but /health when one is set', async () => {
     const token = 'a-long-enough-api-token';
-    const gw = await startGateway({ api: { token } });
+    const gw = await startGateway(
+      { api: { token }, workers: { maxConcurrent: 0 } },
+      { dispatch: true },
+    );
     expect((await api(gw.url, 'GET', '/health')).status).toBe(200);
     const refused: Record<string, string>[] = [
       {},

@@ -6,7 +6,8 @@ import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { composeGateway, type Gateway, type GatewayDeps } from '../../src/gateway/compose.js';
 import { openDatabase } from '../../src/kanban/db.js';
-import { tempDir, writeConfig } from './daemon.js';
+import { cleanEnv, tempDir, writeConfig } from './daemon.js';
+import { TEST_MARK } from './procs.js';
 
 export interface TestGateway extends Gateway {
   url: string;
@@ -22,13 +23,17 @@ afterEach(async () => {
   for (const gw of open.splice(0)) await gw.close();
 });
 
+/** `dispatch: true` starts the dispatcher once the server listens (API tests claim by hand). */
 export async function startGateway(
   configJson: object = {},
-  extra: Partial<Pick<GatewayDeps, 'terminator' | 'stream' | 'clock'>> = {},
+  extra: Partial<Pick<GatewayDeps, 'terminator' | 'stream' | 'clock'>> & {
+    dispatch?: boolean;
+  } = {},
 ): Promise<TestGateway> {
   const dataDir = tempDir();
   const configPath = writeConfig(dataDir, { dataDir, ...configJson });
-  const config = loadConfig({ config: configPath }, {}, dataDir);
+  const env = { ...cleanEnv(), [TEST_MARK.split('=')[0]!]: TEST_MARK.split('=')[1]! };
+  const config = loadConfig({ config: configPath }, env, dataDir);
   const db = openDatabase(join(dataDir, 'gatehouse.db'));
   const stops: { code: number; reason: string }[] = [];
   const gateway = composeGateway({
@@ -36,11 +41,14 @@ export async function startGateway(
     db,
     logger: pino({ level: 'silent' }),
     requestStop: (code, reason) => stops.push({ code, reason }),
-    ...extra,
+    ...(extra.terminator ? { terminator: extra.terminator } : {}),
+    ...(extra.stream ? { stream: extra.stream } : {}),
+    ...(extra.clock ? { clock: extra.clock } : {}),
   });
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const address = gateway.app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
+  if (extra.dispatch) gateway.dispatcher.start(`http://127.0.0.1:${port}`);
   let closed = false;
   const gw: TestGateway = {
     ...gateway,

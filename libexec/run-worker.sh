@@ -1,0 +1,20 @@
+#!/bin/sh
+# run-worker.sh EXIT_JSON PROGRAM [ARG...]
+# Leads a worker run's process group: runs the worker as its child, survives the TERM sent to
+# the group (the worker gets it and ends), waits for the worker, and records how it ended in
+# EXIT_JSON atomically, so a later gatehouse instance that cannot waitpid still knows.
+# A status above 128 means "killed by signal (status - 128)".
+exit_json=$1
+shift
+trap 'interrupted=1' TERM INT HUP
+"$@" &
+child=$!
+while :; do
+  interrupted=
+  wait "$child"
+  status=$?
+  # A trapped signal interrupts wait before the worker has ended: wait again.
+  [ -n "$interrupted" ] || break
+done
+printf '{"status":%d}\n' "$status" >"$exit_json.tmp" && mv -f "$exit_json.tmp" "$exit_json"
+exit "$status"

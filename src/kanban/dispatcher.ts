@@ -1,0 +1,452 @@
+// The dispatcher: ready tasks become supervised workers; exits, leases, runtimes and leftovers are handled.
+import type { ChildProcess } from 'node:child_process';
+import type { Config, Profile } from '../config/schema.js';
+import { pidExists, type ProcessIdentity } from '../proc/index.js';
+import { claimTask, type Claim } from './claims.js';
+import { classifyExit } from './exit-classifier.js';
+import type { Kanban } from './kanban.js';
+import { readLogTail } from './run-log.js';
+import {
+  runDir,
+  readExitRecord,
+  readVerdict,
+  readProcRecord,
+  decodeStatus,
+  type ExitRecord,
+} from './run-files.js';
+import { settleRun } from './run-settlement.js';
+import type { RunRecord } from './run-store.js';
+import { groupTerminator, type RunTerminator, type TerminationOp } from './run-termination.js';
+import { releaseSamplers, sampleGroups, type GroupSample } from './resource-sampler.js';
+import { spawnWorker } from './worker-spawn.js';
+
+export interface DispatcherLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface DispatcherDeps {
+  config: Config;
+  kanban: Kanban;
+  log: DispatcherLog;
+  /** Cleans up a finished run's leftovers; defaults to process-group termination. */
+  reaper?: RunTerminator;
+}
+
+interface LiveWorker {
+  runId: string;
+  taskId: string;
+  profile: string;
+  leader: ProcessIdentity;
+  /** Our own child (its exit event ends the run), or null for a worker adopted after a restart. */
+  child: ChildProcess | null;
+  startedAt: number;
+  sample: GroupSample | null;
+}
+
+/** Events after which there may be something new to dispatch. */
+const WAKE_KINDS = new Set([
+  'created',
+  'promoted',
+  'unblocked',
+  'reclaimed',
+  'rate_limited',
+  'crashed',
+  'stale',
+  'timed_out',
+  'spawn_failed',
+  'edited',
+]);
+
+export class Dispatcher {
+  private readonly live = new Map<string, LiveWorker>();
+  private readonly inFlight = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private wakePending = false;
+  private ticking = false;
+  private stopping = false;
+  private readonly reaper: RunTerminator;
+  private baseUrl = '';
+  /** Durations of recent ticks in ms, newest last (for metrics and benchmarks). */
+  readonly tickDurations: number[] = [];
+
+  constructor(private readonly deps: DispatcherDeps) {
+    const w = deps.config.workers;
+    this.reaper =
+      deps.reaper ?? groupTerminator({ graceMs: w.killGraceSeconds * 1000, killWaitMs: 5000 });
+  }
+
+  private get board() {
+    return this.deps.kanban.board;
+  }
+
+  private get workers() {
+    return this.deps.config.workers;
+  }
+
+  get running(): boolean {
+    return this.timer !== null;
+  }
+
+  /**
+   * Adopts or classifies every running task, then dispatches and starts the tick. `baseUrl` is
+   * what workers get as GATEHOUSE_URL (known once the server listens).
+   */
+  start(baseUrl: string): void {
+    this.baseUrl = baseUrl;
+    this.adoptAll();
+    this.unsubscribe = this.board.bus.subscribe((event) => {
+      if (WAKE_KINDS.has(event.kind)) this.wake();
+    });
+    this.timer = setInterval(() => void this.tick(), this.workers.tickSeconds * 1000);
+    this.timer.unref();
+    this.wake();
+  }
+
+  /** Stops spawning and supervising; running workers go on and the next instance adopts them. */
+  stop(): void {
+    this.stopping = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.unsubscribe?.();
+    for (const w of this.live.values()) w.child?.removeAllListeners('exit');
+    releaseSamplers();
+  }
+
+  /** The live worker of a task: its group leader's pid and the last resource sample. */
+  workerInfo(
+    taskId: string,
+  ): { pid: number; cpuPercent: number | null; rssBytes: number | null } | null {
+    for (const w of this.live.values()) {
+      if (w.taskId === taskId)
+        return {
+          pid: w.leader.pid,
+          cpuPercent: w.sample?.cpuPercent ?? null,
+          rssBytes: w.sample?.rssBytes ?? null,
+        };
+    }
+    return null;
+  }
+
+  liveCount(profile?: string): number {
+    if (profile === undefined) return this.live.size;
+    return [...this.live.values()].filter((w) => w.profile === profile).length;
+  }
+
+  /** Coalesces wake-ups into one dispatch pass on the next turn of the event loop. */
+  wake(): void {
+    if (this.wakePending || this.stopping) return;
+    this.wakePending = true;
+    setImmediate(() => {
+      this.wakePending = false;
+      this.dispatch();
+    });
+  }
+
+  dispatch(): void {
+    if (this.stopping) return;
+    let free = this.workers.maxConcurrent - this.live.size;
+    if (free <= 0) return;
+    for (const task of this.board.tasks.dispatchable(this.board.clock(), free + 100)) {
+      if (free <= 0) break;
+      const name = task.assignee ?? this.workers.defaultProfile;
+      const profile = this.workers.profiles[name];
+      if (!profile) {
+        this.giveUpUnknownProfile(task.id, name);
+        continue;
+      }
+      if (profile.maxConcurrent !== null && this.liveCount(name) >= profile.maxConcurrent) continue;
+      const claim = claimTask(this.board, {
+        taskId: task.id,
+        profile: name,
+        leaseMs: this.workers.claimTtlSeconds * 1000,
+        keepDescendants: profile.keepDescendants,
+        logPathFor: (runId) => `${runDir(this.deps.config.dataDir, runId)}/log`,
+      });
+      if (!claim) continue;
+      free--;
+      this.launch(claim, profile);
+    }
+  }
+
+  private launch(claim: Claim, profile: Profile): void {
+    const spawned = spawnWorker({
+      claim,
+      profile,
+      dataDir: this.deps.config.dataDir,
+      baseUrl: this.baseUrl,
+      inheritedEnv: this.deps.config.workerEnv,
+    });
+    if (!spawned.ok) {
+      this.settle(claim.run.id, claim.task.id, {
+        outcome: 'spawn_failed',
+        exitCode: null,
+        signal: null,
+        error: spawned.error,
+      });
+      return;
+    }
+    const { child, proc } = spawned;
+    this.board.transact((emit) => {
+      this.board.runs.recordProcess(claim.run.id, proc);
+      emit({
+        taskId: claim.task.id,
+        runId: claim.run.id,
+        kind: 'spawned',
+        payload: { pid: proc.pid, profile: profile.name },
+      });
+    });
+    const worker: LiveWorker = {
+      runId: claim.run.id,
+      taskId: claim.task.id,
+      profile: profile.name,
+      leader: { pid: proc.pid, startTime: proc.startTime, bootId: proc.bootId },
+      child,
+      startedAt: claim.run.startedAt,
+      sample: null,
+    };
+    this.live.set(worker.runId, worker);
+    child.once('exit', (code, signal) => {
+      const fallback: ExitRecord = code !== null ? decodeStatus(code) : { exitCode: null, signal };
+      void this.finish(worker, fallback);
+    });
+    child.unref();
+    this.deps.log.info(
+      { taskId: worker.taskId, runId: worker.runId, pid: proc.pid },
+      'worker spawned',
+    );
+  }
+
+  /** A worker's process ended: classify it from exit.json / result.json and settle its run. */
+  private async finish(worker: LiveWorker, fallback: ExitRecord | null): Promise<void> {
+    if (this.stopping || this.live.get(worker.runId) !== worker) return;
+    this.live.delete(worker.runId);
+    const dir = runDir(this.deps.config.dataDir, worker.runId);
+    const exit = readExitRecord(dir) ?? fallback;
+    const run = this.board.runs.get(worker.runId);
+    const tail =
+      exit && exit.exitCode !== 0 && run ? await readLogTail(run.logPath, 20).catch(() => '') : '';
+    if (this.stopping) return;
+    const c = classifyExit(exit, readVerdict(dir), tail, worker.leader.pid);
+    this.settle(worker.runId, worker.taskId, c);
+    if (run) await this.reap(run.id);
+    this.wake();
+  }
+
+  private settle(runId: string, taskId: string, c: ReturnType<typeof classifyExit>): void {
+    const task = this.board.transact((emit, now) =>
+      settleRun(this.board, this.deps.kanban.policy, { taskId, runId, ...c }, emit, now),
+    );
+    if (task)
+      this.deps.log.info({ taskId, runId, outcome: c.outcome, status: task.status }, 'run ended');
+  }
+
+  /** Ends whatever is left of a finished run's process group (unless the profile keeps it). */
+  private async reap(runId: string): Promise<void> {
+    if (this.stopping) return;
+    const run = this.board.runs.get(runId);
+    if (
+      !run ||
+      run.endedAt === null ||
+      run.procGoneAt !== null ||
+      this.inFlight.has(`reap:${runId}`)
+    )
+      return;
+    const now = this.board.clock();
+    if (run.keepDescendants || run.pid === null || run.startTime === null || run.bootId === null) {
+      this.board.runs.markGone(runId, now);
+      return;
+    }
+    const leader = { pid: run.pid, startTime: run.startTime, bootId: run.bootId };
+    // A worker that reported its verdict gets the grace period to exit by itself.
+    if (pidExists(leader.pid, leader) && now - run.endedAt < this.workers.killGraceSeconds * 1000)
+      return;
+    this.inFlight.add(`reap:${runId}`);
+    try {
+      const result = await this.reaper(run);
+      if (this.stopping) return;
+      this.board.transact((emit, at) => {
+        if (result.ended.length > 0) {
+          emit({
+            taskId: run.taskId,
+            runId,
+            kind: 'worker_terminated',
+            payload: { pids: result.ended, sigkill: result.sigkill, survived: result.survived },
+          });
+        }
+        if (!result.survived) this.board.runs.markGone(runId, at);
+      });
+    } finally {
+      this.inFlight.delete(`reap:${runId}`);
+    }
+  }
+
+  /** Terminates a running task's worker for a timeout or a stale lease (winner only). */
+  private async terminate(taskId: string, op: TerminationOp, error: string): Promise<void> {
+    const terminations = this.deps.kanban.terminations;
+    const run = terminations.begin(taskId, op);
+    if (!run) return;
+    await this.finishTermination(run, op, error);
+  }
+
+  private async finishTermination(
+    run: RunRecord,
+    op: TerminationOp,
+    error?: string,
+  ): Promise<void> {
+    if (this.inFlight.has(run.taskId)) return;
+    this.inFlight.add(run.taskId);
+    try {
+      const outcome = await this.deps.kanban.terminations.finish(run, op, error);
+      if (this.stopping) return;
+      this.deps.log.warn(
+        { taskId: run.taskId, runId: run.id, op, ...outcome.report },
+        outcome.deferred ? 'worker survived termination; claim kept' : 'worker terminated',
+      );
+    } catch (err) {
+      this.deps.log.error({ err, taskId: run.taskId }, 'termination failed');
+    } finally {
+      this.inFlight.delete(run.taskId);
+    }
+  }
+
+  private giveUpUnknownProfile(taskId: string, name: string): void {
+    this.board.transact((emit, now) => {
+      const reason = `no worker profile named "${name}"`;
+      if (
+        this.board.tasks.cas(
+          taskId,
+          { status: 'ready' },
+          { status: 'blocked', block_reason: reason, updated_at: now },
+        )
+      ) {
+        emit({ taskId, runId: null, kind: 'gave_up', payload: { reason } });
+      }
+    });
+  }
+
+  /** At start: every running task is adopted (its worker lives) or classified (it ended unwatched). */
+  private adoptAll(): void {
+    for (const task of this.board.tasks.running()) {
+      const run = task.currentRunId === null ? null : this.board.runs.get(task.currentRunId);
+      if (!run) continue;
+      const dir = runDir(this.deps.config.dataDir, run.id);
+      const proc =
+        run.pid !== null && run.startTime !== null && run.bootId !== null
+          ? {
+              pid: run.pid,
+              pgid: run.pgid ?? run.pid,
+              startTime: run.startTime,
+              bootId: run.bootId,
+            }
+          : readProcRecord(dir);
+      if (proc && run.pid === null) this.board.runs.recordProcess(run.id, proc);
+      const recorded = proc ? this.board.runs.get(run.id)! : run;
+      if (task.terminating) {
+        void this.finishTermination(recorded, task.terminating as TerminationOp);
+        continue;
+      }
+      const leader = proc
+        ? { pid: proc.pid, startTime: proc.startTime, bootId: proc.bootId }
+        : null;
+      const worker: LiveWorker = {
+        runId: run.id,
+        taskId: task.id,
+        profile: run.profile,
+        leader: leader ?? { pid: 0, startTime: 0, bootId: '' },
+        child: null,
+        startedAt: run.startedAt,
+        sample: null,
+      };
+      this.live.set(run.id, worker);
+      if (leader && pidExists(leader.pid, leader)) {
+        this.board.transact((emit) =>
+          emit({ taskId: task.id, runId: run.id, kind: 'adopted', payload: { pid: leader.pid } }),
+        );
+        this.deps.log.info({ taskId: task.id, runId: run.id, pid: leader.pid }, 'worker adopted');
+      } else {
+        void this.finish(worker, null);
+      }
+    }
+  }
+
+  /** The safety net: adopted workers' liveness, runtimes, leases, leftovers, samples, dispatch. */
+  async tick(): Promise<void> {
+    if (this.ticking || this.stopping) return;
+    this.ticking = true;
+    const started = performance.now();
+    try {
+      for (const w of [...this.live.values()]) {
+        if (w.child === null && !pidExists(w.leader.pid, w.leader)) void this.finish(w, null);
+      }
+      this.enforceDeadlines();
+      for (const run of this.board.runs.unreaped()) void this.reap(run.id);
+      await this.sample();
+      this.dispatch();
+    } catch (err) {
+      this.deps.log.error({ err }, 'dispatcher tick failed');
+    } finally {
+      this.ticking = false;
+      this.tickDurations.push(performance.now() - started);
+      if (this.tickDurations.length > 100) this.tickDurations.shift();
+    }
+  }
+
+  private enforceDeadlines(): void {
+    const now = this.board.clock();
+    for (const task of this.board.tasks.running()) {
+      if (task.terminating !== null || this.inFlight.has(task.id) || task.currentRunId === null)
+        continue;
+      const worker = this.live.get(task.currentRunId);
+      const profile = this.workers.profiles[worker?.profile ?? ''];
+      const maxSeconds = task.maxRuntimeSeconds ?? profile?.maxRuntimeSeconds ?? null;
+      if (worker && maxSeconds !== null && now - worker.startedAt > maxSeconds * 1000) {
+        void this.terminate(task.id, 'timeout', `exceeded its max runtime of ${maxSeconds}s`);
+        continue;
+      }
+      if (task.leaseExpiresAt === null || task.leaseExpiresAt > now) continue;
+      const fresh =
+        task.lastHeartbeatAt === null ||
+        now - task.lastHeartbeatAt <= this.workers.heartbeatMaxStaleSeconds * 1000;
+      if (worker && fresh) this.extendLease(task.id, task.currentRunId, now);
+      else
+        void this.terminate(
+          task.id,
+          'stale',
+          worker ? 'lease expired with a stale heartbeat' : 'lease expired with no live worker',
+        );
+    }
+  }
+
+  private extendLease(taskId: string, runId: string, now: number): void {
+    const until = now + this.workers.claimTtlSeconds * 1000;
+    this.board.transact((emit) => {
+      if (
+        this.board.tasks.cas(
+          taskId,
+          { status: 'running', runId, terminating: null },
+          { lease_expires_at: until },
+        )
+      ) {
+        emit({ taskId, runId, kind: 'claim_extended', payload: { until } });
+      }
+    });
+  }
+
+  private async sample(): Promise<void> {
+    const workers = [...this.live.values()].filter((w) => w.leader.pid > 0);
+    if (workers.length === 0) return;
+    const samples = await sampleGroups(
+      workers.map((w) => w.leader.pid),
+      this.workers.tickSeconds * 3000,
+    );
+    for (const w of workers) {
+      const s = samples.get(w.leader.pid);
+      if (!s) continue;
+      w.sample = s;
+      this.board.runs.recordSample(w.runId, s.cpuPercent, s.rssBytes);
+    }
+  }
+}

@@ -1,0 +1,141 @@
+// The run folder (SPEC §3): task.json, log, proc.json, exit.json, result.json; read defensively.
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isPid } from '../proc/index.js';
+
+export interface ProcRecord {
+  pid: number;
+  pgid: number;
+  startTime: number;
+  bootId: string;
+}
+
+/** How the worker ended, as the wrapper recorded it. */
+export interface ExitRecord {
+  exitCode: number | null;
+  signal: string | null;
+}
+
+export type Verdict =
+  | { status: 'done'; summary: string | null; result: unknown }
+  | { status: 'blocked'; reason: string };
+
+export function runDir(dataDir: string, runId: string): string {
+  return join(dataDir, 'runs', runId);
+}
+
+export const runFile = (
+  dir: string,
+  name: 'task.json' | 'log' | 'proc.json' | 'exit.json' | 'result.json',
+) => join(dir, name);
+
+/** Writes JSON atomically (temp file, then rename), so a reader never sees half a file. */
+export function writeJsonAtomic(path: string, value: unknown): void {
+  const tmp = `${path}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
+  renameSync(tmp, path);
+}
+
+function readJson(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** proc.json, or null when missing or not a complete record. */
+export function readProcRecord(dir: string): ProcRecord | null {
+  const v = readJson(runFile(dir, 'proc.json'));
+  if (!isObject(v) || !isPid(v.pid) || !isPid(v.pgid) || typeof v.bootId !== 'string') return null;
+  if (typeof v.startTime !== 'number' || !Number.isSafeInteger(v.startTime) || v.startTime < 0)
+    return null;
+  return { pid: v.pid, pgid: v.pgid, startTime: v.startTime, bootId: v.bootId };
+}
+
+const SIGNALS: Record<number, string> = {
+  1: 'SIGHUP',
+  2: 'SIGINT',
+  3: 'SIGQUIT',
+  4: 'SIGILL',
+  5: 'SIGTRAP',
+  6: 'SIGABRT',
+  7: 'SIGBUS',
+  8: 'SIGFPE',
+  9: 'SIGKILL',
+  10: 'SIGUSR1',
+  11: 'SIGSEGV',
+  12: 'SIGUSR2',
+  13: 'SIGPIPE',
+  14: 'SIGALRM',
+  15: 'SIGTERM',
+  24: 'SIGXCPU',
+  25: 'SIGXFSZ',
+};
+
+/** Decodes a shell wait status: above 128 is "killed by signal (status - 128)". */
+export function decodeStatus(status: number): ExitRecord {
+  if (status > 128 && status < 128 + 65) {
+    const n = status - 128;
+    return { exitCode: null, signal: SIGNALS[n] ?? `SIG${n}` };
+  }
+  return { exitCode: status, signal: null };
+}
+
+/** exit.json, or null when missing or garbage. */
+export function readExitRecord(dir: string): ExitRecord | null {
+  const v = readJson(runFile(dir, 'exit.json'));
+  if (
+    !isObject(v) ||
+    typeof v.status !== 'number' ||
+    !Number.isInteger(v.status) ||
+    v.status < 0 ||
+    v.status > 255
+  ) {
+    return null;
+  }
+  return decodeStatus(v.status);
+}
+
+/**
+ * result.json: a verdict, null when absent, or an error string when present but not a verdict
+ * (`{"status":"done","summary":…}` or `{"status":"blocked","reason":…}`).
+ */
+export function readVerdict(dir: string): Verdict | null | string {
+  let text: string;
+  try {
+    text = readFileSync(runFile(dir, 'result.json'), 'utf8');
+  } catch {
+    return null;
+  }
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return 'result.json is not valid JSON';
+  }
+  if (
+    isObject(v) &&
+    v.status === 'done' &&
+    (v.summary === undefined || typeof v.summary === 'string')
+  ) {
+    return {
+      status: 'done',
+      summary: v.summary ?? null,
+      result: v.result ?? null,
+    };
+  }
+  if (
+    isObject(v) &&
+    v.status === 'blocked' &&
+    typeof v.reason === 'string' &&
+    v.reason.trim() !== ''
+  ) {
+    return { status: 'blocked', reason: v.reason };
+  }
+  return 'result.json is not a verdict: expected {"status":"done","summary":…} or {"status":"blocked","reason":…}';
+}

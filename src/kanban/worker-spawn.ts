@@ -1,0 +1,112 @@
+// Starting one worker run: its folder, the wrapper as group and session leader, env, log; proc.json first.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, closeSync, constants, mkdirSync, openSync, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { PACKAGE_ROOT } from '../config/defaults.js';
+import type { Profile } from '../config/schema.js';
+import { currentBootId, readProcStat } from '../proc/index.js';
+import type { Claim } from './claims.js';
+import { runDir, runFile, writeJsonAtomic, type ProcRecord } from './run-files.js';
+
+/** The POSIX sh wrapper that records exit.json (see libexec/run-worker.sh). */
+export const WRAPPER = join(PACKAGE_ROOT, 'libexec/run-worker.sh');
+
+export interface SpawnRequest {
+  claim: Claim;
+  profile: Profile;
+  dataDir: string;
+  /** The daemon's base URL for GATEHOUSE_URL, no trailing slash. */
+  baseUrl: string;
+  inheritedEnv: Record<string, string>;
+}
+
+export type Spawned =
+  { ok: true; child: ChildProcess; proc: ProcRecord } | { ok: false; error: string };
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Why the profile cannot start here (missing cwd or program), or null. */
+function preflight(profile: Profile, env: Record<string, string>): string | null {
+  try {
+    if (!statSync(profile.cwd).isDirectory()) return `cwd ${profile.cwd} is not a directory`;
+  } catch (err) {
+    return `cwd ${profile.cwd}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+  }
+  const program = profile.command[0]!;
+  if (program.includes('/'))
+    return isExecutable(program)
+      ? null
+      : `program ${program} is missing or not executable (ENOENT/EACCES)`;
+  const dirs = (env.PATH ?? '').split(delimiter).filter(Boolean);
+  return dirs.some((dir) => isExecutable(join(dir, program)))
+    ? null
+    : `program "${program}" not found on PATH (ENOENT)`;
+}
+
+export function workerEnv(req: SpawnRequest, dir: string): Record<string, string> {
+  return {
+    ...req.inheritedEnv,
+    ...req.profile.env,
+    GATEHOUSE_URL: req.baseUrl,
+    GATEHOUSE_TASK_ID: req.claim.task.id,
+    GATEHOUSE_RUN_ID: req.claim.run.id,
+    GATEHOUSE_RUN_TOKEN: req.claim.token,
+    GATEHOUSE_RUN_DIR: dir,
+    GATEHOUSE_TASK_FILE: runFile(dir, 'task.json'),
+  };
+}
+
+/**
+ * Spawns the run's wrapper (argv, no shell for the worker's own command) in a new session and
+ * process group, stdin from /dev/null, stdout and stderr appended to the run's log, and writes
+ * proc.json before returning. Synchronous, so nothing can observe the run half started.
+ */
+export function spawnWorker(req: SpawnRequest): Spawned {
+  const { claim, profile } = req;
+  const dir = runDir(req.dataDir, claim.run.id);
+  mkdirSync(dir, { recursive: true });
+  writeJsonAtomic(runFile(dir, 'task.json'), {
+    ...claim.task,
+    runId: claim.run.id,
+    profile: profile.name,
+  });
+  const env = workerEnv(req, dir);
+  const problem = preflight(profile, env);
+  if (problem) return { ok: false, error: problem };
+  const log = openSync(claim.run.logPath, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn('/bin/sh', [WRAPPER, runFile(dir, 'exit.json'), ...profile.command], {
+      cwd: profile.cwd,
+      env,
+      detached: true,
+      stdio: ['ignore', log, log],
+    });
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  } finally {
+    closeSync(log);
+  }
+  const pid = child.pid;
+  if (pid === undefined) {
+    child.once('error', () => undefined);
+    return { ok: false, error: 'the wrapper could not be started (fork failed)' };
+  }
+  // The stat exists until reaped, which libuv cannot do before this tick ends.
+  const stat = readProcStat(pid);
+  const proc: ProcRecord = {
+    pid,
+    pgid: pid,
+    startTime: stat?.startTime ?? 0,
+    bootId: currentBootId(),
+  };
+  writeJsonAtomic(runFile(dir, 'proc.json'), proc);
+  return { ok: true, child, proc };
+}

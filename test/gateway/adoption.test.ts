@@ -1,0 +1,81 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { pidExists } from '../../src/proc/index.js';
+import { api } from '../helpers/app.js';
+import { freePort, startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
+import { profile } from '../helpers/workers.js';
+
+async function setup(behaviour: string, arg: string) {
+  const dataDir = tempDir();
+  const port = await freePort();
+  const config = writeConfig(tempDir(), {
+    workers: { tickSeconds: 0.1, failureLimit: 1, profiles: { w: profile(behaviour, {}, arg) } },
+  });
+  return { dataDir, port, config };
+}
+
+async function runningTask(url: string) {
+  const created = await api(url, 'POST', '/tasks', { title: 'survives restarts', assignee: 'w' });
+  return waitFor('the worker to run', async () => {
+    const task = (await api(url, 'GET', `/tasks/${created.body.id}`)).body;
+    return task.runs[0]?.pid ? { id: created.body.id as string, run: task.runs[0] } : null;
+  });
+}
+
+describe('workers across daemon restarts', () => {
+  it('adopts a worker after the daemon is SIGKILLed; it completes with one run', async () => {
+    const { dataDir, port, config } = await setup('wait-file', 'complete');
+    const first = startDaemon({ dataDir, port, config });
+    const url = await waitServing(dataDir, first.pid);
+    const { id, run } = await runningTask(url);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    expect(pidExists(run.pid)).toBe(true);
+
+    const second = startDaemon({ dataDir, port, config });
+    await waitServing(dataDir, second.pid);
+    await waitFor('the adopted event', async () =>
+      (await api(url, 'GET', `/tasks/${id}/events`)).body.events.some(
+        (e: { kind: string }) => e.kind === 'adopted',
+      ),
+    );
+    writeFileSync(join(dataDir, 'runs', run.id, 'go'), '');
+    const done = await waitFor('done', async () => {
+      const task = (await api(url, 'GET', `/tasks/${id}`)).body;
+      return task.status === 'done' ? task : null;
+    });
+    expect(done.runs).toHaveLength(1);
+    expect(done.runs[0]).toMatchObject({
+      id: run.id,
+      outcome: 'completed',
+      summary: 'after the restart',
+    });
+  });
+
+  it('classifies a worker that exited 3 while no daemon ran as crashed with exit code 3', async () => {
+    const { dataDir, port, config } = await setup('wait-file', '3');
+    const first = startDaemon({ dataDir, port, config });
+    const url = await waitServing(dataDir, first.pid);
+    const { id, run } = await runningTask(url);
+    first.child.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+    expect(pidExists(run.pid)).toBe(true);
+    writeFileSync(join(dataDir, 'runs', run.id, 'go'), '');
+    await waitFor('the worker to end unwatched', () => !pidExists(run.pid));
+
+    const second = startDaemon({ dataDir, port, config });
+    await waitServing(dataDir, second.pid);
+    const blocked = await waitFor('the crash to be classified', async () => {
+      const task = (await api(url, 'GET', `/tasks/${id}`)).body;
+      return task.status === 'blocked' ? task : null;
+    });
+    expect(blocked.runs).toHaveLength(1);
+    expect(blocked.runs[0]).toMatchObject({ outcome: 'crashed', exitCode: 3, signal: null });
+    const kinds = (await api(url, 'GET', `/tasks/${id}/events`)).body.events.map(
+      (e: { kind: string }) => e.kind,
+    );
+    expect(kinds).not.toContain('adopted');
+  });
+});

@@ -1,0 +1,64 @@
+// Worker profiles built from the fixture worker, and waits on a task's state over the API.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { api, type TestGateway } from './app.js';
+import { ROOT } from './daemon.js';
+import { waitFor } from './wait.js';
+
+export const FIXTURE = join(ROOT, 'test/fixtures/workers/behave.mjs');
+
+/** A profile running the fixture worker with `behaviour` (and its argument). */
+export function profile(behaviour: string, extra: object = {}, arg?: string) {
+  return {
+    command: [process.execPath, FIXTURE, behaviour, ...(arg === undefined ? [] : [arg])],
+    ...extra,
+  };
+}
+
+export async function createTask(gw: TestGateway, body: object): Promise<{ id: string }> {
+  const res = await api(gw.url, 'POST', '/tasks', body);
+  if (res.status !== 201) throw new Error(`create failed: ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+export async function getTask(gw: TestGateway, id: string): Promise<any> {
+  return (await api(gw.url, 'GET', `/tasks/${id}`)).body;
+}
+
+export async function eventsOf(
+  gw: TestGateway,
+  id: string,
+): Promise<{ kind: string; payload: any; runId: string | null }[]> {
+  return (await api(gw.url, 'GET', `/tasks/${id}/events`)).body.events;
+}
+
+/** Waits until the task is in `status` and no run is open; returns the task with its runs. */
+export function settledIn(
+  gw: TestGateway,
+  id: string,
+  status: string,
+  timeoutMs = 15_000,
+): Promise<any> {
+  return waitFor(
+    `task ${id} to settle in ${status}`,
+    async () => {
+      const task = await getTask(gw, id);
+      return task.status === status &&
+        task.runs.every((r: { endedAt: number | null }) => r.endedAt !== null)
+        ? task
+        : null;
+    },
+    timeoutMs,
+  );
+}
+
+/** The pid a `stubborn` worker wrote for its grandchild. */
+export function grandchildPid(gw: TestGateway, runId: string): Promise<number> {
+  return waitFor('the grandchild pid', () => {
+    try {
+      return Number(readFileSync(join(gw.dataDir, 'runs', runId, 'grandchild'), 'utf8')) || null;
+    } catch {
+      return null;
+    }
+  });
+}

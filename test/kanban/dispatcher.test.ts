@@ -1,0 +1,310 @@
+import { describe, expect, it } from 'vitest';
+import { pidExists } from '../../src/proc/index.js';
+import { api, startGateway } from '../helpers/app.js';
+import { waitFor } from '../helpers/wait.js';
+import {
+  createTask,
+  eventsOf,
+  getTask,
+  grandchildPid,
+  profile,
+  settledIn,
+} from '../helpers/workers.js';
+
+const fast = { tickSeconds: 0.1, killGraceSeconds: 0.3, failureLimit: 2 };
+
+function gatewayWith(profiles: Record<string, object>, workers: object = {}) {
+  return startGateway({ workers: { ...fast, ...workers, profiles } }, { dispatch: true });
+}
+
+describe('exit classification, one row at a time', () => {
+  it('completes a worker that reports through the API', async () => {
+    const gw = await gatewayWith({ complete: profile('complete') });
+    const task = await createTask(gw, { title: 'ok', assignee: 'complete' });
+    const done = await settledIn(gw, task.id, 'done');
+    expect(done).toMatchObject({
+      summary: 'all done',
+      result: { ok: true },
+      consecutiveFailures: 0,
+    });
+    expect(done.runs).toHaveLength(1);
+    expect(done.runs[0]).toMatchObject({ outcome: 'completed', profile: 'complete' });
+  });
+
+  it('blocks a worker that exits 0 without reporting, at once and without a respawn loop', async () => {
+    const gw = await gatewayWith({ silent: profile('silent') });
+    const task = await createTask(gw, { title: 'quiet', assignee: 'silent' });
+    const blocked = await settledIn(gw, task.id, 'blocked');
+    expect(blocked.runs).toHaveLength(1);
+    expect(blocked.runs[0]).toMatchObject({ outcome: 'protocol_violation', exitCode: 0 });
+    const kinds = (await eventsOf(gw, task.id)).map((e) => e.kind);
+    expect(kinds).toContain('gave_up');
+    // Several ticks later there is still only the one run.
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await getTask(gw, task.id)).runs).toHaveLength(1);
+  });
+
+  it('cools a rate-limited worker (exit 75) down without counting it or dispatching it early', async () => {
+    const gw = await gatewayWith(
+      { limited: profile('exit', {}, '75') },
+      { rateLimitCooldownSeconds: 60 },
+    );
+    const before = Date.now();
+    const task = await createTask(gw, { title: 'busy api', assignee: 'limited' });
+    const ready = await settledIn(gw, task.id, 'ready');
+    expect(ready.runs).toHaveLength(1);
+    expect(ready.runs[0].outcome).toBe('rate_limited');
+    expect(ready.consecutiveFailures).toBe(0);
+    expect(ready.notBefore).toBeGreaterThanOrEqual(before + 60_000);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await getTask(gw, task.id)).runs).toHaveLength(1);
+  });
+
+  it('gives up at once on exit 78', async () => {
+    const gw = await gatewayWith({ misconfigured: profile('exit', {}, '78') });
+    const task = await createTask(gw, { title: 'bad config', assignee: 'misconfigured' });
+    const blocked = await settledIn(gw, task.id, 'blocked');
+    expect(blocked.runs).toHaveLength(1);
+    expect(blocked.runs[0]).toMatchObject({ outcome: 'crashed', exitCode: 78 });
+    expect((await eventsOf(gw, task.id)).map((e) => e.kind)).toContain('gave_up');
+  });
+
+  it('retries a crash up to the failure limit, then gives up with the log tail as the error', async () => {
+    const gw = await gatewayWith({ crash: profile('exit', {}, '3') });
+    const task = await createTask(gw, { title: 'flaky', assignee: 'crash' });
+    const blocked = await settledIn(gw, task.id, 'blocked');
+    expect(blocked.runs.map((r: any) => [r.outcome, r.exitCode])).toEqual([
+      ['crashed', 3],
+      ['crashed', 3],
+    ]);
+    expect(blocked.consecutiveFailures).toBe(2);
+    expect(blocked.lastFailureError).toContain('exit code 3');
+    expect(blocked.lastFailureError).toContain('fatal: giving up with 3');
+    expect(blocked.blockReason).toContain('gave up after 2 failures');
+  });
+
+  it('honours the task maxRetries over the failure limit', async () => {
+    const gw = await gatewayWith({ crash: profile('exit', {}, '4') });
+    const task = await createTask(gw, { title: 'three strikes', assignee: 'crash', maxRetries: 3 });
+    expect((await settledIn(gw, task.id, 'blocked')).runs).toHaveLength(3);
+  });
+
+  it('records a worker killed by a signal as crashed with the signal', async () => {
+    const gw = await gatewayWith({ kill: profile('self-kill') }, { failureLimit: 1 });
+    const task = await createTask(gw, { title: 'boom', assignee: 'kill' });
+    const blocked = await settledIn(gw, task.id, 'blocked');
+    expect(blocked.runs[0]).toMatchObject({
+      outcome: 'crashed',
+      signal: 'SIGKILL',
+      exitCode: null,
+    });
+  });
+
+  it('takes result.json as the verdict of a worker that exits 0, and garbage in it as a violation', async () => {
+    const gw = await gatewayWith({
+      file: profile('result-done'),
+      garbage: profile('result-garbage'),
+    });
+    const a = await createTask(gw, { title: 'by file', assignee: 'file' });
+    const b = await createTask(gw, { title: 'bad file', assignee: 'garbage' });
+    expect(await settledIn(gw, a.id, 'done')).toMatchObject({ summary: 'via file' });
+    const bad = await settledIn(gw, b.id, 'blocked');
+    expect(bad.runs[0].outcome).toBe('protocol_violation');
+    expect(bad.runs[0].error).toContain('result.json is not valid JSON');
+  });
+
+  it('blocks a task whose worker blocks, with its reason', async () => {
+    const gw = await gatewayWith({ block: profile('block', {}, 'needs credentials') });
+    const task = await createTask(gw, { title: 'stuck', assignee: 'block' });
+    expect(await settledIn(gw, task.id, 'blocked')).toMatchObject({
+      blockReason: 'needs credentials',
+    });
+  });
+
+  it('counts a worker that cannot start as spawn_failed with the OS error', async () => {
+    const gw = await gatewayWith({
+      missing: { command: ['no-such-program-anywhere'] },
+      badcwd: { command: ['true'], cwd: '/no/such/dir' },
+    });
+    const a = await createTask(gw, { title: 'missing', assignee: 'missing' });
+    const b = await createTask(gw, { title: 'bad cwd', assignee: 'badcwd' });
+    const ta = await settledIn(gw, a.id, 'blocked');
+    expect(ta.runs.map((r: any) => r.outcome)).toEqual(['spawn_failed', 'spawn_failed']);
+    expect(ta.lastFailureError).toContain('not found on PATH (ENOENT)');
+    const tb = await settledIn(gw, b.id, 'blocked');
+    expect(tb.lastFailureError).toContain('/no/such/dir: ENOENT');
+  });
+});
+
+describe('supervision', () => {
+  it('runs a child only after its parent is done', async () => {
+    const gw = await gatewayWith({ complete: profile('complete'), hang: profile('hang') });
+    const parent = await createTask(gw, { title: 'first', assignee: 'hang' });
+    const child = await createTask(gw, {
+      title: 'second',
+      assignee: 'complete',
+      parents: [parent.id],
+    });
+    await waitFor(
+      'the parent to run',
+      async () => (await getTask(gw, parent.id)).status === 'running',
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await getTask(gw, child.id)).status).toBe('todo');
+    // Complete the parent as an operator would: archive is not "done", so finish it by hand.
+    const run = gw.kanban.board.runs.forTask(parent.id)[0]!;
+    gw.kanban.board.transact((emit, now) => {
+      gw.kanban.board.tasks.cas(
+        parent.id,
+        { status: 'running', runId: run.id },
+        { status: 'done', current_run_id: null, updated_at: now },
+      );
+      gw.kanban.board.promoteChildren(parent.id, emit, now);
+    });
+    expect((await settledIn(gw, child.id, 'done')).runs).toHaveLength(1);
+  });
+
+  it('times out a worker that ignores SIGTERM, ending it and its grandchild with SIGKILL', async () => {
+    const gw = await gatewayWith(
+      { stubborn: profile('stubborn', { maxRuntimeSeconds: 0.5 }) },
+      { failureLimit: 1 },
+    );
+    const task = await createTask(gw, { title: 'hangs', assignee: 'stubborn' });
+    const running = await waitFor('a run', async () => (await getTask(gw, task.id)).runs[0]);
+    const grandchild = await grandchildPid(gw, running.id);
+    const blocked = await settledIn(gw, task.id, 'blocked');
+    expect(blocked.runs[0].outcome).toBe('timed_out');
+    const timedOut = (await eventsOf(gw, task.id)).find((e) => e.kind === 'timed_out')!;
+    expect(timedOut.payload).toMatchObject({
+      prevPid: running.pid,
+      terminated: true,
+      sigkill: true,
+      survived: false,
+    });
+    expect(pidExists(running.pid)).toBe(false);
+    expect(pidExists(grandchild)).toBe(false);
+  });
+
+  it('archives a running task by killing its whole process group, and says so', async () => {
+    const gw = await gatewayWith({ stubborn: profile('stubborn') });
+    const task = await createTask(gw, { title: 'to archive', assignee: 'stubborn' });
+    const run = await waitFor(
+      'a run with a pid',
+      async () => (await getTask(gw, task.id)).runs[0]?.pid && (await getTask(gw, task.id)).runs[0],
+    );
+    const grandchild = await grandchildPid(gw, run.id);
+    const res = await api(gw.url, 'POST', `/tasks/${task.id}/archive`);
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('archived');
+    const archived = (await eventsOf(gw, task.id)).find((e) => e.kind === 'archived')!;
+    expect(archived.payload).toMatchObject({
+      prevPid: run.pid,
+      terminated: true,
+      sigkill: true,
+      survived: false,
+    });
+    expect(pidExists(grandchild)).toBe(false);
+    expect((await getTask(gw, task.id)).runs[0].outcome).toBe('archived');
+  });
+
+  it('ends background jobs a finished worker left in its group, unless the profile keeps them', async () => {
+    const gw = await gatewayWith({
+      leaves: profile('leave-background'),
+      keeps: profile('leave-background', { keepDescendants: true }),
+    });
+    const task = await createTask(gw, { title: 'messy', assignee: 'leaves' });
+    await settledIn(gw, task.id, 'done');
+    const ended = await waitFor('worker_terminated', async () =>
+      (await eventsOf(gw, task.id)).find((e) => e.kind === 'worker_terminated'),
+    );
+    expect(ended.payload.pids.length).toBeGreaterThan(0);
+    for (const pid of ended.payload.pids) expect(pidExists(pid)).toBe(false);
+
+    const kept = await createTask(gw, { title: 'tidy on purpose', assignee: 'keeps' });
+    await settledIn(gw, kept.id, 'done');
+    await new Promise((r) => setTimeout(r, 600));
+    expect((await eventsOf(gw, kept.id)).map((e) => e.kind)).not.toContain('worker_terminated');
+  });
+
+  it('never starts a second worker beside one that survived termination; only reclaim --force releases it', async () => {
+    const survivor = async () => ({ terminated: false, sigkill: true, survived: true, ended: [] });
+    const gw = await startGateway(
+      { workers: { ...fast, profiles: { hang: profile('hang') } } },
+      { dispatch: true, terminator: survivor },
+    );
+    const task = await createTask(gw, { title: 'immortal', assignee: 'hang' });
+    await waitFor('running', async () => (await getTask(gw, task.id)).status === 'running');
+    const refused = await api(gw.url, 'POST', `/tasks/${task.id}/reclaim`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('WORKER_SURVIVED');
+    const deferred = (await eventsOf(gw, task.id)).filter((e) => e.kind === 'reclaim_deferred');
+    expect(deferred).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 500));
+    const still = await getTask(gw, task.id);
+    expect(still.status).toBe('running');
+    expect(still.runs).toHaveLength(1);
+    const forced = await api(gw.url, 'POST', `/tasks/${task.id}/reclaim`, { force: true });
+    expect(forced.status).toBe(200);
+    await waitFor(
+      'a second run after the forced reclaim',
+      async () => (await getTask(gw, task.id)).runs.length === 2,
+    );
+  });
+
+  it('holds the global and per-profile concurrency caps', async () => {
+    const gw = await gatewayWith(
+      { hang: profile('hang'), solo: profile('hang', { maxConcurrent: 1 }) },
+      { maxConcurrent: 2 },
+    );
+    for (let i = 0; i < 4; i++) await createTask(gw, { title: `h${i}`, assignee: 'hang' });
+    await waitFor('two running', () => gw.kanban.board.counts().running === 2);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(gw.kanban.board.counts().running).toBe(2);
+    expect(gw.dispatcher.liveCount()).toBe(2);
+  });
+
+  it('keeps the per-profile cap below the global one', async () => {
+    const gw = await gatewayWith(
+      { solo: profile('hang', { maxConcurrent: 1 }) },
+      { maxConcurrent: 5 },
+    );
+    for (let i = 0; i < 3; i++) await createTask(gw, { title: `s${i}`, assignee: 'solo' });
+    await waitFor('one running', () => gw.kanban.board.counts().running === 1);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(gw.dispatcher.liveCount('solo')).toBe(1);
+  });
+
+  it('pauses dispatch with maxConcurrent 0', async () => {
+    const gw = await gatewayWith({ complete: profile('complete') }, { maxConcurrent: 0 });
+    const task = await createTask(gw, { title: 'waits', assignee: 'complete' });
+    await new Promise((r) => setTimeout(r, 400));
+    expect((await getTask(gw, task.id)).runs).toHaveLength(0);
+  });
+
+  it('extends the lease of a live worker and releases one whose heartbeat went stale', async () => {
+    const gw = await gatewayWith(
+      { beating: profile('heartbeat-always'), once: profile('heartbeat-once') },
+      { claimTtlSeconds: 0.3, heartbeatMaxStaleSeconds: 0.5, failureLimit: 1 },
+    );
+    const alive = await createTask(gw, { title: 'alive', assignee: 'beating' });
+    const stale = await createTask(gw, { title: 'stale', assignee: 'once' });
+    await waitFor('a lease extension', async () =>
+      (await eventsOf(gw, alive.id)).some((e) => e.kind === 'claim_extended'),
+    );
+    const blocked = await settledIn(gw, stale.id, 'blocked');
+    expect(blocked.runs[0].outcome).toBe('stale');
+    expect((await getTask(gw, alive.id)).status).toBe('running');
+  });
+
+  it('shows the live worker and its resource samples on GET /tasks/:id', async () => {
+    const gw = await gatewayWith({ hang: profile('hang') });
+    const task = await createTask(gw, { title: 'watched', assignee: 'hang' });
+    const shown = await waitFor('a sampled worker', async () => {
+      const t = await getTask(gw, task.id);
+      return t.worker?.rssBytes ? t : null;
+    });
+    expect(shown.worker.pid).toBe(shown.runs[0].pid);
+    expect(shown.worker.rssBytes).toBeGreaterThan(1_000_000);
+    await waitFor('run maxima', async () => (await getTask(gw, task.id)).runs[0].rssBytesMax > 0);
+  });
+});
