@@ -2,7 +2,9 @@
 # run-worker.sh EXIT_JSON PROGRAM [ARG...]
 # Leads a worker run's process group: runs the worker as its child, survives the TERM sent to
 # the group (the worker gets it and ends), waits for the worker, and records how it ended in
-# EXIT_JSON atomically, so a later gatehouse instance that cannot waitpid still knows.
+# EXIT_JSON, so a later gatehouse instance that cannot waitpid still knows. gatehouse reads the
+# file only once this wrapper has exited, so a plain write (no fork for mv) is enough; a write
+# cut short by SIGKILL reads as garbage, which counts as "no exit record".
 # A status above 128 means "killed by signal (status - 128)".
 exit_json=$1
 shift
@@ -16,5 +18,5 @@ while :; do
   # A trapped signal interrupts wait before the worker has ended: wait again.
   [ -n "$interrupted" ] || break
 done
-printf '{"status":%d}\n' "$status" >"$exit_json.tmp" && mv -f "$exit_json.tmp" "$exit_json"
+printf '{"status":%d}\n' "$status" >"$exit_json"
 exit "$status"

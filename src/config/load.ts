@@ -117,9 +117,14 @@ export function isLoopback(host: string): boolean {
   return LOOPBACK.test(host);
 }
 
-/** A relative program or argument that looks like a path (has a slash) is resolved against cwd. */
-function resolveArg(cwd: string, arg: string): string {
-  return arg.includes('/') && !isAbsolute(arg) && !arg.startsWith('-') ? resolve(cwd, arg) : arg;
+/**
+ * A relative program path (one with a slash) is resolved against cwd; so is a relative argument
+ * that names an existing file there. Anything else (flags, inline scripts, URLs) stays as is.
+ */
+function resolveArg(cwd: string, arg: string, index: number): string {
+  if (isAbsolute(arg) || arg.startsWith('-')) return arg;
+  if (index === 0) return arg.includes('/') ? resolve(cwd, arg) : arg;
+  return arg.includes('/') && existsSync(resolve(cwd, arg)) ? resolve(cwd, arg) : arg;
 }
 
 function resolveProfiles(
@@ -131,7 +136,7 @@ function resolveProfiles(
     const cwd = p.cwd ? resolve(baseDir, p.cwd) : baseDir;
     out[name] = {
       name,
-      command: p.command.map((arg) => resolveArg(cwd, arg)),
+      command: p.command.map((arg, i) => resolveArg(cwd, arg, i)),
       cwd,
       env: p.env ?? {},
       maxConcurrent: p.maxConcurrent ?? null,

@@ -1,7 +1,13 @@
 // The dispatcher: ready tasks become supervised workers; exits, leases, runtimes and leftovers are handled.
 import type { ChildProcess } from 'node:child_process';
 import type { Config, Profile } from '../config/schema.js';
-import { pidExists, type ProcessIdentity } from '../proc/index.js';
+import {
+  listProcesses,
+  pidExists,
+  statMatches,
+  type ProcStat,
+  type ProcessIdentity,
+} from '../proc/index.js';
 import { claimTask, type Claim } from './claims.js';
 import { classifyExit } from './exit-classifier.js';
 import type { Kanban } from './kanban.js';
@@ -17,8 +23,8 @@ import {
 import { settleRun } from './run-settlement.js';
 import type { RunRecord } from './run-store.js';
 import { groupTerminator, type RunTerminator, type TerminationOp } from './run-termination.js';
-import { releaseSamplers, sampleGroups, type GroupSample } from './resource-sampler.js';
-import { spawnWorker } from './worker-spawn.js';
+import { ResourceSampler, type GroupSample } from './resource-sampler.js';
+import { ensureRunsDir, spawnWorker } from './worker-spawn.js';
 
 export interface DispatcherLog {
   info(obj: object, msg: string): void;
@@ -68,6 +74,7 @@ export class Dispatcher {
   private ticking = false;
   private stopping = false;
   private readonly reaper: RunTerminator;
+  private readonly sampler = new ResourceSampler();
   private baseUrl = '';
   /** Durations of recent ticks in ms, newest last (for metrics and benchmarks). */
   readonly tickDurations: number[] = [];
@@ -96,6 +103,7 @@ export class Dispatcher {
    */
   start(baseUrl: string): void {
     this.baseUrl = baseUrl;
+    ensureRunsDir(this.deps.config.dataDir);
     this.adoptAll();
     this.unsubscribe = this.board.bus.subscribe((event) => {
       if (WAKE_KINDS.has(event.kind)) this.wake();
@@ -112,7 +120,6 @@ export class Dispatcher {
     this.timer = null;
     this.unsubscribe?.();
     for (const w of this.live.values()) w.child?.removeAllListeners('exit');
-    releaseSamplers();
   }
 
   /** The live worker of a task: its group leader's pid and the last resource sample. */
@@ -378,12 +385,16 @@ export class Dispatcher {
     this.ticking = true;
     const started = performance.now();
     try {
+      // One snapshot of the process table serves liveness and sampling for every worker.
+      const snapshot = this.live.size > 0 ? listProcesses() : [];
+      const byPid = new Map(snapshot.map((p) => [p.pid, p]));
       for (const w of [...this.live.values()]) {
-        if (w.child === null && !pidExists(w.leader.pid, w.leader)) void this.finish(w, null);
+        if (w.child === null && !statMatches(byPid.get(w.leader.pid), w.leader))
+          void this.finish(w, null);
       }
       this.enforceDeadlines();
       for (const run of this.board.runs.unreaped()) void this.reap(run.id);
-      await this.sample();
+      this.sample(snapshot);
       this.dispatch();
     } catch (err) {
       this.deps.log.error({ err }, 'dispatcher tick failed');
@@ -435,13 +446,11 @@ export class Dispatcher {
     });
   }
 
-  private async sample(): Promise<void> {
+  private sample(snapshot: readonly ProcStat[]): void {
     const workers = [...this.live.values()].filter((w) => w.leader.pid > 0);
     if (workers.length === 0) return;
-    const samples = await sampleGroups(
-      workers.map((w) => w.leader.pid),
-      this.workers.tickSeconds * 3000,
-    );
+    const pgids = workers.map((w) => w.leader.pid);
+    const samples = this.sampler.sample(snapshot, pgids, this.board.clock());
     for (const w of workers) {
       const s = samples.get(w.leader.pid);
       if (!s) continue;

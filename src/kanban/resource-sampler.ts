@@ -1,6 +1,5 @@
-// CPU and memory of live workers' process groups, sampled each tick with pidusage.
-import pidusage from 'pidusage';
-import { isZombie, listProcesses } from '../proc/index.js';
+// CPU and memory of live workers' process groups, from the tick's one snapshot of the process table.
+import { isZombie, type ProcStat } from '../proc/index.js';
 
 export interface GroupSample {
   cpuPercent: number;
@@ -8,37 +7,37 @@ export interface GroupSample {
 }
 
 /**
- * Samples every group in `pgids` (all members, one /proc pass). pidusage keeps an open file per
- * sampled pid; `maxAgeMs` makes it close the files of pids not sampled again within that time.
+ * Sums each group's members. CPU percent is the CPU time a member used since the previous
+ * sample over the wall time between them (100 = one core), so the first sample of a new member
+ * counts from its own start. Nothing is held open between samples; members that are gone are
+ * forgotten at once.
  */
-export async function sampleGroups(
-  pgids: readonly number[],
-  maxAgeMs: number,
-): Promise<Map<number, GroupSample>> {
-  const wanted = new Set(pgids);
-  const members = new Map<number, number[]>();
-  for (const p of listProcesses()) {
-    if (!wanted.has(p.pgid) || isZombie(p)) continue;
-    members.set(p.pgid, [...(members.get(p.pgid) ?? []), p.pid]);
-  }
-  const out = new Map<number, GroupSample>();
-  await Promise.all(
-    [...members].map(async ([pgid, pids]) => {
-      const stats = await Promise.all(
-        pids.map((pid) => pidusage(pid, { maxage: maxAgeMs }).catch(() => null)),
-      );
-      const live = stats.filter((s) => s !== null);
-      if (live.length === 0) return;
-      out.set(pgid, {
-        cpuPercent: live.reduce((sum, s) => sum + s.cpu, 0),
-        rssBytes: live.reduce((sum, s) => sum + s.memory, 0),
-      });
-    }),
-  );
-  return out;
-}
+export class ResourceSampler {
+  private previous = new Map<string, { cpuSeconds: number; at: number }>();
 
-/** Closes every file pidusage holds (on dispatcher stop). */
-export function releaseSamplers(): void {
-  pidusage.clear();
+  sample(
+    snapshot: readonly ProcStat[],
+    pgids: readonly number[],
+    now: number,
+  ): Map<number, GroupSample> {
+    const wanted = new Set(pgids);
+    const seen = new Map<string, { cpuSeconds: number; at: number }>();
+    const out = new Map<number, GroupSample>();
+    for (const p of snapshot) {
+      if (!wanted.has(p.pgid) || isZombie(p)) continue;
+      const key = `${p.pid}:${p.startTime}`;
+      const before = this.previous.get(key);
+      const elapsed = before ? (now - before.at) / 1000 : 0;
+      const cpuPercent =
+        before && elapsed > 0 ? (100 * Math.max(0, p.cpuSeconds - before.cpuSeconds)) / elapsed : 0;
+      seen.set(key, { cpuSeconds: p.cpuSeconds, at: now });
+      const group = out.get(p.pgid) ?? { cpuPercent: 0, rssBytes: 0 };
+      out.set(p.pgid, {
+        cpuPercent: group.cpuPercent + cpuPercent,
+        rssBytes: group.rssBytes + p.rssBytes,
+      });
+    }
+    this.previous = seen;
+    return out;
+  }
 }

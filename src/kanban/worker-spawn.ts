@@ -8,6 +8,11 @@ import { currentBootId, readProcStat } from '../proc/index.js';
 import type { Claim } from './claims.js';
 import { runDir, runFile, writeJsonAtomic, type ProcRecord } from './run-files.js';
 
+/** Creates `<dataDir>/runs` (once, before the first spawn). */
+export function ensureRunsDir(dataDir: string): void {
+  mkdirSync(join(dataDir, 'runs'), { recursive: true });
+}
+
 /** The POSIX sh wrapper that records exit.json (see libexec/run-worker.sh). */
 export const WRAPPER = join(PACKAGE_ROOT, 'libexec/run-worker.sh');
 
@@ -71,7 +76,7 @@ export function workerEnv(req: SpawnRequest, dir: string): Record<string, string
 export function spawnWorker(req: SpawnRequest): Spawned {
   const { claim, profile } = req;
   const dir = runDir(req.dataDir, claim.run.id);
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir);
   writeJsonAtomic(runFile(dir, 'task.json'), {
     ...claim.task,
     runId: claim.run.id,

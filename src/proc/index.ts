@@ -9,7 +9,14 @@ export {
   readProcStat,
 } from './proc-stat.js';
 export type { ProcStat } from './proc-stat.js';
-export { currentBootId, identityOf, isZombie, pidExists, sameIdentity } from './identity.js';
+export {
+  currentBootId,
+  identityOf,
+  isZombie,
+  pidExists,
+  sameIdentity,
+  statMatches,
+} from './identity.js';
 export type { ProcessIdentity } from './identity.js';
 export { provenGroupMembers, terminateGroup, terminateProcess } from './terminate.js';
 export type { TerminateOptions, TerminateResult } from './terminate.js';

@@ -11,9 +11,26 @@ export interface ProcStat {
   sid: number;
   /** Linux: field 22 of /proc/<pid>/stat (clock ticks since boot). macOS: epoch seconds from ps. */
   startTime: number;
+  /** CPU time used so far (user + system), in seconds. */
+  cpuSeconds: number;
+  /** Resident memory in bytes. */
+  rssBytes: number;
 }
 
 const hasProc = process.platform === 'linux';
+
+/** Clock ticks per second and page size, the units of /proc/<pid>/stat (read once). */
+function sysconf(name: string, fallback: number): number {
+  if (!hasProc) return fallback;
+  try {
+    const value = Number(execFileSync('getconf', [name], { encoding: 'utf8' }).trim());
+    return Number.isFinite(value) && value > 0 ? value : fallback;
+  } catch {
+    return fallback;
+  }
+}
+const CLOCK_TICKS = sysconf('CLK_TCK', 100);
+const PAGE_SIZE = sysconf('PAGESIZE', 4096);
 
 /** The largest pid any supported kernel hands out (Linux PID_MAX_LIMIT). */
 export const PID_LIMIT = 4_194_304;
@@ -30,19 +47,28 @@ export function parseProcStat(pid: number, text: string): ProcStat | null {
   if (close < 0) return null;
   const fields = text.slice(close + 2).split(' ');
   // fields[0] is field 3 of the stat line (state); field N is fields[N - 3].
-  const [state, ppid, pgid, sid, startTime] = [0, 1, 2, 3, 19].map((i) => fields[i]);
-  if (!state || ppid === undefined || pgid === undefined || sid === undefined || !startTime) {
-    return null;
-  }
-  const numbers = [ppid, pgid, sid, startTime].map(Number);
-  if (numbers.some((n) => !Number.isSafeInteger(n))) return null;
+  const state = fields[0];
+  // ppid 4, pgrp 5, session 6, utime 14, stime 15, starttime 22, rss 24
+  const numbers = [1, 2, 3, 11, 12, 19, 21].map((i) => Number(fields[i] ?? NaN));
+  if (!state || numbers.some((n) => !Number.isSafeInteger(n))) return null;
+  const [ppid, pgid, sid, utime, stime, startTime, rss] = numbers as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   return {
     pid,
     state,
-    ppid: numbers[0]!,
-    pgid: numbers[1]!,
-    sid: numbers[2]!,
-    startTime: numbers[3]!,
+    ppid,
+    pgid,
+    sid,
+    startTime,
+    cpuSeconds: (utime + stime) / CLOCK_TICKS,
+    rssBytes: rss * PAGE_SIZE,
   };
 }
 
@@ -111,19 +137,21 @@ export function readBootId(): string {
   }
 }
 
+/** "[dd-]hh:mm:ss" or "mm:ss.cc" → seconds. */
+function parseCpuTime(text: string): number {
+  const [days, rest] = text.includes('-') ? text.split('-') : ['0', text];
+  const parts = (rest ?? '').split(':').map(Number);
+  return Number(days) * 86400 + parts.reduce((acc, n) => acc * 60 + n, 0);
+}
+
 function parsePsLine(line: string): ProcStat | null {
-  // pid ppid pgid sess stat lstart(5 words)
+  // pid ppid pgid sess rss(KiB) time stat lstart(5 words)
   const parts = line.trim().split(/\s+/);
-  if (parts.length < 10) return null;
-  const [pid, ppid, pgid, sid, stat] = parts;
-  const started = Date.parse(parts.slice(5, 10).join(' '));
-  if (
-    !stat ||
-    [pid, ppid, pgid, sid].some((n) => !/^\d+$/.test(n ?? '')) ||
-    Number.isNaN(started)
-  ) {
-    return null;
-  }
+  if (parts.length < 12) return null;
+  const [pid, ppid, pgid, sid, rss, time, stat] = parts;
+  const started = Date.parse(parts.slice(7, 12).join(' '));
+  const numeric = [pid, ppid, pgid, sid, rss].every((n) => /^\d+$/.test(n ?? ''));
+  if (!stat || !time || !numeric || Number.isNaN(started)) return null;
   return {
     pid: Number(pid),
     state: stat.charAt(0),
@@ -131,10 +159,12 @@ function parsePsLine(line: string): ProcStat | null {
     pgid: Number(pgid),
     sid: Number(sid),
     startTime: started / 1000,
+    cpuSeconds: parseCpuTime(time),
+    rssBytes: Number(rss) * 1024,
   };
 }
 
-const PS_COLUMNS = ['-o', 'pid=,ppid=,pgid=,sess=,stat=,lstart='];
+const PS_COLUMNS = ['-o', 'pid=,ppid=,pgid=,sess=,rss=,time=,stat=,lstart='];
 
 function readPsStat(pid: number): ProcStat | null {
   try {

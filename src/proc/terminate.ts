@@ -77,6 +77,8 @@ export function terminateProcess(
  * started after the leader in this boot; anything else is left alone.
  */
 export function provenGroupMembers(leader: ProcessIdentity, marker: string | null): ProcStat[] {
+  // One signal-0 probe answers "is anyone left in the group?" without scanning /proc.
+  if (!groupExists(leader.pid)) return [];
   const live = listProcessGroup(leader.pid).filter((p) => !isZombie(p));
   if (leaderHoldsGroup(leader)) return live;
   if (marker === null) return [];
@@ -86,6 +88,16 @@ export function provenGroupMembers(leader: ProcessIdentity, marker: string | nul
       identityOf(p.pid)?.bootId === leader.bootId &&
       (readEnviron(p.pid)?.includes(marker) ?? false),
   );
+}
+
+/** Signal 0 sends nothing: it only asks the kernel whether the group has any member. */
+function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
 }
 
 function leaderHoldsGroup(leader: ProcessIdentity): boolean {

@@ -47,7 +47,10 @@ describe('parseProcStat', () => {
     const fields = Array.from({ length: 50 }, (_, i) => String(i + 3));
     fields[0] = 'S';
     const stat = parseProcStat(42, `42 (evil) (name) R 1 2) ${fields.join(' ')}`);
-    expect(stat).toEqual({ pid: 42, state: 'S', ppid: 4, pgid: 5, sid: 6, startTime: 22 });
+    expect(stat).toMatchObject({ pid: 42, state: 'S', ppid: 4, pgid: 5, sid: 6, startTime: 22 });
+    // utime 14 + stime 15 clock ticks (100 per second here); rss 24 pages.
+    expect(stat?.cpuSeconds).toBeCloseTo(0.29);
+    expect(stat?.rssBytes).toBe(24 * 4096);
   });
 
   it('returns null for garbage', () => {

@@ -1,0 +1,233 @@
+// The dispatcher's speed: exit → event latency, task lifecycles per second against spawning the
+// same worker directly, one tick's cost with 1,000 adopted workers, and the wrapper's memory.
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { loadConfig } from '../dist/config/load.js';
+import { composeGateway } from '../dist/gateway/compose.js';
+import { openDatabase } from '../dist/kanban/db.js';
+import { median, p99, printTable, removeDir, tempDir, waitFor } from './lib.mjs';
+
+const silent = pino({ level: 'silent' });
+const TRIVIAL = ['/bin/sh', '-c', `printf '{"status":"done"}' > "$GATEHOUSE_RUN_DIR/result.json"`];
+const STAMPED = [
+  process.execPath,
+  '-e',
+  `require('fs').writeFileSync(process.env.GATEHOUSE_RUN_DIR + '/result.json', JSON.stringify({status:'done', summary: String(Date.now())}))`,
+];
+
+async function gateway(dataDir, workers) {
+  const configPath = join(dataDir, 'config.json');
+  writeFileSync(configPath, JSON.stringify({ dataDir, workers: { tickSeconds: 1, ...workers } }));
+  const config = loadConfig({ config: configPath }, process.env, dataDir);
+  const db = openDatabase(join(dataDir, 'gatehouse.db'));
+  const gw = composeGateway({ config, db, logger: silent, requestStop: () => {} });
+  await gw.app.listen({ host: '127.0.0.1', port: 0 });
+  gw.dispatcher.start(`http://127.0.0.1:${gw.app.server.address().port}`);
+  gw.close = async () => {
+    for (const step of gw.closeSteps) await step.run();
+  };
+  return gw;
+}
+
+function settledCount(gw) {
+  const c = gw.kanban.board.counts();
+  return c.done + c.blocked;
+}
+
+/** Exit → completed event: the worker stamps the time it exits; the event has its own time. */
+async function exitLatency(n) {
+  const dir = tempDir();
+  const gw = await gateway(dir, { maxConcurrent: 1, profiles: { stamp: { command: STAMPED } } });
+  const latencies = [];
+  for (let i = 0; i < n; i++) {
+    const task = gw.kanban.board.create(
+      { title: `latency ${i}`, assignee: 'stamp' },
+      { kind: 'api' },
+    );
+    const event = await waitFor(
+      'completed',
+      () => gw.kanban.board.events.listForTask(task.id, 0, 100).find((e) => e.kind === 'completed'),
+      10_000,
+      1,
+    );
+    latencies.push(event.at - Number(event.payload.summary));
+  }
+  await gw.close();
+  removeDir(dir);
+  return latencies;
+}
+
+/** The same: a bare child's exit event, stamped the same way. */
+async function bareExitLatency(n) {
+  const latencies = [];
+  for (let i = 0; i < n; i++) {
+    const child = spawn(process.execPath, ['-e', 'process.stdout.write(String(Date.now()))'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    await new Promise((r) => child.on('close', r));
+    latencies.push(Date.now() - Number(out));
+  }
+  return latencies;
+}
+
+async function lifecycles(n, concurrency) {
+  const dir = tempDir();
+  const gw = await gateway(dir, {
+    maxConcurrent: concurrency,
+    profiles: { t: { command: TRIVIAL, maxConcurrent: concurrency } },
+  });
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++)
+    gw.kanban.board.create({ title: `life ${i}`, assignee: 't' }, { kind: 'api' });
+  await waitFor('all done', () => settledCount(gw) === n, 120_000, 2);
+  const rate = n / ((performance.now() - t0) / 1000);
+  await gw.close();
+  removeDir(dir);
+  return rate;
+}
+
+async function directSpawns(n, concurrency) {
+  const dir = tempDir();
+  const t0 = performance.now();
+  let next = 0;
+  const lane = async () => {
+    while (next < n) {
+      next++;
+      const child = spawn(TRIVIAL[0], TRIVIAL.slice(1), {
+        env: { ...process.env, GATEHOUSE_RUN_DIR: dir },
+        stdio: 'ignore',
+        detached: true,
+      });
+      await new Promise((r) => child.on('exit', r));
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  const rate = n / ((performance.now() - t0) / 1000);
+  removeDir(dir);
+  return rate;
+}
+
+function pss(pid) {
+  try {
+    const line = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Pss:'));
+    return Number(line.trim().split(/\s+/)[1]) * 1024;
+  } catch {
+    return NaN;
+  }
+}
+
+function rss(pid) {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
+  return Number(line.trim().split(/\s+/)[1]) * 1024;
+}
+
+/** 1,000 live workers, adopted by a second gateway; the cost of its ticks against an empty tick. */
+async function adoptedTick(n) {
+  const dir = tempDir();
+  const sleeper = { command: ['/bin/sleep', '600'] };
+  const first = await gateway(dir, {
+    maxConcurrent: n,
+    profiles: { s: { ...sleeper, maxConcurrent: n } },
+  });
+  for (let i = 0; i < n; i++)
+    first.kanban.board.create({ title: `adopt ${i}`, assignee: 's' }, { kind: 'api' });
+  await waitFor('all running', () => first.dispatcher.liveCount() === n, 120_000, 20);
+  const leaders = first.kanban.board.tasks
+    .running()
+    .map((t) => first.kanban.board.runs.get(t.currentRunId).pid);
+  const wrapperRss = leaders.slice(0, 50).map(rss);
+  const wrapperPss = leaders.slice(0, 50).map(pss);
+  const nodeBaseline = spawn(process.execPath, ['-e', 'setInterval(()=>{},1e3)'], {
+    stdio: 'ignore',
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  const nodeRss = rss(nodeBaseline.pid);
+  nodeBaseline.kill('SIGKILL');
+  await first.close();
+
+  const second = await gateway(dir, {
+    maxConcurrent: n,
+    profiles: { s: { ...sleeper, maxConcurrent: n } },
+  });
+  await waitFor('adopted', () => second.dispatcher.liveCount() === n, 30_000);
+  const ticks = [];
+  for (let i = 0; i < 10; i++) {
+    const t0 = performance.now();
+    await second.dispatcher.tick();
+    ticks.push(performance.now() - t0);
+  }
+  // End the sleepers through the board, as an operator would.
+  for (const t of second.kanban.board.tasks.running()) await second.kanban.operator.archive(t.id);
+  await second.close();
+
+  const empty = tempDir();
+  const idle = await gateway(empty, {});
+  const idleTicks = [];
+  for (let i = 0; i < 10; i++) {
+    const t0 = performance.now();
+    await idle.dispatcher.tick();
+    idleTicks.push(performance.now() - t0);
+  }
+  await idle.close();
+  removeDir(dir);
+  removeDir(empty);
+  return { ticks, idleTicks, wrapperRss, wrapperPss, nodeRss };
+}
+
+export async function run() {
+  const N = Number(process.env.BENCH_TASKS ?? 200);
+  const own = await exitLatency(50);
+  const bare = await bareExitLatency(50);
+  const life = await lifecycles(N, 8);
+  const direct = await directSpawns(N, 8);
+  const adopt = await adoptedTick(Number(process.env.BENCH_ADOPTED ?? 1000));
+  const mib = (b) => b / 1024 / 1024;
+  return printTable('Dispatcher', [
+    {
+      figure: `worker exit → task event, median (p99 ${p99(own).toFixed(0)} ms; hermes-agent polls every 60 s)`,
+      unit: 'ms',
+      value: median(own),
+      baselineName: `bare child exit event (p99 ${p99(bare).toFixed(0)} ms)`,
+      baseline: Math.max(median(bare), 0.5),
+    },
+    {
+      figure: `task lifecycles, trivial worker, 8 at a time (${N} tasks)`,
+      unit: 'tasks/s',
+      value: life,
+      baselineName: 'spawning the same worker directly',
+      baseline: direct,
+      goal: '>= 0.5x',
+    },
+    {
+      figure: `dispatcher tick with 1,000 adopted workers, median (p99 ${p99(adopt.ticks).toFixed(1)} ms)`,
+      unit: 'ms',
+      value: median(adopt.ticks),
+      baselineName: 'tick with no workers',
+      baseline: median(adopt.idleTicks),
+    },
+    {
+      figure: 'wrapper (sh) memory per worker, PSS median',
+      unit: 'MiB',
+      value: mib(median(adopt.wrapperPss)),
+      baselineName: 'an idle node process RSS',
+      baseline: mib(adopt.nodeRss),
+    },
+    {
+      figure: 'wrapper (sh) memory per worker, RSS median',
+      unit: 'MiB',
+      value: mib(median(adopt.wrapperRss)),
+      baselineName: 'an idle node process RSS',
+      baseline: mib(adopt.nodeRss),
+    },
+  ]);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run();

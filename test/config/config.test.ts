@@ -1,0 +1,103 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { tempDir, writeConfig } from '../helpers/daemon.js';
+
+function load(config: object, env: NodeJS.ProcessEnv = {}, flags: object = {}) {
+  const dir = tempDir();
+  return loadConfig({ config: writeConfig(dir, config), ...flags }, env, dir);
+}
+
+function keyOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.key;
+    throw err;
+  }
+  throw new Error('no ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies defaults, then the file, then the environment, then flags', () => {
+    const c = load(
+      { server: { port: 1111 }, workers: { tickSeconds: 0.2 } },
+      { GATEHOUSE_PORT: '2222', GATEHOUSE_HOST: '127.0.0.2' },
+      { port: 3333 },
+    );
+    expect(c.server).toEqual({ host: '127.0.0.2', port: 3333, bodyLimitBytes: 1_048_576 });
+    expect(c.workers.tickSeconds).toBe(0.2);
+    expect(c.workers.failureLimit).toBe(2);
+    expect(Object.isFrozen(c.workers.profiles)).toBe(true);
+  });
+
+  it('names the key of every wrong type, unknown key and bad value', () => {
+    expect(keyOf(() => load({ workers: { tickSeconds: 'fast' } }))).toBe('workers.tickSeconds');
+    expect(keyOf(() => load({ sever: {} }))).toBe('sever');
+    expect(keyOf(() => load({ workers: { profiles: { x: { command: [] } } } }))).toBe(
+      'workers.profiles.x.command',
+    );
+    expect(keyOf(() => load({ workers: { maxConcurrent: -1 } }))).toBe('workers.maxConcurrent');
+    expect(keyOf(() => load({ workers: { defaultProfile: 'ghost' } }))).toBe(
+      'workers.defaultProfile',
+    );
+    expect(keyOf(() => load({ server: { host: '0.0.0.0' } }))).toBe('api.token');
+    expect(keyOf(() => load({}, { GATEHOUSE_PORT: '80a' }))).toBe('GATEHOUSE_PORT');
+    expect(
+      keyOf(() =>
+        load({
+          platforms: [{ name: 'ops', type: 'webhook', options: { url: 'ftp://x', secret: 's' } }],
+        }),
+      ),
+    ).toBe('platforms.0.options.url');
+    expect(
+      keyOf(() => load({ platforms: [{ name: 'ops', type: 'carrier-pigeon', options: {} }] })),
+    ).toBe('platforms.0.type');
+  });
+
+  it('refuses a file that is not JSON or not an object, naming the file', () => {
+    const dir = tempDir();
+    const path = join(dir, 'bad.json');
+    writeFileSync(path, '{"server": ');
+    expect(() => loadConfig({ config: path }, {}, dir)).toThrow(`${path}: not valid JSON`);
+    writeFileSync(path, '[1,2]');
+    expect(() => loadConfig({ config: path }, {}, dir)).toThrow('must hold one JSON object');
+  });
+
+  it('resolves relative program paths and existing relative files against the profile cwd, and nothing else', () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'tools'));
+    writeFileSync(join(dir, 'tools', 'job.mjs'), '');
+    const c = loadConfig(
+      {
+        config: writeConfig(dir, {
+          workers: {
+            profiles: {
+              p: { command: ['node', 'tools/job.mjs', '-e', "a('/x')", 'https://h/p'] },
+              q: { command: ['./bin/agent'] },
+            },
+          },
+        }),
+      },
+      {},
+      dir,
+    );
+    expect(c.workers.profiles.p!.command).toEqual([
+      'node',
+      join(dir, 'tools/job.mjs'),
+      '-e',
+      "a('/x')",
+      'https://h/p',
+    ]);
+    expect(c.workers.profiles.q!.command).toEqual([join(dir, 'bin/agent')]);
+  });
+
+  it('keeps GATEHOUSE_* variables (the API token among them) out of the workers environment', () => {
+    const c = load(
+      {},
+      { PATH: '/bin', GATEHOUSE_TOKEN: 'a-secret-api-token-value', GATEHOUSE_DATA_DIR: '/d' },
+    );
+    expect(c.workerEnv).toEqual({ PATH: '/bin' });
+  });
+});
