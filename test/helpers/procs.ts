@@ -4,8 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { afterEach } from 'vitest';
 import { readdirSync } from 'node:fs';
 import {
+  currentBootId,
   identityOf,
   readEnviron,
+  readProcStat,
   terminateGroup,
   terminateProcess,
   type ProcessIdentity,
@@ -53,7 +55,9 @@ export function spawnTracked(argv: string[], options: SpawnOptions = {}): Spawne
   );
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not spawn ${cmd}`);
-  const identity = identityOf(pid) ?? { pid, startTime: -1, bootId: 'unknown' };
+  // Read the stat even if the child already exited (a zombie until Node reaps it): its start
+  // time is what proves the group ours at cleanup.
+  const identity = { pid, startTime: readProcStat(pid)?.startTime ?? -1, bootId: currentBootId() };
   started.push(identity);
   return {
     child,
