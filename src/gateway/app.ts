@@ -5,11 +5,13 @@ import { AppError, ERROR_STATUS } from '../errors.js';
 import type { Board } from '../kanban/board.js';
 import type { OperatorActions } from '../kanban/operator-actions.js';
 import type { WorkerActions } from '../kanban/worker-actions.js';
+import type { Platforms } from '../platforms/platforms.js';
 import { authPlugin } from './auth.js';
 import type { EventStreamHub } from './event-stream.js';
 import { healthRoutes, type ReadyReport } from './health-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
+import { platformRoutes } from './routes/platform-routes.js';
 import { taskRoutes, type WorkerSample } from './routes/task-routes.js';
 import { workerRoutes } from './routes/worker-routes.js';
 import { validatorCompiler } from './validation.js';
@@ -23,6 +25,7 @@ export interface AppDeps {
   operator: OperatorActions;
   worker: WorkerActions;
   hub: EventStreamHub;
+  platforms: Platforms;
   profiles: readonly string[];
   workerInfo: (taskId: string) => WorkerSample | null;
   requestStop: (code: number, reason: string) => void;
@@ -85,6 +88,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   taskRoutes(app, deps);
   workerRoutes(app, deps.worker);
   eventRoutes(app, deps.board, deps.hub);
+  platformRoutes(app, deps.platforms);
   adminRoutes(app, deps.requestStop);
   return app;
 }

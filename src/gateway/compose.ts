@@ -5,6 +5,8 @@ import type { Db } from '../kanban/db.js';
 import { Dispatcher } from '../kanban/dispatcher.js';
 import { createKanban, type Kanban } from '../kanban/kanban.js';
 import type { RunTerminator } from '../kanban/run-termination.js';
+import type { AdapterFactory } from '../platforms/adapter.js';
+import { Platforms } from '../platforms/platforms.js';
 import { buildApp } from './app.js';
 import { CLOSE_RESTARTING, EventStreamHub, type StreamOptions } from './event-stream.js';
 
@@ -16,11 +18,15 @@ export interface GatewayDeps {
   clock?: () => number;
   terminator?: RunTerminator;
   stream?: StreamOptions;
+  /** Adapter factories by platform name, replacing the configured type's (tests). */
+  adapters?: Record<string, AdapterFactory>;
+  notifyRetryMs?: number;
 }
 
 export interface Gateway {
   kanban: Kanban;
   dispatcher: Dispatcher;
+  platforms: Platforms;
   hub: EventStreamHub;
   app: FastifyInstance;
   /** Shutdown steps in order, for the owner's Shutdown (workers are not stopped). */
@@ -35,6 +41,14 @@ export function composeGateway(deps: GatewayDeps): Gateway {
     onListenerError: (err) => logger.error({ err }, 'event listener failed'),
   });
   const hub = new EventStreamHub(kanban.board, deps.stream);
+  const platforms = new Platforms({
+    configs: config.platforms,
+    db,
+    board: kanban.board,
+    onError: (err, what) => logger.warn({ err }, `platform: ${what} failed`),
+    ...(deps.adapters ? { factories: deps.adapters } : {}),
+    ...(deps.notifyRetryMs ? { notifyRetryMs: deps.notifyRetryMs } : {}),
+  });
   const dispatcher = new Dispatcher({
     config,
     kanban,
@@ -51,13 +65,18 @@ export function composeGateway(deps: GatewayDeps): Gateway {
         database: { status: db.open ? 'ok' : 'down' },
         dispatcher: { status: dispatcher.running ? 'ok' : 'down' },
       },
-      platforms: [],
+      platforms: platforms.views().map((p) => ({
+        name: p.name,
+        state: p.state,
+        status: p.state === 'connected' && p.breaker.state === 'closed' ? 'ok' : 'degraded',
+      })),
       board: db.open ? kanban.board.counts() : {},
     }),
     board: kanban.board,
     operator: kanban.operator,
     worker: kanban.worker,
     hub,
+    platforms,
     profiles: Object.keys(config.workers.profiles),
     workerInfo: (taskId) => dispatcher.workerInfo(taskId),
     requestStop: deps.requestStop,
@@ -65,15 +84,18 @@ export function composeGateway(deps: GatewayDeps): Gateway {
   return {
     kanban,
     dispatcher,
+    platforms,
     hub,
     app,
     closeSteps: [
       { name: 'dispatcher', run: () => dispatcher.stop() },
+      { name: 'platform notices', run: () => platforms.announce(2000, 'gatehouse is restarting') },
       {
         name: 'websocket clients',
         run: () => hub.closeAll(CLOSE_RESTARTING, 'gatehouse is restarting'),
       },
       { name: 'http', run: () => app.close() },
+      { name: 'platform adapters', run: () => platforms.stop(2000) },
       { name: 'database', run: () => db.close() },
     ],
   };

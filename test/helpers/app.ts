@@ -26,11 +26,15 @@ afterEach(async () => {
 /** `dispatch: true` starts the dispatcher once the server listens (API tests claim by hand). */
 export async function startGateway(
   configJson: object = {},
-  extra: Partial<Pick<GatewayDeps, 'terminator' | 'stream' | 'clock'>> & {
+  extra: Partial<
+    Pick<GatewayDeps, 'terminator' | 'stream' | 'clock' | 'adapters' | 'notifyRetryMs'>
+  > & {
     dispatch?: boolean;
+    /** Reuse a data dir (a restart); a fresh one by default. */
+    dataDir?: string;
   } = {},
 ): Promise<TestGateway> {
-  const dataDir = tempDir();
+  const dataDir = extra.dataDir ?? tempDir();
   const configPath = writeConfig(dataDir, { dataDir, ...configJson });
   const env = { ...cleanEnv(), [TEST_MARK.split('=')[0]!]: TEST_MARK.split('=')[1]! };
   const config = loadConfig({ config: configPath }, env, dataDir);
@@ -44,11 +48,14 @@ export async function startGateway(
     ...(extra.terminator ? { terminator: extra.terminator } : {}),
     ...(extra.stream ? { stream: extra.stream } : {}),
     ...(extra.clock ? { clock: extra.clock } : {}),
+    ...(extra.adapters ? { adapters: extra.adapters } : {}),
+    notifyRetryMs: extra.notifyRetryMs ?? 200,
   });
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const address = gateway.app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   if (extra.dispatch) gateway.dispatcher.start(`http://127.0.0.1:${port}`);
+  gateway.platforms.start();
   let closed = false;
   const gw: TestGateway = {
     ...gateway,

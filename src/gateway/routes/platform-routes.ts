@@ -1,0 +1,113 @@
+// /platform: adapters' state and breakers, operator control, sends, and signed inbound webhooks.
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../errors.js';
+import type { Platforms } from '../../platforms/platforms.js';
+import { SIGNATURE_HEADER, verifySignature } from '../../platforms/webhook.js';
+
+const NameParams = Type.Object(
+  { name: Type.String({ maxLength: 64 }) },
+  { additionalProperties: false },
+);
+const SendBody = Type.Object(
+  {
+    channel: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    text: Type.String({ minLength: 1, maxLength: 4000 }),
+  },
+  { additionalProperties: false },
+);
+const INBOUND_LIMIT = 64 * 1024;
+
+type P = Static<typeof NameParams>;
+
+function parseInbound(raw: Buffer): { channel: string; text: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new AppError('BAD_REQUEST', 'body is not valid JSON');
+  }
+  const v = value as Record<string, unknown> | null;
+  const ok =
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    Object.keys(v).every((k) => k === 'channel' || k === 'text') &&
+    typeof v.channel === 'string' &&
+    v.channel.length > 0 &&
+    v.channel.length <= 200 &&
+    typeof v.text === 'string' &&
+    v.text.length > 0 &&
+    v.text.length <= 4000;
+  if (!ok)
+    throw new AppError(
+      'VALIDATION_FAILED',
+      'body must be {"channel": string, "text": string} and nothing else',
+    );
+  return { channel: v.channel as string, text: v.text as string };
+}
+
+export function platformRoutes(app: FastifyInstance, platforms: Platforms): void {
+  app.get('/platform', () => ({ platforms: platforms.views() }));
+  app.get<{ Params: P }>('/platform/:name', { schema: { params: NameParams } }, (req) =>
+    platforms.get(req.params.name).view(),
+  );
+
+  for (const action of ['pause', 'resume', 'reconnect'] as const) {
+    app.post<{ Params: P }>(
+      `/platform/:name/${action}`,
+      { schema: { params: NameParams } },
+      (req) => {
+        const supervisor = platforms.get(req.params.name);
+        supervisor[action]();
+        return supervisor.view();
+      },
+    );
+  }
+
+  app.post<{ Params: P; Body: Static<typeof SendBody> }>(
+    '/platform/:name/send',
+    { schema: { params: NameParams, body: SendBody } },
+    async (req) => {
+      const channel = req.body.channel ?? platforms.config(req.params.name).homeChannel;
+      if (!channel)
+        throw new AppError(
+          'VALIDATION_FAILED',
+          `platform ${req.params.name} has no homeChannel: give a channel`,
+        );
+      await platforms.get(req.params.name).send(channel, req.body.text);
+      return { sent: true, channel };
+    },
+  );
+
+  // The signature covers the raw body, so this route parses JSON itself, after verifying it.
+  app.register(async (scope) => {
+    scope.addContentTypeParser(
+      'application/json',
+      { parseAs: 'buffer', bodyLimit: INBOUND_LIMIT },
+      (_req, body, done) => done(null, body),
+    );
+    scope.post<{ Params: P; Body: Buffer }>(
+      '/platform/:name/inbound',
+      { config: { auth: 'none' }, bodyLimit: INBOUND_LIMIT, schema: { params: NameParams } },
+      async (req, reply) => {
+        const config = platforms.config(req.params.name);
+        if (config.type !== 'webhook')
+          throw new AppError('NOT_FOUND', `platform ${config.name} takes no inbound webhooks`);
+        const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+        const header = req.headers[SIGNATURE_HEADER];
+        if (
+          !verifySignature(
+            config.options.secret as string,
+            raw,
+            typeof header === 'string' ? header : undefined,
+          )
+        ) {
+          throw new AppError('UNAUTHORIZED', `missing or wrong ${SIGNATURE_HEADER}`);
+        }
+        platforms.onMessage(config.name, parseInbound(raw));
+        return reply.code(202).send({ accepted: true });
+      },
+    );
+  });
+}

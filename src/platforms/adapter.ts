@@ -1,0 +1,45 @@
+// What every platform adapter offers (connect, send, stop, inbound messages); no breaker logic here.
+export interface InboundMessage {
+  channel: string;
+  text: string;
+}
+
+/** How a failure should be treated by the supervisor. */
+export type FailureKind = 'retryable' | 'permanent' | 'caller';
+
+/** A platform failure: retryable (outage), permanent (bad credentials) or the caller's mistake. */
+export class PlatformError extends Error {
+  constructor(
+    message: string,
+    readonly kind: FailureKind,
+    readonly retryAfterMs: number | null = null,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'PlatformError';
+  }
+}
+
+export interface AdapterContext {
+  /** Delivers an inbound message to the gateway (chat commands). */
+  onMessage(message: InboundMessage): void;
+  /** Reports that a connected adapter lost its connection (the supervisor reconnects). */
+  onDisconnect(error: Error): void;
+  /** Small persistent state of the adapter (e.g. Telegram's update offset). */
+  loadState(): Record<string, unknown>;
+  saveState(state: Record<string, unknown>): void;
+}
+
+export interface PlatformAdapter {
+  /** Connects (and starts receiving); rejects with a PlatformError. */
+  connect(signal: AbortSignal): Promise<void>;
+  /** Sends one message; rejects with a PlatformError. */
+  send(channel: string, text: string, event: string | null, signal: AbortSignal): Promise<void>;
+  /** Stops receiving and releases everything. */
+  stop(): Promise<void>;
+}
+
+export type AdapterFactory = (
+  options: Record<string, unknown>,
+  ctx: AdapterContext,
+) => PlatformAdapter;

@@ -1,0 +1,80 @@
+// SQL for platforms: persisted adapter state and notification subscriptions with their cursors.
+import type { Db } from '../kanban/db.js';
+
+export interface Subscription {
+  platform: string;
+  channel: string;
+  taskId: string;
+  cursor: number;
+}
+
+export class PlatformStore {
+  private readonly loadState;
+  private readonly saveState;
+  private readonly subscribeStmt;
+  private readonly advance;
+  private readonly forTask;
+  private readonly pending;
+
+  constructor(db: Db, notifyKinds: readonly string[]) {
+    this.loadState = db.prepare<[string], { state: string }>(
+      'SELECT state FROM platform_state WHERE name = ?',
+    );
+    this.saveState =
+      db.prepare(`INSERT INTO platform_state (name, state, updated_at) VALUES (?, ?, ?)
+      ON CONFLICT (name) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`);
+    this.subscribeStmt = db.prepare(`INSERT INTO subscriptions (platform, channel, task_id, cursor)
+      VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`);
+    this.advance =
+      db.prepare(`UPDATE subscriptions SET cursor = ? WHERE platform = ? AND channel = ?
+      AND task_id = ? AND cursor < ?`);
+    this.forTask = db.prepare<[string], SubscriptionRow>(
+      'SELECT * FROM subscriptions WHERE task_id = ?',
+    );
+    const kinds = notifyKinds.map((k) => `'${k}'`).join(', ');
+    this.pending = db.prepare<[], SubscriptionRow>(`SELECT s.* FROM subscriptions s WHERE EXISTS (
+      SELECT 1 FROM events e WHERE e.task_id = s.task_id AND e.id > s.cursor AND e.kind IN (${kinds}))`);
+  }
+
+  state(name: string): Record<string, unknown> | null {
+    const row = this.loadState.get(name);
+    if (!row) return null;
+    try {
+      return JSON.parse(row.state) as Record<string, unknown>;
+    } catch {
+      return null;
+    }
+  }
+
+  setState(name: string, state: Record<string, unknown>, at: number): void {
+    this.saveState.run(name, JSON.stringify(state), at);
+  }
+
+  subscribe(platform: string, channel: string, taskId: string, cursor: number): void {
+    this.subscribeStmt.run(platform, channel, taskId, cursor);
+  }
+
+  advanceCursor(sub: Subscription, eventId: number): void {
+    this.advance.run(eventId, sub.platform, sub.channel, sub.taskId, eventId);
+  }
+
+  subscriptionsOf(taskId: string): Subscription[] {
+    return this.forTask.all(taskId).map(toSubscription);
+  }
+
+  /** Subscriptions with at least one notifiable event past their cursor. */
+  withPending(): Subscription[] {
+    return this.pending.all().map(toSubscription);
+  }
+}
+
+interface SubscriptionRow {
+  platform: string;
+  channel: string;
+  task_id: string;
+  cursor: number;
+}
+
+function toSubscription(row: SubscriptionRow): Subscription {
+  return { platform: row.platform, channel: row.channel, taskId: row.task_id, cursor: row.cursor };
+}

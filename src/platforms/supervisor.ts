@@ -1,0 +1,331 @@
+// One platform's supervisor: its opossum breaker around connect and send, reconnect backoff, state.
+import CircuitBreaker from 'opossum';
+import type { PlatformConfig } from '../config/schema.js';
+import { AppError } from '../errors.js';
+import {
+  PlatformError,
+  type AdapterContext,
+  type AdapterFactory,
+  type InboundMessage,
+  type PlatformAdapter,
+} from './adapter.js';
+
+export type PlatformState =
+  'connecting' | 'connected' | 'retrying' | 'paused' | 'failed' | 'disabled';
+export type BreakerState = 'closed' | 'open' | 'half_open';
+
+export interface PlatformView {
+  name: string;
+  type: string;
+  state: PlatformState;
+  homeChannel: string | null;
+  breaker: {
+    state: BreakerState;
+    failures: number;
+    rejects: number;
+    timeouts: number;
+    lastError: string | null;
+    openedAt: number | null;
+    nextAttemptAt: number | null;
+  };
+  counters: { sent: number; sendFailures: number; received: number; connects: number };
+  nextRetryAt: number | null;
+}
+
+export interface SupervisorDeps {
+  config: PlatformConfig;
+  factory: AdapterFactory;
+  /** Writes a platform event (platform_connected, breaker_opened, …). */
+  record: (kind: string, payload: Record<string, unknown>) => void;
+  /** Persists the view, so /platform after a restart shows the last known error. */
+  persist: (view: PlatformView) => void;
+  persisted: Partial<PlatformView> | null;
+  adapterState: { load(): Record<string, unknown>; save(state: Record<string, unknown>): void };
+  onMessage: (message: InboundMessage) => void;
+  onError: (err: unknown, what: string) => void;
+  clock: () => number;
+}
+
+const MAX_BACKOFF_MS = 60_000;
+
+/** Runs an adapter call so that a synchronous throw becomes a rejection. */
+function guarded<T>(fn: () => Promise<T>): Promise<T> {
+  return Promise.resolve().then(fn);
+}
+
+function describe(err: unknown): string {
+  if ((err as { code?: string }).code === 'ETIMEDOUT') return 'timed out';
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class PlatformSupervisor {
+  private state: PlatformState = 'connecting';
+  private readonly breaker: CircuitBreaker<[(signal: AbortSignal) => Promise<unknown>], unknown>;
+  private readonly adapter: PlatformAdapter;
+  private lastError: string | null;
+  private openedAt: number | null = null;
+  private nextRetryAt: number | null = null;
+  private attempts = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private readonly counters: PlatformView['counters'];
+
+  constructor(private readonly deps: SupervisorDeps) {
+    const b = deps.config.breaker;
+    this.breaker = new CircuitBreaker(
+      (op: (signal: AbortSignal) => Promise<unknown>) => op(AbortSignal.timeout(b.timeoutMs)),
+      {
+        timeout: b.timeoutMs,
+        errorThresholdPercentage: b.errorThresholdPercentage,
+        resetTimeout: b.resetTimeoutMs,
+        volumeThreshold: b.volumeThreshold,
+        // A caller's mistake (unknown chat, bad request) says nothing about the platform's health.
+        errorFilter: (err: unknown) => err instanceof PlatformError && err.kind === 'caller',
+      },
+    );
+    this.breaker.on('open', () => {
+      this.openedAt = deps.clock();
+      this.record('breaker_opened', {
+        lastError: this.lastError,
+        nextAttemptAt: this.nextAttemptAt(),
+      });
+    });
+    this.breaker.on('halfOpen', () => this.record('breaker_half_open', {}));
+    this.breaker.on('close', () => {
+      this.openedAt = null;
+      this.record('breaker_closed', {});
+    });
+    this.lastError = deps.persisted?.breaker?.lastError ?? null;
+    this.counters = {
+      sent: 0,
+      sendFailures: 0,
+      received: 0,
+      connects: 0,
+      ...deps.persisted?.counters,
+    };
+    const ctx: AdapterContext = {
+      onMessage: (message) => {
+        this.counters.received++;
+        this.safely(() => deps.onMessage(message), 'inbound message');
+      },
+      onDisconnect: (err) => this.safely(() => this.disconnected(err), 'disconnect'),
+      loadState: () => deps.adapterState.load(),
+      saveState: (state) => deps.adapterState.save(state),
+    };
+    this.adapter = deps.factory(deps.config.options, ctx);
+  }
+
+  get name(): string {
+    return this.deps.config.name;
+  }
+
+  get connected(): boolean {
+    return this.state === 'connected';
+  }
+
+  start(): void {
+    if (!this.deps.config.enabled) {
+      this.state = 'disabled';
+      return;
+    }
+    const persisted = this.deps.persisted?.breaker;
+    if (persisted?.state === 'open' && (persisted.nextAttemptAt ?? 0) > this.deps.clock()) {
+      // Still inside the open window it had: stay open until the reset timeout probes again.
+      this.breaker.open();
+      this.openedAt = persisted.openedAt ?? this.deps.clock();
+    }
+    void this.connect();
+  }
+
+  view(): PlatformView {
+    const stats = this.breaker.stats;
+    return {
+      name: this.deps.config.name,
+      type: this.deps.config.type,
+      state: this.state,
+      homeChannel: this.deps.config.homeChannel,
+      breaker: {
+        state: this.breaker.opened ? 'open' : this.breaker.halfOpen ? 'half_open' : 'closed',
+        failures: stats.failures,
+        rejects: stats.rejects,
+        timeouts: stats.timeouts,
+        lastError: this.lastError,
+        openedAt: this.breaker.opened ? this.openedAt : null,
+        nextAttemptAt: this.nextAttemptAt(),
+      },
+      counters: { ...this.counters },
+      nextRetryAt: this.nextRetryAt,
+    };
+  }
+
+  /** Sends through the breaker; 503 PLATFORM_UNAVAILABLE (with Retry-After) while it cannot. */
+  async send(channel: string, text: string, event: string | null = null): Promise<void> {
+    if (this.state === 'paused' || this.state === 'failed' || this.state === 'disabled') {
+      throw new AppError('PLATFORM_UNAVAILABLE', `platform ${this.name} is ${this.state}`, {
+        headers: { 'retry-after': '60' },
+      });
+    }
+    try {
+      await this.breaker.fire((signal) =>
+        guarded(() => this.adapter.send(channel, text, event, signal)),
+      );
+      this.counters.sent++;
+      this.persist();
+    } catch (err) {
+      this.counters.sendFailures++;
+      if ((err as { code?: string }).code !== 'EOPENBREAKER') this.lastError = describe(err);
+      this.persist();
+      throw this.unavailable(err);
+    }
+  }
+
+  pause(): void {
+    this.clearRetry();
+    this.setState('paused');
+    this.record('platform_paused', {});
+    void this.stopAdapter();
+  }
+
+  /** Resume and reconnect both reset the breaker and try to connect now. */
+  resume(): void {
+    const wasPaused = this.state === 'paused';
+    this.reconnect();
+    if (wasPaused) this.record('platform_resumed', {});
+  }
+
+  reconnect(): void {
+    if (this.state === 'disabled') return;
+    this.clearRetry();
+    this.breaker.close();
+    this.attempts = 0;
+    this.setState('connecting');
+    void this.connect();
+  }
+
+  /** Stops the adapter within `boundMs`; a hung stop is abandoned, never waited on forever. */
+  async stop(boundMs: number): Promise<void> {
+    this.stopped = true;
+    this.clearRetry();
+    await Promise.race([this.stopAdapter(), new Promise((r) => setTimeout(r, boundMs).unref())]);
+    this.breaker.shutdown();
+  }
+
+  /** Stopped, paused, disabled or failed: nothing should (re)connect. */
+  private halted(): boolean {
+    return (
+      this.stopped ||
+      this.state === 'paused' ||
+      this.state === 'disabled' ||
+      this.state === 'failed'
+    );
+  }
+
+  private async connect(): Promise<void> {
+    if (this.halted()) return;
+    this.nextRetryAt = null;
+    try {
+      await this.breaker.fire((signal) => guarded(() => this.adapter.connect(signal)));
+      if (this.halted()) return;
+      this.attempts = 0;
+      this.counters.connects++;
+      this.setState('connected');
+      this.record('platform_connected', {});
+    } catch (err) {
+      if (this.halted()) return;
+      this.failedConnect(err);
+    }
+  }
+
+  private failedConnect(err: unknown): void {
+    if ((err as { code?: string }).code !== 'EOPENBREAKER') this.lastError = describe(err);
+    if (err instanceof PlatformError && err.kind === 'permanent') {
+      this.setState('failed');
+      this.record('platform_disconnected', { error: this.lastError, permanent: true });
+      return;
+    }
+    this.attempts++;
+    const b = this.deps.config.breaker;
+    const base = Math.min(1000, b.resetTimeoutMs);
+    const backoff = Math.min(MAX_BACKOFF_MS, base * 2 ** (this.attempts - 1));
+    const jittered = backoff * (0.8 + Math.random() * 0.4);
+    const untilProbe = this.breaker.opened
+      ? Math.max(0, (this.nextAttemptAt() ?? 0) - this.deps.clock())
+      : 0;
+    const retryAfter = err instanceof PlatformError ? (err.retryAfterMs ?? 0) : 0;
+    const delay = Math.max(jittered, untilProbe + 10, retryAfter);
+    this.setState('retrying');
+    this.nextRetryAt = this.deps.clock() + delay;
+    this.retryTimer = setTimeout(() => void this.connect(), delay);
+    this.retryTimer.unref();
+  }
+
+  private disconnected(err: Error): void {
+    if (this.state !== 'connected') return;
+    this.lastError = describe(err);
+    this.record('platform_disconnected', {
+      error: this.lastError,
+      permanent: err instanceof PlatformError && err.kind === 'permanent',
+    });
+    this.failedConnect(err);
+  }
+
+  private unavailable(err: unknown): AppError {
+    if (err instanceof PlatformError && err.kind === 'caller') {
+      return new AppError('BAD_REQUEST', `${this.name}: ${err.message}`, { cause: err });
+    }
+    const retry = Math.max(
+      1,
+      Math.ceil(((this.nextAttemptAt() ?? this.deps.clock() + 1000) - this.deps.clock()) / 1000),
+    );
+    const why =
+      (err as { code?: string }).code === 'EOPENBREAKER'
+        ? 'its circuit breaker is open'
+        : describe(err);
+    return new AppError('PLATFORM_UNAVAILABLE', `platform ${this.name} is unavailable: ${why}`, {
+      cause: err,
+      headers: { 'retry-after': String(retry) },
+    });
+  }
+
+  private nextAttemptAt(): number | null {
+    return this.breaker.opened && this.openedAt !== null
+      ? this.openedAt + this.deps.config.breaker.resetTimeoutMs
+      : null;
+  }
+
+  private async stopAdapter(): Promise<void> {
+    try {
+      await guarded(() => this.adapter.stop());
+    } catch (err) {
+      this.deps.onError(err, `stopping ${this.name}`);
+    }
+  }
+
+  private clearRetry(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.nextRetryAt = null;
+  }
+
+  private setState(state: PlatformState): void {
+    this.state = state;
+    this.persist();
+  }
+
+  private record(kind: string, payload: Record<string, unknown>): void {
+    this.safely(() => this.deps.record(kind, { platform: this.name, ...payload }), kind);
+    this.persist();
+  }
+
+  private persist(): void {
+    this.safely(() => this.deps.persist(this.view()), 'persist');
+  }
+
+  private safely(fn: () => void, what: string): void {
+    try {
+      fn();
+    } catch (err) {
+      this.deps.onError(err, what);
+    }
+  }
+}

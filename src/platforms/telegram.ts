@@ -1,0 +1,89 @@
+// The Telegram adapter (Bot API): getMe on connect, long-polling getUpdates, sendMessage.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { PlatformError, type AdapterFactory, type PlatformAdapter } from './adapter.js';
+import { postJson, type HttpResult } from './http-json.js';
+
+interface BotReply {
+  ok?: boolean;
+  result?: unknown;
+  description?: string;
+  error_code?: number;
+  parameters?: { retry_after?: number };
+}
+
+interface Update {
+  update_id: number;
+  message?: { text?: string; chat?: { id?: number | string } };
+}
+
+/** Maps a Bot API answer to its result, or to a PlatformError of the right kind. */
+function resultOf(method: string, res: HttpResult): unknown {
+  const reply = (res.body ?? {}) as BotReply;
+  if (res.status === 200 && reply.ok === true) return reply.result;
+  const what = `${method}: ${reply.description ?? `HTTP ${res.status}`}`;
+  if (res.status === 401 || res.status === 404)
+    return fail(new PlatformError(`${what} (check the bot token)`, 'permanent'));
+  if (res.status === 429) {
+    const retryAfter = (reply.parameters?.retry_after ?? 1) * 1000;
+    return fail(new PlatformError(`${what} (rate limited)`, 'retryable', retryAfter));
+  }
+  if (res.status === 400 || res.status === 403) return fail(new PlatformError(what, 'caller'));
+  return fail(new PlatformError(what, 'retryable'));
+}
+
+function fail(err: PlatformError): never {
+  throw err;
+}
+
+export const createTelegram: AdapterFactory = (options, ctx): PlatformAdapter => {
+  const base = `${((options.apiBase as string | undefined) ?? 'https://api.telegram.org').replace(/\/$/, '')}/bot${options.token as string}`;
+  const pollSeconds = (options.pollTimeoutSeconds as number | undefined) ?? 30;
+  let polling: AbortController | null = null;
+
+  const call = async (method: string, body: unknown, signal: AbortSignal) =>
+    resultOf(method, await postJson(`${base}/${method}`, body, signal));
+
+  async function poll(controller: AbortController): Promise<void> {
+    while (!controller.signal.aborted) {
+      const offset = Number(ctx.loadState().offset ?? 0);
+      const timeout = AbortSignal.any([
+        controller.signal,
+        AbortSignal.timeout((pollSeconds + 10) * 1000),
+      ]);
+      const updates = (await call(
+        'getUpdates',
+        { offset, timeout: pollSeconds, allowed_updates: ['message'] },
+        timeout,
+      )) as Update[];
+      for (const update of Array.isArray(updates) ? updates : []) {
+        // The offset is saved before the update is handled: a restart never handles it twice.
+        ctx.saveState({ ...ctx.loadState(), offset: update.update_id + 1 });
+        const text = update.message?.text;
+        const chat = update.message?.chat?.id;
+        if (typeof text === 'string' && chat !== undefined)
+          ctx.onMessage({ channel: String(chat), text });
+      }
+      if (pollSeconds === 0)
+        await sleep(1000, undefined, { signal: controller.signal }).catch(() => undefined);
+    }
+  }
+
+  return {
+    async connect(signal) {
+      await call('getMe', {}, signal);
+      polling?.abort();
+      const controller = new AbortController();
+      polling = controller;
+      poll(controller).catch((err: unknown) => {
+        if (!controller.signal.aborted) ctx.onDisconnect(err as Error);
+      });
+    },
+    async send(channel, text, _event, signal) {
+      await call('sendMessage', { chat_id: channel, text }, signal);
+    },
+    async stop() {
+      polling?.abort();
+      polling = null;
+    },
+  };
+};

@@ -1,0 +1,126 @@
+// Local HTTP servers that play the remote services: a Telegram Bot API double and a webhook receiver.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { afterEach } from 'vitest';
+import { verifySignature } from '../../src/platforms/webhook.js';
+
+const servers: Server[] = [];
+
+afterEach(async () => {
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
+
+async function listen(server: Server): Promise<string> {
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const address = server.address();
+  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+  });
+}
+
+export interface TelegramDouble {
+  url: string;
+  token: string;
+  /** 'ok', 'down' (HTTP 500) or 'unauthorized' (401 on every call). */
+  mode: 'ok' | 'down' | 'unauthorized';
+  sent: { chat_id: string; text: string }[];
+  calls: string[];
+  /** Queues a chat message as an update. */
+  say(chat: number, text: string): void;
+}
+
+export async function telegramDouble(token = '123:test-token'): Promise<TelegramDouble> {
+  const updates: { update_id: number; message: { text: string; chat: { id: number } } }[] = [];
+  let nextId = 1;
+  const waiting = new Set<() => void>();
+  const double: TelegramDouble = {
+    url: '',
+    token,
+    mode: 'ok',
+    sent: [],
+    calls: [],
+    say(chat, text) {
+      updates.push({ update_id: nextId++, message: { text, chat: { id: chat } } });
+      for (const wake of waiting) wake();
+    },
+  };
+  const server = createServer((req, res) => {
+    void (async () => {
+      const body = JSON.parse((await readBody(req)).toString() || '{}') as Record<string, any>;
+      const [, bot, method] = /^\/bot([^/]+)\/(\w+)$/.exec(req.url ?? '') ?? [];
+      double.calls.push(method ?? '?');
+      const reply = (status: number, payload: object) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+      if (bot !== token || double.mode === 'unauthorized')
+        return reply(401, { ok: false, error_code: 401, description: 'Unauthorized' });
+      if (double.mode === 'down')
+        return reply(500, { ok: false, error_code: 500, description: 'Internal Server Error' });
+      if (method === 'getMe')
+        return reply(200, { ok: true, result: { id: 1, is_bot: true, username: 'gatehouse_bot' } });
+      if (method === 'sendMessage') {
+        double.sent.push({ chat_id: String(body.chat_id), text: String(body.text) });
+        return reply(200, { ok: true, result: { message_id: double.sent.length } });
+      }
+      if (method === 'getUpdates') {
+        const pending = () => updates.filter((u) => u.update_id >= Number(body.offset ?? 0));
+        if (pending().length === 0) {
+          await new Promise<void>((resolve) => {
+            const wake = () => {
+              waiting.delete(wake);
+              resolve();
+            };
+            waiting.add(wake);
+            setTimeout(wake, Math.min(Number(body.timeout ?? 0) * 1000, 300));
+          });
+        }
+        return reply(200, { ok: true, result: pending() });
+      }
+      return reply(404, { ok: false, error_code: 404, description: 'Not Found' });
+    })();
+  });
+  double.url = await listen(server);
+  return double;
+}
+
+export interface WebhookReceiver {
+  url: string;
+  secret: string;
+  /** HTTP status to answer with (200 while healthy). */
+  status: number;
+  received: { channel: string; text: string; event?: string }[];
+  badSignatures: number;
+}
+
+export async function webhookReceiver(
+  secret = 'a-shared-webhook-secret',
+): Promise<WebhookReceiver> {
+  const receiver: WebhookReceiver = {
+    url: '',
+    secret,
+    status: 200,
+    received: [],
+    badSignatures: 0,
+  };
+  const server = createServer((req, res) => {
+    void readBody(req).then((raw) => {
+      const header = req.headers['x-gatehouse-signature'];
+      if (!verifySignature(secret, raw, typeof header === 'string' ? header : undefined)) {
+        receiver.badSignatures++;
+        return res.writeHead(401).end();
+      }
+      if (receiver.status === 200) receiver.received.push(JSON.parse(raw.toString()));
+      return res.writeHead(receiver.status).end();
+    });
+  });
+  receiver.url = `${await listen(server)}/hook`;
+  return receiver;
+}
