@@ -1,5 +1,5 @@
 // buildApp: assembles the Fastify app from its dependencies; it never listens.
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
 import { AppError, ERROR_STATUS } from '../errors.js';
 import type { Board } from '../kanban/board.js';
@@ -78,7 +78,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     bodyLimit: deps.bodyLimitBytes,
     forceCloseConnections: 'idle',
     // One log line per request would flood the journal; failures are logged where they happen.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
   });
   app.setValidatorCompiler(validatorCompiler);
   installErrorHandling(app);
