@@ -15,6 +15,8 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
 COPY examples ./examples
+COPY libexec ./libexec
+COPY public ./public
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data

@@ -20,13 +20,18 @@ async function receiver() {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
-      if (state.status === 200) state.arrivals.push({ at: Date.now(), body: JSON.parse(Buffer.concat(chunks).toString()) });
+      if (state.status === 200)
+        state.arrivals.push({ at: Date.now(), body: JSON.parse(Buffer.concat(chunks).toString()) });
       res.writeHead(state.status).end();
     });
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   state.url = `http://127.0.0.1:${server.address().port}/hook`;
-  state.close = () => new Promise((r) => { server.closeAllConnections(); server.close(r); });
+  state.close = () =>
+    new Promise((r) => {
+      server.closeAllConnections();
+      server.close(r);
+    });
   return state;
 }
 
@@ -38,20 +43,36 @@ async function telegram() {
     req.on('end', () => {
       const ok = !state.down;
       const method = req.url.split('/').pop();
-      if (method === 'getUpdates' && ok) return setTimeout(() => res.writeHead(200).end('{"ok":true,"result":[]}'), 200);
-      res.writeHead(ok ? 200 : 500).end(ok ? '{"ok":true,"result":{}}' : '{"ok":false,"description":"down"}');
+      if (method === 'getUpdates' && ok)
+        return setTimeout(() => res.writeHead(200).end('{"ok":true,"result":[]}'), 200);
+      res
+        .writeHead(ok ? 200 : 500)
+        .end(ok ? '{"ok":true,"result":{}}' : '{"ok":false,"description":"down"}');
     });
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   state.url = `http://127.0.0.1:${server.address().port}`;
-  state.close = () => new Promise((r) => { server.closeAllConnections(); server.close(r); });
+  state.close = () =>
+    new Promise((r) => {
+      server.closeAllConnections();
+      server.close(r);
+    });
   return state;
 }
 
 async function gateway(platforms, dataDir = tempDir()) {
-  writeFileSync(join(dataDir, 'c.json'), JSON.stringify({ dataDir, workers: { maxConcurrent: 0 }, platforms }));
+  writeFileSync(
+    join(dataDir, 'c.json'),
+    JSON.stringify({ dataDir, workers: { maxConcurrent: 0 }, platforms }),
+  );
   const config = loadConfig({ config: join(dataDir, 'c.json') }, process.env, dataDir);
-  const gw = composeGateway({ config, db: openDatabase(join(dataDir, 'gatehouse.db')), logger: pino({ level: 'silent' }), requestStop: () => {}, notifyRetryMs: 1000 });
+  const gw = composeGateway({
+    config,
+    db: openDatabase(join(dataDir, 'gatehouse.db')),
+    logger: pino({ level: 'silent' }),
+    requestStop: () => {},
+    notifyRetryMs: 1000,
+  });
   gw.platforms.start();
   gw.close = async () => {
     for (const step of gw.closeSteps) await step.run();
@@ -64,9 +85,25 @@ async function recovery(runs) {
   const times = [];
   for (let i = 0; i < runs; i++) {
     const tg = await telegram();
-    const gw = await gateway([{ name: 'tg', type: 'telegram', options: { token: '1:x', apiBase: tg.url, pollTimeoutSeconds: 1 }, breaker: { resetTimeoutMs: 1000, volumeThreshold: 3, errorThresholdPercentage: 50, timeoutMs: 2000 } }]);
+    const gw = await gateway([
+      {
+        name: 'tg',
+        type: 'telegram',
+        options: { token: '1:x', apiBase: tg.url, pollTimeoutSeconds: 1 },
+        breaker: {
+          resetTimeoutMs: 1000,
+          volumeThreshold: 3,
+          errorThresholdPercentage: 50,
+          timeoutMs: 2000,
+        },
+      },
+    ]);
     const sup = gw.platforms.get('tg');
-    await waitFor('retrying', () => sup.view().state === 'retrying' && sup.view().counters.connects === 0, 10_000);
+    await waitFor(
+      'retrying',
+      () => sup.view().state === 'retrying' && sup.view().counters.connects === 0,
+      10_000,
+    );
     const t0 = Date.now();
     tg.down = false;
     await waitFor('connected', () => sup.view().state === 'connected', 30_000, 5);
@@ -80,7 +117,9 @@ async function recovery(runs) {
 async function sendLatency(n) {
   const rx = await receiver();
   const direct = createWebhook({ url: rx.url, secret: SECRET }, {});
-  const gw = await gateway([{ name: 'ops', type: 'webhook', options: { url: rx.url, secret: SECRET } }]);
+  const gw = await gateway([
+    { name: 'ops', type: 'webhook', options: { url: rx.url, secret: SECRET } },
+  ]);
   const sup = gw.platforms.get('ops');
   const timed = async (fn) => {
     const t0 = performance.now();
@@ -105,15 +144,28 @@ async function sendLatency(n) {
 
 async function notificationDelay(n) {
   const rx = await receiver();
-  const gw = await gateway([{ name: 'ops', type: 'webhook', homeChannel: 'room', options: { url: rx.url, secret: SECRET } }]);
+  const gw = await gateway([
+    { name: 'ops', type: 'webhook', homeChannel: 'room', options: { url: rx.url, secret: SECRET } },
+  ]);
   const { board, worker } = gw.kanban;
   const delays = [];
   for (let i = 0; i < n; i++) {
     const task = board.create({ title: `notify ${i}` }, { kind: 'api' });
-    const claim = claimTask(board, { taskId: task.id, profile: 'demo', leaseMs: 60_000, keepDescendants: false, logPathFor: () => '/dev/null' });
+    const claim = claimTask(board, {
+      taskId: task.id,
+      profile: 'demo',
+      leaseMs: 60_000,
+      keepDescendants: false,
+      logPathFor: () => '/dev/null',
+    });
     worker.complete(task.id, claim.token, { summary: 'ok' });
     const event = board.events.listForTask(task.id, 0, 100).find((e) => e.kind === 'completed');
-    const arrival = await waitFor('receipt', () => rx.arrivals.find((a) => a.body.text.includes(task.id)), 10_000, 1);
+    const arrival = await waitFor(
+      'receipt',
+      () => rx.arrivals.find((a) => a.body.text.includes(task.id)),
+      10_000,
+      1,
+    );
     delays.push(arrival.at - event.at);
   }
   await gw.close();
@@ -126,9 +178,23 @@ export async function run() {
   const send = await sendLatency(500);
   const notify = await notificationDelay(100);
   return printTable('Platforms', [
-    { figure: `service back → connected, median (p99 ${p99(back).toFixed(0)} ms; retry backoff starts at 1 s)`, unit: 'ms', value: median(back) },
-    { figure: `send through the closed breaker, median (p99 ${p99(send.viaBreaker).toFixed(2)} ms)`, unit: 'ms', value: median(send.viaBreaker), baselineName: `adapter called directly (p99 ${p99(send.bare).toFixed(2)} ms)`, baseline: median(send.bare) },
-    { figure: `task event → receiver got the notification, median (p99 ${p99(notify).toFixed(0)} ms)`, unit: 'ms', value: median(notify) },
+    {
+      figure: `service back → connected, median (p99 ${p99(back).toFixed(0)} ms; retry backoff starts at 1 s)`,
+      unit: 'ms',
+      value: median(back),
+    },
+    {
+      figure: `send through the closed breaker, median (p99 ${p99(send.viaBreaker).toFixed(2)} ms)`,
+      unit: 'ms',
+      value: median(send.viaBreaker),
+      baselineName: `adapter called directly (p99 ${p99(send.bare).toFixed(2)} ms)`,
+      baseline: median(send.bare),
+    },
+    {
+      figure: `task event → receiver got the notification, median (p99 ${p99(notify).toFixed(0)} ms)`,
+      unit: 'ms',
+      value: median(notify),
+    },
   ]);
 }
 

@@ -21,7 +21,7 @@ const lines = [
   '',
   `Latest \`npm run bench\`, ${new Date().toISOString().slice(0, 10)}, on ${machine}. Each figure`,
   'is measured side by side with its baseline in the same run; load generator and server share',
-  'the machine\'s cores.',
+  "the machine's cores.",
   '',
   '| suite | figure | value | baseline (same run) | ratio | goal |',
   '|---|---|---|---|---|---|',
@@ -30,7 +30,9 @@ for (const { name, rows } of sections) {
   for (const r of rows) {
     const ratio = r.baseline ? `${(r.value / r.baseline).toFixed(2)}x` : '-';
     const baseline = r.baselineName ? `${r.baselineName}: ${fmt(r.baseline)} ${r.unit}` : '-';
-    lines.push(`| ${name} | ${r.figure} | ${fmt(r.value)} ${r.unit} | ${baseline} | ${ratio} | ${r.goal ?? '-'} |`);
+    lines.push(
+      `| ${name} | ${r.figure} | ${fmt(r.value)} ${r.unit} | ${baseline} | ${ratio} | ${r.goal ?? '-'} |`,
+    );
   }
 }
 const table = `${lines.join('\n')}\n`;

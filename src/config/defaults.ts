@@ -16,6 +16,7 @@ export function defaultConfig(): RawConfig {
   return {
     dataDir: '.gatehouse',
     server: { host: '127.0.0.1', port: 8787, bodyLimitBytes: 1_048_576 },
+    log: { level: 'info' },
     api: { token: null },
     replace: { timeoutSeconds: 10, killTimeoutSeconds: 5 },
     shutdown: { timeoutSeconds: 10 },

@@ -51,6 +51,16 @@ export const ConfigSchema = Type.Object(
       },
       strict,
     ),
+    log: Type.Object(
+      {
+        level: Type.Union(
+          ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) =>
+            Type.Literal(l),
+          ),
+        ),
+      },
+      strict,
+    ),
     api: Type.Object({ token: Type.Union([Type.String({ minLength: 16 }), Type.Null()]) }, strict),
     replace: Type.Object(
       { timeoutSeconds: seconds(0.01), killTimeoutSeconds: seconds(0.01) },

@@ -1,5 +1,10 @@
 // buildApp: assembles the Fastify app from its dependencies; it never listens.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+} from 'fastify';
 import websocket from '@fastify/websocket';
 import { AppError, ERROR_STATUS } from '../errors.js';
 import type { Board } from '../kanban/board.js';
@@ -11,6 +16,8 @@ import type { EventStreamHub } from './event-stream.js';
 import { healthRoutes, type ReadyReport } from './health-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
+import type { Metrics } from './metrics.js';
+import { opsRoutes, registerApiDocs } from './routes/ops-routes.js';
 import { platformRoutes } from './routes/platform-routes.js';
 import { taskRoutes, type WorkerSample } from './routes/task-routes.js';
 import { workerRoutes } from './routes/worker-routes.js';
@@ -26,6 +33,7 @@ export interface AppDeps {
   worker: WorkerActions;
   hub: EventStreamHub;
   platforms: Platforms;
+  metrics: Metrics;
   profiles: readonly string[];
   workerInfo: (taskId: string) => WorkerSample | null;
   requestStop: (code: number, reason: string) => void;
@@ -84,11 +92,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   installErrorHandling(app);
   void app.register(websocket, { options: { maxPayload: 4096 } });
   void app.register(authPlugin, { apiToken: deps.apiToken });
-  healthRoutes(app, deps.readiness);
-  taskRoutes(app, deps);
-  workerRoutes(app, deps.worker);
-  eventRoutes(app, deps.board, deps.hub);
-  platformRoutes(app, deps.platforms);
-  adminRoutes(app, deps.requestStop);
+  registerApiDocs(app);
+  // Routes go in a plugin so that they load after swagger and land in the OpenAPI document.
+  void app.register(async (scope) => {
+    healthRoutes(scope, deps.readiness);
+    taskRoutes(scope, deps);
+    workerRoutes(scope, deps.worker);
+    eventRoutes(scope, deps.board, deps.hub);
+    platformRoutes(scope, deps.platforms);
+    opsRoutes(scope, deps.metrics);
+    adminRoutes(scope, deps.requestStop);
+  });
   return app;
 }

@@ -36,7 +36,8 @@ function installAuth(app: FastifyInstance, apiToken: string | null): void {
   if (apiToken === null) return;
   app.addHook('onRequest', async (req) => {
     const auth = req.routeOptions.config.auth ?? 'api';
-    if (auth !== 'api') return;
+    // The API description and its viewer are public; they hold no data.
+    if (auth !== 'api' || req.url === '/docs' || req.url.startsWith('/docs/')) return;
     const token = bearerToken(req);
     if (token === null || !secretsEqual(token, apiToken)) {
       throw new AppError('UNAUTHORIZED', 'this route needs Authorization: Bearer <api.token>');

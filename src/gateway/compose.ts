@@ -9,6 +9,7 @@ import type { AdapterFactory } from '../platforms/adapter.js';
 import { Platforms } from '../platforms/platforms.js';
 import { buildApp } from './app.js';
 import { CLOSE_RESTARTING, EventStreamHub, type StreamOptions } from './event-stream.js';
+import { createMetrics } from './metrics.js';
 
 export interface GatewayDeps {
   config: Config;
@@ -49,10 +50,19 @@ export function composeGateway(deps: GatewayDeps): Gateway {
     ...(deps.adapters ? { factories: deps.adapters } : {}),
     ...(deps.notifyRetryMs ? { notifyRetryMs: deps.notifyRetryMs } : {}),
   });
+  // The sources are read at scrape time; the dispatcher and platforms exist by then.
+  const metrics = createMetrics({
+    taskCounts: () => kanban.board.counts(),
+    runOutcomes: () => kanban.board.runs.countByOutcome(),
+    workersByProfile: () => dispatcher.liveByProfile(),
+    platforms: () => platforms.views(),
+    notificationBacklog: () => platforms.notificationBacklog(),
+  });
   const dispatcher = new Dispatcher({
     config,
     kanban,
     log: logger,
+    observeTick: (ms) => metrics.observeTick(ms),
     ...(deps.terminator ? { reaper: deps.terminator } : {}),
   });
   const app = buildApp({
@@ -77,6 +87,7 @@ export function composeGateway(deps: GatewayDeps): Gateway {
     worker: kanban.worker,
     hub,
     platforms,
+    metrics,
     profiles: Object.keys(config.workers.profiles),
     workerInfo: (taskId) => dispatcher.workerInfo(taskId),
     requestStop: deps.requestStop,

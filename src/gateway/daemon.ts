@@ -36,7 +36,7 @@ function readConfig(overrides: ConfigOverrides): Config {
 export async function runDaemon(opts: RunOptions): Promise<void> {
   const config = readConfig(opts.overrides);
   mkdirSync(config.dataDir, { recursive: true });
-  const log = createLogger();
+  const log = createLogger(config.log.level);
   const instance = await acquireInstance({
     dataDir: config.dataDir,
     replace: opts.replace,

@@ -68,12 +68,17 @@ export class Board {
     return task;
   }
 
-  list(filter: Omit<TaskFilter, 'afterSeq'> & { cursor?: string | undefined }): {
+  list(
+    filter: Omit<TaskFilter, 'afterSeq' | 'order'> & {
+      cursor?: string | undefined;
+      order?: 'asc' | 'desc' | undefined;
+    },
+  ): {
     tasks: Task[];
     nextCursor: string | null;
   } {
-    const afterSeq = filter.cursor === undefined ? 0 : decodeCursor(filter.cursor);
-    const page = this.tasks.list({ ...filter, afterSeq });
+    const afterSeq = filter.cursor === undefined ? null : decodeCursor(filter.cursor);
+    const page = this.tasks.list({ ...filter, order: filter.order ?? 'asc', afterSeq });
     return {
       tasks: page.tasks,
       nextCursor: page.more && page.lastSeq !== null ? encodeCursor(page.lastSeq) : null,

@@ -36,6 +36,8 @@ export interface DispatcherDeps {
   config: Config;
   kanban: Kanban;
   log: DispatcherLog;
+  /** Told each tick's duration in ms (metrics). */
+  observeTick?: (ms: number) => void;
   /** Cleans up a finished run's leftovers; defaults to process-group termination. */
   reaper?: RunTerminator;
 }
@@ -135,6 +137,12 @@ export class Dispatcher {
         };
     }
     return null;
+  }
+
+  liveByProfile(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const w of this.live.values()) counts[w.profile] = (counts[w.profile] ?? 0) + 1;
+    return counts;
   }
 
   liveCount(profile?: string): number {
@@ -400,7 +408,9 @@ export class Dispatcher {
       this.deps.log.error({ err }, 'dispatcher tick failed');
     } finally {
       this.ticking = false;
-      this.tickDurations.push(performance.now() - started);
+      const ms = performance.now() - started;
+      this.tickDurations.push(ms);
+      this.deps.observeTick?.(ms);
       if (this.tickDurations.length > 100) this.tickDurations.shift();
     }
   }

@@ -53,6 +53,7 @@ export class RunStore {
   private readonly gone;
   private readonly sample;
   private readonly unreapedRuns;
+  private readonly outcomes;
 
   constructor(db: Db) {
     this.insert = db.prepare(`INSERT INTO runs (id, task_id, profile, token_hash, started_at,
@@ -73,6 +74,9 @@ export class RunStore {
     this.sample =
       db.prepare(`UPDATE runs SET cpu_percent_max = max(coalesce(cpu_percent_max, 0), @cpu),
       rss_bytes_max = max(coalesce(rss_bytes_max, 0), @rss) WHERE id = @id`);
+    this.outcomes = db.prepare<[], { outcome: string; n: number }>(
+      'SELECT outcome, count(*) AS n FROM runs WHERE outcome IS NOT NULL GROUP BY outcome',
+    );
     this.unreapedRuns = db.prepare<[], RunRow>(
       'SELECT * FROM runs WHERE proc_gone_at IS NULL AND ended_at IS NOT NULL ORDER BY seq',
     );
@@ -134,6 +138,11 @@ export class RunStore {
 
   recordSample(id: string, cpu: number, rss: number): void {
     this.sample.run({ id, cpu, rss });
+  }
+
+  /** Finished runs by outcome. */
+  countByOutcome(): Record<string, number> {
+    return Object.fromEntries(this.outcomes.all().map((r) => [r.outcome, r.n]));
   }
 
   /** Closed runs whose process group has not been confirmed gone. */

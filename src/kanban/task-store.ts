@@ -57,7 +57,10 @@ export interface NewTask {
 export interface TaskFilter {
   status?: TaskStatus | undefined;
   assignee?: string | undefined;
-  afterSeq: number;
+  /** Oldest first (asc, the default) or newest first (desc). */
+  order: 'asc' | 'desc';
+  /** Continue after this seq (in the chosen order); null from the start. */
+  afterSeq: number | null;
   limit: number;
 }
 
@@ -130,18 +133,19 @@ export class TaskStore {
   }
 
   list(filter: TaskFilter): { tasks: Task[]; lastSeq: number | null; more: boolean } {
-    const key = `${filter.status ? 's' : ''}${filter.assignee !== undefined ? 'a' : ''}`;
+    const key = `${filter.status ? 's' : ''}${filter.assignee !== undefined ? 'a' : ''}${filter.order}`;
     let stmt = this.listStatements.get(key);
     if (!stmt) {
-      const where = ['seq > @afterSeq'];
+      const where = [filter.order === 'asc' ? 'seq > @afterSeq' : 'seq < @afterSeq'];
       if (filter.status) where.push('status = @status');
       if (filter.assignee !== undefined) where.push('assignee = @assignee');
       stmt = this.db.prepare(
-        `SELECT *, ${PARENTS} FROM tasks WHERE ${where.join(' AND ')} ORDER BY seq LIMIT @limit`,
+        `SELECT *, ${PARENTS} FROM tasks WHERE ${where.join(' AND ')} ORDER BY seq ${filter.order} LIMIT @limit`,
       );
       this.listStatements.set(key, stmt);
     }
-    const rows = stmt.all({ ...filter, limit: filter.limit + 1 }) as TaskRow[];
+    const start = filter.afterSeq ?? (filter.order === 'asc' ? 0 : Number.MAX_SAFE_INTEGER);
+    const rows = stmt.all({ ...filter, afterSeq: start, limit: filter.limit + 1 }) as TaskRow[];
     const more = rows.length > filter.limit;
     const page = rows.slice(0, filter.limit);
     return { tasks: page.map((r) => this.toTask(r)), lastSeq: page.at(-1)?.seq ?? null, more };

@@ -50,6 +50,7 @@ export const ListTasksQuery = Type.Object(
     assignee: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     cursor: Type.Optional(Type.String({ maxLength: 100 })),
+    order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
   },
   strict,
 );

@@ -66,6 +66,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
         assignee: req.query.assignee,
         limit: req.query.limit ?? 100,
         cursor: req.query.cursor,
+        order: req.query.order,
       }),
   );
 

@@ -1,0 +1,75 @@
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { describe, expect, it } from 'vitest';
+import { api, startGateway } from '../helpers/app.js';
+import { waitFor } from '../helpers/wait.js';
+import { profile } from '../helpers/workers.js';
+
+interface Family {
+  name: string;
+  type: string;
+  metrics: {
+    value?: string;
+    labels?: Record<string, string>;
+    buckets?: Record<string, string>;
+    count?: string;
+  }[];
+}
+
+function byLabel(families: Family[], name: string, label: string): Record<string, number> {
+  const family = families.find((f) => f.name === name);
+  if (!family) throw new Error(`no metric ${name}`);
+  return Object.fromEntries(family.metrics.map((m) => [m.labels?.[label] ?? '', Number(m.value)]));
+}
+
+describe('/metrics', () => {
+  it('parses as Prometheus text and agrees with the API', async () => {
+    const gw = await startGateway(
+      {
+        workers: {
+          tickSeconds: 0.1,
+          profiles: { ok: profile('complete'), fail: profile('exit', {}, '1') },
+          failureLimit: 1,
+        },
+      },
+      { dispatch: true },
+    );
+    await api(gw.url, 'POST', '/tasks', { title: 'a', assignee: 'ok' });
+    await api(gw.url, 'POST', '/tasks', { title: 'b', assignee: 'fail' });
+    await waitFor(
+      'both settled',
+      () => gw.kanban.board.counts().done === 1 && gw.kanban.board.counts().blocked === 1,
+    );
+    await waitFor('a tick', () => gw.dispatcher.tickDurations.length > 0);
+    const res = await fetch(`${gw.url}/metrics`);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    const families = parsePrometheusTextFormat(await res.text()) as Family[];
+    const ready = (await api(gw.url, 'GET', '/ready')).body;
+    expect(byLabel(families, 'gatehouse_tasks', 'status')).toEqual(ready.board);
+    expect(byLabel(families, 'gatehouse_runs', 'outcome')).toEqual({ completed: 1, crashed: 1 });
+    const tick = families.find((f) => f.name === 'gatehouse_dispatcher_tick_seconds');
+    expect(tick?.type).toBe('HISTOGRAM');
+    expect(Number(tick?.metrics[0]?.count)).toBeGreaterThan(0);
+    expect(families.some((f) => f.name === 'process_cpu_user_seconds_total')).toBe(true);
+  });
+
+  it('describes every route in /openapi.json and serves /docs', async () => {
+    const gw = await startGateway();
+    const doc = (await api(gw.url, 'GET', '/openapi.json')).body;
+    expect(doc.openapi).toMatch(/^3\./);
+    // @fastify/websocket hides /events/stream (OpenAPI cannot describe a websocket); docs/api.md does.
+    for (const path of [
+      '/tasks',
+      '/tasks/{id}',
+      '/tasks/{id}/complete',
+      '/events',
+      '/platform/{name}/send',
+    ]) {
+      expect(Object.keys(doc.paths)).toContain(path);
+    }
+    expect(
+      doc.paths['/tasks'].post.requestBody.content['application/json'].schema.properties.title
+        .maxLength,
+    ).toBe(500);
+    expect((await fetch(`${gw.url}/docs/`)).status).toBe(200);
+  });
+});

@@ -1,0 +1,127 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api } from '../helpers/app.js';
+import {
+  ROOT,
+  freePort,
+  startDaemon,
+  tempDir,
+  waitServing,
+  writeConfig,
+} from '../helpers/daemon.js';
+import { webhookReceiver } from '../helpers/doubles.js';
+import { profile } from '../helpers/workers.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does)`);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+async function daemonWithPage(receiverUrl: string, secret: string) {
+  const dataDir = tempDir();
+  const port = await freePort();
+  const config = writeConfig(tempDir(), {
+    workers: {
+      tickSeconds: 0.1,
+      defaultProfile: 'ok',
+      profiles: { ok: profile('complete'), slow: profile('hang') },
+    },
+    platforms: [
+      {
+        name: 'ops',
+        type: 'webhook',
+        options: { url: receiverUrl, secret },
+        breaker: {
+          timeoutMs: 500,
+          errorThresholdPercentage: 50,
+          resetTimeoutMs: 60_000,
+          volumeThreshold: 2,
+        },
+      },
+    ],
+  });
+  const daemon = startDaemon({ dataDir, port, config });
+  const url = await waitServing(dataDir, daemon.pid);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.locator('#conn.live').waitFor();
+  return { dataDir, port, config, daemon, url, page };
+}
+
+function card(page: Page, status: string, title: string) {
+  return page.locator(`.column[data-status="${status}"] .card`, { hasText: title });
+}
+
+describe('the dashboard, in a real browser', () => {
+  it('creates a task from the form and shows it reach done live, with its log tail', async () => {
+    const receiver = await webhookReceiver();
+    const { page } = await daemonWithPage(receiver.url, receiver.secret);
+    // A marker on the window survives only if the page is never reloaded.
+    await page.evaluate(() => Object.assign(window, { untouched: true }));
+    await page.getByLabel('Title').fill('render the board');
+    await page.getByRole('button', { name: 'Create task' }).click();
+    await card(page, 'done', 'render the board').waitFor({ timeout: 15_000 });
+    expect(await page.evaluate(() => (window as unknown as { untouched?: boolean }).untouched)).toBe(true);
+    expect(await page.locator('.column[data-status="done"] h2').textContent()).toBe('done (1)');
+    await card(page, 'done', 'render the board').getByRole('link').click();
+    await page.locator('#log', { hasText: 'working' }).waitFor();
+    await page.locator('#runs', { hasText: 'completed' }).waitFor();
+    mkdirSync(join(ROOT, 'test-artifacts'), { recursive: true });
+    await page.screenshot({ path: join(ROOT, 'test-artifacts/dashboard.png'), fullPage: true });
+  });
+
+  it("shows a failing platform's open breaker and closes it with the Reconnect button", async () => {
+    const receiver = await webhookReceiver();
+    receiver.status = 500;
+    const { page, url } = await daemonWithPage(receiver.url, receiver.secret);
+    for (let i = 0; i < 2; i++)
+      await api(url, 'POST', '/platform/ops/send', { channel: 'c', text: 'x' });
+    const row = page.locator('.platform[data-platform="ops"]');
+    await page.reload();
+    await row.locator('.breaker.state-open').waitFor();
+    await row.locator('.last-error', { hasText: 'HTTP 500' }).waitFor();
+    receiver.status = 200;
+    await row.getByRole('button', { name: 'reconnect ops' }).click();
+    await row.locator('.breaker.state-closed').waitFor();
+    expect((await api(url, 'GET', '/platform/ops')).body.breaker.state).toBe('closed');
+  });
+
+  it('recovers after the daemon restarts and keeps updating live', async () => {
+    const receiver = await webhookReceiver();
+    const { page, dataDir, port, config, daemon, url } = await daemonWithPage(
+      receiver.url,
+      receiver.secret,
+    );
+    daemon.child.kill('SIGTERM');
+    await daemon.exited;
+    await page.locator('#conn.down').waitFor();
+    const next = startDaemon({ dataDir, port, config });
+    await waitServing(dataDir, next.pid);
+    await page.locator('#conn.live').waitFor({ timeout: 15_000 });
+    await api(url, 'POST', '/tasks', { title: 'after the restart', assignee: 'slow' });
+    await card(page, 'running', 'after the restart').waitFor();
+    expect(await page.locator('#conn').textContent()).toBe('live');
+  });
+});
