@@ -84,7 +84,7 @@ describe('the dashboard, in a real browser', () => {
     await page.getByRole('button', { name: 'Create task' }).click();
     await card(page, 'done', 'render the board').waitFor({ timeout: 15_000 });
     expect(await page.evaluate(() => (window as unknown as { untouched?: boolean }).untouched)).toBe(true);
-    expect(await page.locator('.column[data-status="done"] h2').textContent()).toBe('done (1)');
+    await page.locator('.column[data-status="done"] h2', { hasText: 'done (1)' }).waitFor();
     await card(page, 'done', 'render the board').getByRole('link').click();
     await page.locator('#log', { hasText: 'working' }).waitFor();
     await page.locator('#runs', { hasText: 'completed' }).waitFor();
