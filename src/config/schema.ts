@@ -19,7 +19,7 @@ export const ProfileSchema = Type.Object(
     command: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
     cwd: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
     env: Type.Optional(
-      Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String()),
+      Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String(), strict),
     ),
     maxConcurrent: Type.Optional(Type.Integer({ minimum: 0 })),
     maxRuntimeSeconds: Type.Optional(Type.Union([seconds(0.001), Type.Null()])),
@@ -86,7 +86,11 @@ export const ConfigSchema = Type.Object(
         killGraceSeconds: seconds(0),
         reclaimDeferSeconds: seconds(0.01),
         rateLimitCooldownSeconds: seconds(0),
-        profiles: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' }), ProfileSchema),
+        profiles: Type.Record(
+          Type.String({ pattern: '^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$' }),
+          ProfileSchema,
+          strict,
+        ),
       },
       strict,
     ),

@@ -79,11 +79,11 @@ describe('the dashboard, in a real browser', () => {
     const receiver = await webhookReceiver();
     const { page } = await daemonWithPage(receiver.url, receiver.secret);
     // A marker on the window survives only if the page is never reloaded.
-    await page.evaluate(() => Object.assign(window, { untouched: true }));
+    await page.evaluate(() => Object.assign(globalThis, { untouched: true }));
     await page.getByLabel('Title').fill('render the board');
     await page.getByRole('button', { name: 'Create task' }).click();
     await card(page, 'done', 'render the board').waitFor({ timeout: 15_000 });
-    expect(await page.evaluate(() => (window as unknown as { untouched?: boolean }).untouched)).toBe(true);
+    expect(await page.evaluate(() => (globalThis as { untouched?: boolean }).untouched)).toBe(true);
     await page.locator('.column[data-status="done"] h2', { hasText: 'done (1)' }).waitFor();
     await card(page, 'done', 'render the board').getByRole('link').click();
     await page.locator('#log', { hasText: 'working' }).waitFor();

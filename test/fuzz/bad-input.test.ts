@@ -1,0 +1,243 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { parsePidRecord } from '../../src/gateway/pid-file.js';
+import { readExitRecord, readProcRecord, readVerdict } from '../../src/kanban/run-files.js';
+import { api, startGateway, type TestGateway } from '../helpers/app.js';
+import { claim } from '../helpers/board.js';
+import { tempDir, writeConfig } from '../helpers/daemon.js';
+
+/** Garbage of many shapes, for any JSON value position. */
+const VALUES: unknown[] = [
+  null,
+  true,
+  -1,
+  0,
+  1.5,
+  1e308,
+  -1e308,
+  2 ** 63,
+  '',
+  ' ',
+  'x'.repeat(10_000),
+  '\u0000',
+  '../../etc/passwd',
+  [],
+  [1, 2],
+  {},
+  { $gt: '' },
+  { __proto__: { admin: true } },
+  'NaN',
+  '<script>',
+];
+
+function snapshot(gw: TestGateway) {
+  const b = gw.kanban.board;
+  return JSON.stringify({
+    last: b.events.lastId(),
+    counts: b.counts(),
+    tasks: b.list({ limit: 1000 }).tasks,
+  });
+}
+
+describe('bad input at scale changes nothing', () => {
+  it('answers every malformed request with a clear 4xx error body', async () => {
+    const gw = await startGateway();
+    const task = (await api(gw.url, 'POST', '/tasks', { title: 'the one task' })).body;
+    const claimed = claim(gw.kanban.board, gw.dataDir, task.id);
+    const before = snapshot(gw);
+    const requests: [string, string, unknown][] = [];
+    const bodies = [
+      ...VALUES.map((v) => ({ title: v })),
+      ...VALUES.map((v) => ({ title: 'ok', priority: v })),
+      ...VALUES.map((v) => ({ title: 'ok', parents: v })),
+      ...VALUES.map((v) => ({ title: 'ok', maxRuntimeSeconds: v })),
+      ...VALUES.map((v) => ({ title: 'ok', [String(v).slice(0, 20) || 'k']: 1 })),
+      ...['{', '{"title":', '{"title":"x"', '[', 'null', '"x"', '1', '{"title":"x"}}', '\u0000'],
+    ];
+    for (const body of bodies) requests.push(['POST', '/tasks', body]);
+    for (const body of VALUES.map((v) => ({ title: v, bogus: 1 })))
+      requests.push(['PATCH', `/tasks/${task.id}`, body]);
+    for (const id of [
+      't_x',
+      '..',
+      '%2e%2e%2f',
+      'T_000000000000',
+      `${task.id}x`,
+      '-1',
+      '9'.repeat(40),
+    ]) {
+      requests.push(
+        ['GET', `/tasks/${id}`, undefined],
+        ['POST', `/tasks/${id}/archive`, undefined],
+        ['DELETE', `/tasks/${id}`, undefined],
+      );
+      requests.push(['GET', `/runs/${id}/log`, undefined]);
+    }
+    for (const q of [
+      'limit=-1',
+      'limit=1e9',
+      'limit=abc',
+      'status=%00',
+      'cursor=' + 'A'.repeat(200),
+      'after=-5',
+      'x=1',
+    ]) {
+      requests.push(['GET', `/tasks?${q}`, undefined], ['GET', `/events?${q}`, undefined]);
+    }
+    // Worker routes get bodies that are always wrong (an unknown field), so the run stays open.
+    for (const body of VALUES.map((v) => ({ summary: v, verdict: 'done' })))
+      requests.push(['POST', `/tasks/${task.id}/complete`, body]);
+    for (const body of VALUES.map((v) => ({ reason: v, verdict: 'blocked' })))
+      requests.push(['POST', `/tasks/${task.id}/block`, body]);
+
+    let checked = 0;
+    for (const [method, path, body] of requests) {
+      const res = await api(gw.url, method, path, body, {
+        authorization: `Bearer ${claimed.token}`,
+      });
+      // A few bodies are valid by accident (e.g. a priority of 0): those may succeed, and are undone below.
+      if (res.status < 400) continue;
+      expect(res.status, `${method} ${path} ${JSON.stringify(body)?.slice(0, 80)}`).toBeLessThan(
+        500,
+      );
+      expect(typeof res.body.error.code).toBe('string');
+      expect(res.body.error.message.length).toBeGreaterThan(3);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(150);
+    // Whatever was valid by accident created tasks or edits; everything refused changed nothing.
+    const after = JSON.parse(snapshot(gw));
+    const original = JSON.parse(before);
+    expect(after.tasks.find((t: { id: string }) => t.id === task.id).title).toBe('the one task');
+    expect(after.tasks.find((t: { id: string }) => t.id === task.id).status).toBe('running');
+    expect(after.tasks.length - original.tasks.length).toBe(
+      after.counts.ready - original.counts.ready,
+    );
+  });
+
+  it('names the key of every bad config file', () => {
+    const dir = tempDir();
+    const corpus: [object | string, string][] = [
+      ['{"server": {"port": "8787"}}', 'server.port'],
+      ['{"server": {"port": 70000}}', 'server.port'],
+      ['{"server": {"port": -1}}', 'server.port'],
+      ['{"server": {"port": 1e400}}', 'server.port'],
+      ['{"workers": {"tickSeconds": -1}}', 'workers.tickSeconds'],
+      ['{"workers": {"maxConcurrent": 1.5}}', 'workers.maxConcurrent'],
+      ['{"workers": {"profiles": {"a": {"command": "node x.js"}}}}', 'workers.profiles.a.command'],
+      [
+        '{"workers": {"profiles": {"a": {"command": ["x"], "env": {"1BAD": "x"}}}}}',
+        'workers.profiles.a.env',
+      ],
+      ['{"workers": {"profiles": {"../x": {"command": ["x"]}}}}', 'workers.profiles'],
+      ['{"api": {"token": "short"}}', 'api.token'],
+      ['{"crashLoop": {"maxStarts": 0}}', 'crashLoop.maxStarts'],
+      ['{"platforms": {}}', 'platforms'],
+      ['{"platforms": [{"name": "A B", "type": "webhook", "options": {}}]}', 'platforms.0.name'],
+      [
+        '{"platforms": [{"name": "t", "type": "telegram", "options": {"token": ""}}]}',
+        'platforms.0.options.token',
+      ],
+      [
+        '{"platforms": [{"name": "t", "type": "telegram", "options": {"token": "x", "pollTimeoutSeconds": 9999}}]}',
+        'platforms.0.options.pollTimeoutSeconds',
+      ],
+      ['{"log": {"level": "loud"}}', 'log.level'],
+      ['{"dataDir": 5}', 'dataDir'],
+      ['{"dataDir": ""}', 'dataDir'],
+    ];
+    for (const [text, key] of corpus) {
+      const path = join(dir, 'c.json');
+      writeFileSync(path, typeof text === 'string' ? text : JSON.stringify(text));
+      let error: unknown;
+      try {
+        loadConfig({ config: path }, {}, dir);
+      } catch (err) {
+        error = err;
+      }
+      expect(error, String(text)).toBeInstanceOf(ConfigError);
+      expect(
+        (error as ConfigError).key.startsWith(key),
+        `${String(text)} → ${(error as ConfigError).key}`,
+      ).toBe(true);
+    }
+    for (const text of ['', '{', '{"a":}', '\u0000', 'null', '[]', '"x"']) {
+      writeFileSync(join(dir, 'c.json'), text);
+      expect(() => loadConfig({ config: join(dir, 'c.json') }, {}, dir)).toThrow(ConfigError);
+    }
+  });
+
+  it('treats every garbage pid file as stale', () => {
+    const good = {
+      pid: 10,
+      startTime: 1,
+      bootId: 'b',
+      argv: ['gatehouse'],
+      port: 1,
+      dataDir: '/d',
+      startedAt: 1,
+      version: '1',
+    };
+    const corpus = [
+      '',
+      'hello',
+      '-5',
+      '{"pid":1}',
+      '[]',
+      'null',
+      '{"pid":"10"}',
+      JSON.stringify(good).slice(0, 30),
+      ...Object.keys(good).flatMap((k) => VALUES.map((v) => JSON.stringify({ ...good, [k]: v }))),
+    ];
+    const accepted = corpus.filter((text) => parsePidRecord(text) !== null);
+    // Only values that are of the right type by chance pass (e.g. a port of 0 or -1 is a number).
+    for (const text of accepted) {
+      const r = parsePidRecord(text)!;
+      expect(Number.isInteger(r.pid) && r.pid > 0 && r.pid <= 4_194_304).toBe(true);
+      expect(typeof r.bootId).toBe('string');
+    }
+    expect(parsePidRecord(JSON.stringify(good))).toEqual(good);
+  });
+
+  it('reads garbage run files as missing, never as a verdict or an identity', () => {
+    const dir = join(tempDir(), 'r_000000000001');
+    mkdirSync(dir);
+    const garbage = [
+      '',
+      '{',
+      'null',
+      '[]',
+      '{"pid":-1}',
+      '{"pid":1.5,"pgid":1,"startTime":1,"bootId":"b"}',
+      '{"status":"done","summ',
+      '{"status":999}',
+      '{"status":-1}',
+      '{"status":"0"}',
+      '{"status":"blocked","reason":""}',
+      '{"status":"DONE"}',
+    ];
+    for (const text of garbage) {
+      for (const name of ['proc.json', 'exit.json', 'result.json'])
+        writeFileSync(join(dir, name), text);
+      expect(readProcRecord(dir), text).toBeNull();
+      expect(readExitRecord(dir), text).toBeNull();
+      expect(typeof readVerdict(dir), text).toBe('string');
+    }
+  });
+});
+
+describe('a config file with hostile values, through the real gatehouse', () => {
+  it('is refused before anything starts', async () => {
+    const { startDaemon, pidRecord } = await import('../helpers/daemon.js');
+    const dataDir = tempDir();
+    const config = writeConfig(tempDir(), {
+      workers: { profiles: { x: { command: ['a'], maxConcurrent: 1e400 } } },
+    });
+    const daemon = startDaemon({ dataDir, config });
+    expect((await daemon.exited).code).toBe(78);
+    expect(daemon.stderr()).toContain('workers.profiles.x.maxConcurrent');
+    expect(pidRecord(dataDir)).toBeNull();
+  });
+});
