@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   INTERNAL: 500,
   PLATFORM_UNAVAILABLE: 503,
   SHUTTING_DOWN: 503,
+  STORAGE_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

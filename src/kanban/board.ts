@@ -51,13 +51,18 @@ export class Board {
   transact<T>(fn: (emit: Emit, now: number) => T): T {
     const written: BoardEvent[] = [];
     const now = this.clock();
-    const result = this.inTransaction.immediate(() =>
-      fn((event) => {
-        const stored = this.events.append(event, now);
-        written.push(stored);
-        return stored;
-      }, now),
-    ) as T;
+    let result: T;
+    try {
+      result = this.inTransaction.immediate(() =>
+        fn((event) => {
+          const stored = this.events.append(event, now);
+          written.push(stored);
+          return stored;
+        }, now),
+      ) as T;
+    } catch (err) {
+      throw storageError(err);
+    }
     this.bus.publish(written);
     return result;
   }
@@ -85,7 +90,12 @@ export class Board {
     };
   }
 
-  create(input: TaskInput, origin: Origin): Task {
+  /** `within` runs inside the creating transaction (e.g. to subscribe a chat atomically). */
+  create(
+    input: TaskInput,
+    origin: Origin,
+    within?: (task: Task, createdEventId: number) => void,
+  ): Task {
     const parents = [...new Set(input.parents ?? [])];
     return this.transact((emit, now) => {
       let parentsDone = true;
@@ -113,12 +123,13 @@ export class Board {
         parents,
       );
       const task = this.tasks.get(id)!;
-      emit({
+      const created = emit({
         taskId: id,
         runId: null,
         kind: 'created',
         payload: { title: task.title, status: task.status, origin },
       });
+      within?.(task, created.id);
       return task;
     });
   }
@@ -201,6 +212,17 @@ export class Board {
       }
     }
   }
+}
+
+/** A full or failing disk is the operator's to fix: 503 with a clear message, the cause kept. */
+function storageError(err: unknown): unknown {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR'))) {
+    return new AppError('STORAGE_UNAVAILABLE', `the data dir cannot be written (${code})`, {
+      cause: err,
+    });
+  }
+  return err;
 }
 
 function encodeCursor(seq: number): string {

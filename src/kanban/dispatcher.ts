@@ -156,8 +156,22 @@ export class Dispatcher {
     this.wakePending = true;
     setImmediate(() => {
       this.wakePending = false;
-      this.dispatch();
+      this.guard('dispatch', () => this.dispatch());
     });
+  }
+
+  /**
+   * Runs a step whose failure (a full disk, a closed database) must not escape into the event
+   * loop: it is logged, and the tick retries what is left to do.
+   */
+  private guard(what: string, step: () => unknown): void {
+    const report = (err: unknown) => this.deps.log.error({ err }, `dispatcher: ${what} failed`);
+    try {
+      const result = step();
+      if (result instanceof Promise) result.catch(report);
+    } catch (err) {
+      report(err);
+    }
   }
 
   dispatch(): void {
@@ -187,13 +201,19 @@ export class Dispatcher {
   }
 
   private launch(claim: Claim, profile: Profile): void {
-    const spawned = spawnWorker({
-      claim,
-      profile,
-      dataDir: this.deps.config.dataDir,
-      baseUrl: this.baseUrl,
-      inheritedEnv: this.deps.config.workerEnv,
-    });
+    let spawned: ReturnType<typeof spawnWorker>;
+    try {
+      spawned = spawnWorker({
+        claim,
+        profile,
+        dataDir: this.deps.config.dataDir,
+        baseUrl: this.baseUrl,
+        inheritedEnv: this.deps.config.workerEnv,
+      });
+    } catch (err) {
+      // The run folder could not be written (ENOSPC, EACCES): nothing was started.
+      spawned = { ok: false, error: `cannot prepare the run folder: ${(err as Error).message}` };
+    }
     if (!spawned.ok) {
       this.settle(claim.run.id, claim.task.id, {
         outcome: 'spawn_failed',
@@ -225,7 +245,7 @@ export class Dispatcher {
     this.live.set(worker.runId, worker);
     child.once('exit', (code, signal) => {
       const fallback: ExitRecord = code !== null ? decodeStatus(code) : { exitCode: null, signal };
-      void this.finish(worker, fallback);
+      this.guard('finish', () => this.finish(worker, fallback));
     });
     child.unref();
     this.deps.log.info(
@@ -311,8 +331,7 @@ export class Dispatcher {
     op: TerminationOp,
     error?: string,
   ): Promise<void> {
-    if (this.inFlight.has(run.taskId)) return;
-    this.inFlight.add(run.taskId);
+    if (this.deps.kanban.terminations.isActive(run.taskId)) return;
     try {
       const outcome = await this.deps.kanban.terminations.finish(run, op, error);
       if (this.stopping) return;
@@ -321,9 +340,8 @@ export class Dispatcher {
         outcome.deferred ? 'worker survived termination; claim kept' : 'worker terminated',
       );
     } catch (err) {
+      // The claim on `terminating` stays; the next tick resumes the termination.
       this.deps.log.error({ err, taskId: run.taskId }, 'termination failed');
-    } finally {
-      this.inFlight.delete(run.taskId);
     }
   }
 
@@ -358,11 +376,8 @@ export class Dispatcher {
             }
           : readProcRecord(dir);
       if (proc && run.pid === null) this.board.runs.recordProcess(run.id, proc);
-      const recorded = proc ? this.board.runs.get(run.id)! : run;
-      if (task.terminating) {
-        void this.finishTermination(recorded, task.terminating as TerminationOp);
-        continue;
-      }
+      // A termination the previous instance began is resumed by the tick, like any unfinished one.
+      if (task.terminating) continue;
       const leader = proc
         ? { pid: proc.pid, startTime: proc.startTime, bootId: proc.bootId }
         : null;
@@ -382,7 +397,7 @@ export class Dispatcher {
         );
         this.deps.log.info({ taskId: task.id, runId: run.id, pid: leader.pid }, 'worker adopted');
       } else {
-        void this.finish(worker, null);
+        this.guard('finish', () => this.finish(worker, null));
       }
     }
   }
@@ -398,10 +413,10 @@ export class Dispatcher {
       const byPid = new Map(snapshot.map((p) => [p.pid, p]));
       for (const w of [...this.live.values()]) {
         if (w.child === null && !statMatches(byPid.get(w.leader.pid), w.leader))
-          void this.finish(w, null);
+          this.guard('finish', () => this.finish(w, null));
       }
       this.enforceDeadlines();
-      for (const run of this.board.runs.unreaped()) void this.reap(run.id);
+      for (const run of this.board.runs.unreaped()) this.guard('reap', () => this.reap(run.id));
       this.sample(snapshot);
       this.dispatch();
     } catch (err) {
@@ -418,13 +433,25 @@ export class Dispatcher {
   private enforceDeadlines(): void {
     const now = this.board.clock();
     for (const task of this.board.tasks.running()) {
-      if (task.terminating !== null || this.inFlight.has(task.id) || task.currentRunId === null)
+      if (task.currentRunId === null) continue;
+      if (task.terminating !== null) {
+        // Begun but not settled (the settle failed, or a previous instance died mid-way): resume.
+        const run = this.deps.kanban.terminations.isActive(task.id)
+          ? null
+          : this.board.runs.get(task.currentRunId);
+        if (run)
+          this.guard('finishTermination', () =>
+            this.finishTermination(run, task.terminating as TerminationOp),
+          );
         continue;
+      }
       const worker = this.live.get(task.currentRunId);
       const profile = this.workers.profiles[worker?.profile ?? ''];
       const maxSeconds = task.maxRuntimeSeconds ?? profile?.maxRuntimeSeconds ?? null;
       if (worker && maxSeconds !== null && now - worker.startedAt > maxSeconds * 1000) {
-        void this.terminate(task.id, 'timeout', `exceeded its max runtime of ${maxSeconds}s`);
+        this.guard('terminate', () =>
+          this.terminate(task.id, 'timeout', `exceeded its max runtime of ${maxSeconds}s`),
+        );
         continue;
       }
       if (task.leaseExpiresAt === null || task.leaseExpiresAt > now) continue;
@@ -433,10 +460,12 @@ export class Dispatcher {
         now - task.lastHeartbeatAt <= this.workers.heartbeatMaxStaleSeconds * 1000;
       if (worker && fresh) this.extendLease(task.id, task.currentRunId, now);
       else
-        void this.terminate(
-          task.id,
-          'stale',
-          worker ? 'lease expired with a stale heartbeat' : 'lease expired with no live worker',
+        this.guard('terminate', () =>
+          this.terminate(
+            task.id,
+            'stale',
+            worker ? 'lease expired with a stale heartbeat' : 'lease expired with no live worker',
+          ),
         );
     }
   }

@@ -27,8 +27,11 @@ export class EventStore {
   private readonly after;
   private readonly forTask;
   private readonly last;
+  private readonly kindsAfter = new Map<string, ReturnType<Db['prepare']>>();
+  private readonly db: Db;
 
   constructor(db: Db) {
+    this.db = db;
     this.insert = db.prepare<[string | null, string | null, string, string, number]>(
       'INSERT INTO events (task_id, run_id, kind, payload, at) VALUES (?, ?, ?, ?, ?)',
     );
@@ -58,6 +61,19 @@ export class EventStore {
 
   listForTask(taskId: string, afterId: number, limit: number): BoardEvent[] {
     return this.forTask.all(taskId, afterId, limit).map(toEvent);
+  }
+
+  /** Events of the given kinds after `afterId`, oldest first. */
+  listKinds(afterId: number, kinds: readonly string[], limit: number): BoardEvent[] {
+    const key = kinds.join(',');
+    let stmt = this.kindsAfter.get(key);
+    if (!stmt) {
+      stmt = this.db.prepare(
+        `SELECT * FROM events WHERE id > ? AND kind IN (${kinds.map(() => '?').join(', ')}) ORDER BY id LIMIT ?`,
+      );
+      this.kindsAfter.set(key, stmt);
+    }
+    return (stmt.all([afterId, ...kinds, limit]) as EventRow[]).map(toEvent);
   }
 
   lastId(): number {

@@ -49,6 +49,9 @@ export interface TerminationOutcome {
 }
 
 export class Terminations {
+  /** Tasks whose termination this process is carrying out right now. */
+  private readonly active = new Set<string>();
+
   constructor(
     private readonly board: Board,
     private readonly policy: SettlementPolicy & { reclaimDeferMs: number },
@@ -73,7 +76,30 @@ export class Terminations {
   }
 
   /** Terminates and settles a run this caller claimed with begin() (or found claimed after a restart). */
+  isActive(taskId: string): boolean {
+    return this.active.has(taskId);
+  }
+
   async finish(run: RunRecord, op: TerminationOp, error?: string): Promise<TerminationOutcome> {
+    if (this.active.has(run.taskId)) {
+      throw new AppError(
+        'INVALID_TRANSITION',
+        `the worker of task ${run.taskId} is already being terminated`,
+      );
+    }
+    this.active.add(run.taskId);
+    try {
+      return await this.terminateAndSettle(run, op, error);
+    } finally {
+      this.active.delete(run.taskId);
+    }
+  }
+
+  private async terminateAndSettle(
+    run: RunRecord,
+    op: TerminationOp,
+    error?: string,
+  ): Promise<TerminationOutcome> {
     const result = await this.terminator(run);
     const report = { prevPid: run.pid, ...result };
     const defer = result.survived && op !== 'archive' && op !== 'reclaim_force';

@@ -1,4 +1,10 @@
 // What every platform adapter offers (connect, send, stop, inbound messages); no breaker logic here.
+/** What a message is about: a task event (its id is an idempotency key), a reply or a notice. */
+export interface MessageTag {
+  event: string;
+  eventId: number | null;
+}
+
 export interface InboundMessage {
   channel: string;
   text: string;
@@ -34,7 +40,7 @@ export interface PlatformAdapter {
   /** Connects (and starts receiving); rejects with a PlatformError. */
   connect(signal: AbortSignal): Promise<void>;
   /** Sends one message; rejects with a PlatformError. */
-  send(channel: string, text: string, event: string | null, signal: AbortSignal): Promise<void>;
+  send(channel: string, text: string, tag: MessageTag | null, signal: AbortSignal): Promise<void>;
   /** Stops receiving and releases everything. */
   stop(): Promise<void>;
 }

@@ -12,45 +12,46 @@ function line(t: Task): string {
   return `${t.id} [${t.status}] ${t.title}`;
 }
 
-/** Handles one chat message; returns the reply, and the task to subscribe the chat to, if any. */
+/**
+ * Handles one chat message and returns the reply. `/task` subscribes the chat to the new task
+ * in the same transaction that creates it, so no notification can be missed.
+ */
 export function handleChatCommand(
   board: Board,
   platform: string,
   channel: string,
   text: string,
-): { reply: string; subscribe: Task | null } {
+  subscribe: (taskId: string, afterEventId: number) => void,
+): string {
   const match = /^\/(\w+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(text.trim());
   const [, command, rest = ''] = match ?? [];
   const arg = rest.trim();
   switch (command) {
     case 'task': {
-      if (!arg) return { reply: 'usage: /task TITLE', subscribe: null };
-      if (arg.length > 500) return { reply: 'a title is at most 500 characters', subscribe: null };
-      const task = board.create({ title: arg }, { kind: 'platform', platform, channel });
-      return {
-        reply: `Created ${task.id}: ${task.title}. I will tell you when it finishes.`,
-        subscribe: task,
-      };
+      if (!arg) return 'usage: /task TITLE';
+      if (arg.length > 500) return 'a title is at most 500 characters';
+      const origin = { kind: 'platform' as const, platform, channel };
+      const task = board.create({ title: arg }, origin, (t, eventId) => subscribe(t.id, eventId));
+      return `Created ${task.id}: ${task.title}. I will tell you when it finishes.`;
     }
     case 'tasks': {
       const open = board
         .list({ limit: 1000 })
         .tasks.filter((t) => OPEN.has(t.status))
         .slice(0, 20);
-      return { reply: open.length ? open.map(line).join('\n') : 'No open tasks.', subscribe: null };
+      return open.length ? open.map(line).join('\n') : 'No open tasks.';
     }
     case 'status': {
       try {
         const task = board.get(arg);
         const detail = task.summary ?? task.blockReason ?? task.lastFailureError?.split('\n')[0];
-        return { reply: `${line(task)}${detail ? ` — ${detail}` : ''}`, subscribe: null };
+        return `${line(task)}${detail ? ` — ${detail}` : ''}`;
       } catch (err) {
-        if (err instanceof AppError)
-          return { reply: `No task ${arg || '(no id given)'}.`, subscribe: null };
+        if (err instanceof AppError) return `No task ${arg || '(no id given)'}.`;
         throw err;
       }
     }
     default:
-      return { reply: HELP, subscribe: null };
+      return HELP;
   }
 }

@@ -1,7 +1,9 @@
-// Notifications: terminal task events go to subscribed chats; a cursor advances only after a send.
+// Notifications: terminal task events go to subscribed chats and home channels; a cursor advances
+// only after a successful send, so an outage delays notifications but loses none.
 import type { Board } from '../kanban/board.js';
 import type { BoardEvent } from '../kanban/types.js';
-import type { PlatformStore, Subscription } from './platform-store.js';
+import type { MessageTag } from './adapter.js';
+import type { PlatformStore } from './platform-store.js';
 
 export const NOTIFY_KINDS = [
   'completed',
@@ -25,7 +27,7 @@ export type Sender = (
   platform: string,
   channel: string,
   text: string,
-  event: string,
+  tag: MessageTag,
 ) => Promise<void>;
 
 export function notificationText(title: string, event: BoardEvent): string {
@@ -33,8 +35,23 @@ export function notificationText(title: string, event: BoardEvent): string {
   return `Task ${event.taskId} "${title}" ${WHAT[event.kind] ?? event.kind}${typeof extra === 'string' && extra ? `: ${extra}` : ''}`;
 }
 
+/** One ordered stream of notifications with its own durable cursor. */
+interface Stream {
+  key: string;
+  platform: string;
+  channel: string;
+  cursor(): number;
+  /** The next notifiable event after `after`, or null. */
+  next(after: number): BoardEvent | null;
+  /** Whether this stream tells about `event` at all (a home channel skips its own platform's tasks). */
+  wants(event: BoardEvent): boolean;
+  advance(eventId: number): void;
+}
+
 export class Notifier {
   private readonly busy = new Set<string>();
+  /** Events sent whose cursor could not be written (disk full): not sent again by this process. */
+  private readonly sentUnrecorded = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
   private readonly kinds = new Set<string>(NOTIFY_KINDS);
@@ -43,12 +60,18 @@ export class Notifier {
     private readonly board: Board,
     private readonly store: PlatformStore,
     private readonly send: Sender,
-    /** Platforms with a home channel: told about tasks created elsewhere. */
+    /** Platforms with a home channel: told about every task created elsewhere. */
     private readonly homes: readonly { platform: string; channel: string }[],
     private readonly retryMs: number,
   ) {}
 
   start(): void {
+    // A home channel starts from now: a new platform is not sent the whole history.
+    for (const home of this.homes) {
+      if (this.store.homeCursor(home.platform) === null) {
+        this.store.setHomeCursor(home.platform, this.board.events.lastId(), this.board.clock());
+      }
+    }
     this.unsubscribe = this.board.bus.subscribe((event) => this.onEvent(event));
     this.timer = setInterval(() => this.retryPending(), this.retryMs);
     this.timer.unref();
@@ -60,59 +83,84 @@ export class Notifier {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** Subscribes a chat to a task from now on (after `afterEventId`). */
-  subscribe(platform: string, channel: string, taskId: string, afterEventId: number): void {
-    this.store.subscribe(platform, channel, taskId, afterEventId);
-  }
-
-  /** Subscriptions whose notifications are waiting (for metrics). */
+  /** Streams with notifications waiting (for metrics). */
   backlog(): number {
-    return this.store.withPending().length;
+    return this.pendingStreams().length;
   }
 
   private onEvent(event: BoardEvent): void {
-    if (event.taskId === null) return;
-    if (event.kind === 'created') {
-      const origin = event.payload.origin as { kind?: string; platform?: string } | undefined;
-      for (const home of this.homes) {
-        if (origin?.kind === 'platform' && origin.platform === home.platform) continue;
-        this.subscribe(home.platform, home.channel, event.taskId, event.id);
-      }
-      return;
-    }
-    if (!this.kinds.has(event.kind)) return;
-    for (const sub of this.store.subscriptionsOf(event.taskId)) void this.deliver(sub);
+    if (event.taskId === null || !this.kinds.has(event.kind)) return;
+    for (const stream of this.pendingStreams(event.taskId)) void this.deliver(stream);
   }
 
   private retryPending(): void {
-    for (const sub of this.store.withPending()) void this.deliver(sub);
+    for (const stream of this.pendingStreams()) void this.deliver(stream);
   }
 
-  /** Sends the subscription's waiting events in order; stops at the first failure (retried later). */
-  private async deliver(sub: Subscription): Promise<void> {
-    const key = `${sub.platform}\0${sub.channel}\0${sub.taskId}`;
-    if (this.busy.has(key)) return;
-    this.busy.add(key);
+  /** Home streams with events past their cursor, and chat subscriptions (of one task, if given). */
+  private pendingStreams(taskId?: string): Stream[] {
+    const homes = this.homes
+      .map((h) => this.homeStream(h.platform, h.channel))
+      .filter((s) => s.next(s.cursor()) !== null);
+    const subs =
+      taskId === undefined ? this.store.withPending() : this.store.subscriptionsOf(taskId);
+    return [
+      ...homes,
+      ...subs.map((sub): Stream => ({
+        key: `sub\0${sub.platform}\0${sub.channel}\0${sub.taskId}`,
+        platform: sub.platform,
+        channel: sub.channel,
+        cursor: () =>
+          this.store
+            .subscriptionsOf(sub.taskId)
+            .find((s) => s.platform === sub.platform && s.channel === sub.channel)?.cursor ??
+          sub.cursor,
+        next: (after) =>
+          this.board.events
+            .listForTask(sub.taskId, after, 100)
+            .find((e) => this.kinds.has(e.kind)) ?? null,
+        wants: () => true,
+        advance: (eventId) => this.store.advanceCursor(sub, eventId),
+      })),
+    ];
+  }
+
+  private homeStream(platform: string, channel: string): Stream {
+    return {
+      key: `home\0${platform}`,
+      platform,
+      channel,
+      cursor: () => this.store.homeCursor(platform) ?? 0,
+      next: (after) => this.board.events.listKinds(after, NOTIFY_KINDS, 1)[0] ?? null,
+      wants: (event) => {
+        const origin = this.board.tasks.get(event.taskId ?? '')?.origin;
+        return !(origin?.kind === 'platform' && origin.platform === platform);
+      },
+      advance: (eventId) => this.store.setHomeCursor(platform, eventId, this.board.clock()),
+    };
+  }
+
+  /** Sends the stream's waiting events in order; stops at the first failure (retried later). */
+  private async deliver(stream: Stream): Promise<void> {
+    if (this.busy.has(stream.key)) return;
+    this.busy.add(stream.key);
     try {
-      let cursor = sub.cursor;
-      for (;;) {
-        const current = this.store
-          .subscriptionsOf(sub.taskId)
-          .find((s) => s.platform === sub.platform && s.channel === sub.channel);
-        cursor = Math.max(cursor, current?.cursor ?? cursor);
-        const next = this.board.events
-          .listForTask(sub.taskId, cursor, 100)
-          .find((e) => this.kinds.has(e.kind));
-        if (!next) return;
-        const title = this.board.tasks.get(sub.taskId)?.title ?? '(deleted)';
-        await this.send(sub.platform, sub.channel, notificationText(title, next), next.kind);
-        this.store.advanceCursor(sub, next.id);
-        cursor = next.id;
+      for (let next = stream.next(stream.cursor()); next !== null; next = stream.next(next.id)) {
+        if (stream.wants(next) && (this.sentUnrecorded.get(stream.key) ?? 0) < next.id) {
+          const title = this.board.tasks.get(next.taskId ?? '')?.title ?? '(deleted)';
+          await this.send(stream.platform, stream.channel, notificationText(title, next), {
+            event: next.kind,
+            eventId: next.id,
+          });
+          this.sentUnrecorded.set(stream.key, next.id);
+        }
+        stream.advance(next.id);
+        this.sentUnrecorded.delete(stream.key);
       }
     } catch {
-      // The platform is down or refused: the cursor stays, the retry loop tries again.
+      // The platform is down or refused, or the cursor could not be written: retried later.
     } finally {
-      this.busy.delete(key);
+      this.busy.delete(stream.key);
     }
   }
 }

@@ -50,6 +50,16 @@ export class PlatformStore {
     this.saveState.run(name, JSON.stringify(state), at);
   }
 
+  /** The home channel's cursor over the event log, or null before its first start. */
+  homeCursor(name: string): number | null {
+    const value = this.state(name)?.homeCursor;
+    return typeof value === 'number' ? value : null;
+  }
+
+  setHomeCursor(name: string, eventId: number, at: number): void {
+    this.setState(name, { ...this.state(name), homeCursor: eventId }, at);
+  }
+
   subscribe(platform: string, channel: string, taskId: string, cursor: number): void {
     this.subscribeStmt.run(platform, channel, taskId, cursor);
   }

@@ -29,9 +29,11 @@ export interface PlatformsDeps {
 export class Platforms {
   private readonly supervisors = new Map<string, PlatformSupervisor>();
   private readonly notifier: Notifier;
+  private readonly store: PlatformStore;
 
   constructor(private readonly deps: PlatformsDeps) {
     const store = new PlatformStore(deps.db, NOTIFY_KINDS);
+    this.store = store;
     for (const config of deps.configs) {
       const persisted = store.state(config.name);
       const supervisor = new PlatformSupervisor({
@@ -64,7 +66,7 @@ export class Platforms {
     this.notifier = new Notifier(
       deps.board,
       store,
-      (p, channel, text, event) => this.get(p).send(channel, text, event),
+      (p, channel, text, tag) => this.get(p).send(channel, text, tag),
       homes,
       deps.notifyRetryMs ?? 5000,
     );
@@ -95,23 +97,17 @@ export class Platforms {
     return this.notifier.backlog();
   }
 
-  /** An inbound chat message: run the command, reply through the breaker, subscribe if asked. */
+  /** An inbound chat message: run the command and reply through the breaker. */
   onMessage(platform: string, message: InboundMessage): void {
-    const { reply, subscribe } = handleChatCommand(
+    const reply = handleChatCommand(
       this.deps.board,
       platform,
       message.channel,
       message.text,
+      (taskId, after) => this.store.subscribe(platform, message.channel, taskId, after),
     );
-    if (subscribe)
-      this.notifier.subscribe(
-        platform,
-        message.channel,
-        subscribe.id,
-        this.deps.board.events.lastId(),
-      );
     this.get(platform)
-      .send(message.channel, reply, 'reply')
+      .send(message.channel, reply, { event: 'reply', eventId: null })
       .catch((err: unknown) => this.deps.onError(err, `replying on ${platform}`));
   }
 
@@ -126,7 +122,7 @@ export class Platforms {
         const home = this.deps.configs.find((c) => c.name === s.name)?.homeChannel;
         if (!s.connected || !home) return Promise.resolve();
         return Promise.race([
-          s.send(home, notice, 'restarting'),
+          s.send(home, notice, { event: 'restarting', eventId: null }),
           new Promise((r) => setTimeout(r, boundMs).unref()),
         ]);
       }),

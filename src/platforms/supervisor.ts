@@ -4,6 +4,7 @@ import type { PlatformConfig } from '../config/schema.js';
 import { AppError } from '../errors.js';
 import {
   PlatformError,
+  type MessageTag,
   type AdapterContext,
   type AdapterFactory,
   type InboundMessage,
@@ -159,7 +160,7 @@ export class PlatformSupervisor {
   }
 
   /** Sends through the breaker; 503 PLATFORM_UNAVAILABLE (with Retry-After) while it cannot. */
-  async send(channel: string, text: string, event: string | null = null): Promise<void> {
+  async send(channel: string, text: string, tag: MessageTag | null = null): Promise<void> {
     if (this.state === 'paused' || this.state === 'failed' || this.state === 'disabled') {
       throw new AppError('PLATFORM_UNAVAILABLE', `platform ${this.name} is ${this.state}`, {
         headers: { 'retry-after': '60' },
@@ -167,7 +168,7 @@ export class PlatformSupervisor {
     }
     try {
       await this.breaker.fire((signal) =>
-        guarded(() => this.adapter.send(channel, text, event, signal)),
+        guarded(() => this.adapter.send(channel, text, tag, signal)),
       );
       this.counters.sent++;
       this.persist();

@@ -78,7 +78,7 @@ export const createTelegram: AdapterFactory = (options, ctx): PlatformAdapter =>
         if (!controller.signal.aborted) ctx.onDisconnect(err as Error);
       });
     },
-    async send(channel, text, _event, signal) {
+    async send(channel, text, _tag, signal) {
       await call('sendMessage', { chat_id: channel, text }, signal);
     },
     async stop() {

@@ -24,8 +24,9 @@ export const createWebhook: AdapterFactory = (options): PlatformAdapter => {
   return {
     // Nothing to hold open: the receiver is reached per message.
     connect: async () => undefined,
-    async send(channel, text, event, signal) {
-      const body = JSON.stringify(event === null ? { channel, text } : { channel, text, event });
+    async send(channel, text, tag, signal) {
+      // eventId lets a receiver drop the rare repeat (a crash between a send and its record).
+      const body = JSON.stringify(tag === null ? { channel, text } : { channel, text, ...tag });
       const res = await postJson(
         url,
         null,
