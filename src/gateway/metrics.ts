@@ -21,66 +21,38 @@ const BREAKER_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
 export function createMetrics(src: MetricSources): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const set = (gauge: Gauge<string>, label: string, values: Record<string, number>) => {
-    gauge.reset();
-    for (const [key, value] of Object.entries(values)) gauge.set({ [label]: key }, value);
-  };
-  new Gauge({
-    name: 'gatehouse_tasks',
-    help: 'Tasks by status',
-    labelNames: ['status'],
-    registers: [registry],
-    collect() {
-      set(this, 'status', src.taskCounts());
-    },
-  });
-  new Gauge({
-    name: 'gatehouse_runs',
-    help: 'Finished runs by outcome',
-    labelNames: ['outcome'],
-    registers: [registry],
-    collect() {
-      set(this, 'outcome', src.runOutcomes());
-    },
-  });
-  new Gauge({
-    name: 'gatehouse_workers',
-    help: 'Live workers by profile',
-    labelNames: ['profile'],
-    registers: [registry],
-    collect() {
-      set(this, 'profile', src.workersByProfile());
-    },
-  });
-  new Gauge({
-    name: 'gatehouse_platform_breaker_state',
-    help: 'Circuit breaker per platform: 0 closed, 1 half-open, 2 open',
-    labelNames: ['platform'],
-    registers: [registry],
-    collect() {
-      set(
-        this,
-        'platform',
-        Object.fromEntries(src.platforms().map((p) => [p.name, BREAKER_VALUE[p.breaker.state]])),
-      );
-    },
-  });
-  new Gauge({
-    name: 'gatehouse_platform_connected',
-    help: '1 while the platform is connected',
-    labelNames: ['platform'],
-    registers: [registry],
-    collect() {
-      set(
-        this,
-        'platform',
-        Object.fromEntries(src.platforms().map((p) => [p.name, p.state === 'connected' ? 1 : 0])),
-      );
-    },
-  });
+  /** A gauge whose labelled values are read from `read()` at scrape time. */
+  const gauge = (name: string, help: string, label: string, read: () => Record<string, number>) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: [label],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [key, value] of Object.entries(read())) this.set({ [label]: key }, value);
+      },
+    });
+  const perPlatform = (value: (p: PlatformView) => number) => () =>
+    Object.fromEntries(src.platforms().map((p) => [p.name, value(p)]));
+  gauge('gatehouse_tasks', 'Tasks by status', 'status', () => src.taskCounts());
+  gauge('gatehouse_runs', 'Finished runs by outcome', 'outcome', () => src.runOutcomes());
+  gauge('gatehouse_workers', 'Live workers by profile', 'profile', () => src.workersByProfile());
+  gauge(
+    'gatehouse_platform_breaker_state',
+    'Circuit breaker per platform: 0 closed, 1 half-open, 2 open',
+    'platform',
+    perPlatform((p) => BREAKER_VALUE[p.breaker.state]),
+  );
+  gauge(
+    'gatehouse_platform_connected',
+    '1 while the platform is connected',
+    'platform',
+    perPlatform((p) => (p.state === 'connected' ? 1 : 0)),
+  );
   new Gauge({
     name: 'gatehouse_notification_backlog',
-    help: 'Subscriptions with notifications waiting to be sent',
+    help: 'Notification streams with messages waiting to be sent',
     registers: [registry],
     collect() {
       this.set(src.notificationBacklog());
