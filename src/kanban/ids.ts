@@ -1,7 +1,6 @@
 // Identifiers and secrets: task and run ids, run tokens and their stored hashes.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const TASK_ID = /^t_[0-9a-f]{12}$/;
 export const RUN_ID = /^r_[0-9a-f]{12}$/;
 
 export const newTaskId = (): string => `t_${randomBytes(6).toString('hex')}`;

@@ -117,21 +117,6 @@ export class TaskStore {
     return row ? this.toTask(row) : null;
   }
 
-  lease(id: string): TaskLease | null {
-    const row = this.byId.get(id);
-    return row
-      ? {
-          leaseExpiresAt: row.lease_expires_at,
-          lastHeartbeatAt: row.last_heartbeat_at,
-          terminating: row.terminating,
-        }
-      : null;
-  }
-
-  seqOf(id: string): number | null {
-    return this.byId.get(id)?.seq ?? null;
-  }
-
   list(filter: TaskFilter): { tasks: Task[]; lastSeq: number | null; more: boolean } {
     const key = `${filter.status ? 's' : ''}${filter.assignee !== undefined ? 'a' : ''}${filter.order}`;
     let stmt = this.listStatements.get(key);

@@ -1,6 +1,5 @@
 // The OS layer's public face: process identity, liveness and termination. Imports nothing of ours.
 export {
-  PID_LIMIT,
   isPid,
   listProcessGroup,
   listProcesses,
@@ -18,6 +17,6 @@ export {
   statMatches,
 } from './identity.js';
 export type { ProcessIdentity } from './identity.js';
-export { provenGroupMembers, terminateGroup, terminateProcess } from './terminate.js';
+export { terminateGroup, terminateProcess } from './terminate.js';
 export type { TerminateOptions, TerminateResult } from './terminate.js';
 export { waitUntil } from './wait.js';

@@ -33,7 +33,7 @@ const CLOCK_TICKS = sysconf('CLK_TCK', 100);
 const PAGE_SIZE = sysconf('PAGESIZE', 4096);
 
 /** The largest pid any supported kernel hands out (Linux PID_MAX_LIMIT). */
-export const PID_LIMIT = 4_194_304;
+const PID_LIMIT = 4_194_304;
 
 export function isPid(value: unknown): value is number {
   return (
