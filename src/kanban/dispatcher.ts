@@ -249,7 +249,7 @@ export class Dispatcher {
     });
     child.unref();
     this.deps.log.info(
-      { taskId: worker.taskId, runId: worker.runId, pid: proc.pid },
+      { taskId: worker.taskId, runId: worker.runId, workerPid: proc.pid },
       'worker spawned',
     );
   }
@@ -395,7 +395,7 @@ export class Dispatcher {
         this.board.transact((emit) =>
           emit({ taskId: task.id, runId: run.id, kind: 'adopted', payload: { pid: leader.pid } }),
         );
-        this.deps.log.info({ taskId: task.id, runId: run.id, pid: leader.pid }, 'worker adopted');
+        this.deps.log.info({ taskId: task.id, runId: run.id, workerPid: leader.pid }, 'worker adopted');
       } else {
         this.guard('finish', () => this.finish(worker, null));
       }
