@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pidExists } from '../../src/proc/index.js';
-import { api, startGateway, type TestGateway } from '../helpers/app.js';
+import { api, boardSnapshot, startGateway, type TestGateway } from '../helpers/app.js';
 import { attachSleeper, claim } from '../helpers/board.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -10,16 +10,6 @@ async function create(gw: TestGateway, body: object = { title: 'a task' }) {
   const res = await api(gw.url, 'POST', '/tasks', body);
   expect(res.status).toBe(201);
   return res.body;
-}
-
-/** Everything a refused request could have changed. */
-function snapshot(gw: TestGateway) {
-  const board = gw.kanban.board;
-  return {
-    lastEvent: board.events.lastId(),
-    counts: board.counts(),
-    tasks: board.list({ limit: 1000 }).tasks,
-  };
 }
 
 describe('/tasks CRUD', () => {
@@ -169,12 +159,12 @@ describe('bad input changes nothing', () => {
   ])('POST /tasks with %s', async (_name, body, status, code) => {
     const gw = await startGateway();
     await create(gw);
-    const before = snapshot(gw);
+    const before = boardSnapshot(gw);
     const res = await api(gw.url, 'POST', '/tasks', body);
     expect(res.status).toBe(status);
     expect(res.body.error.code).toBe(code);
     expect(res.body.error.message.length).toBeGreaterThan(5);
-    expect(snapshot(gw)).toEqual(before);
+    expect(boardSnapshot(gw)).toEqual(before);
   });
 
   it('names the unknown field', async () => {
@@ -186,7 +176,7 @@ describe('bad input changes nothing', () => {
   it('answers 404 for unknown ids and routes, 409 for illegal transitions', async () => {
     const gw = await startGateway();
     const task = await create(gw);
-    const before = snapshot(gw);
+    const before = boardSnapshot(gw);
     for (const path of ['/tasks/t_000000000000', '/tasks/../../etc/passwd', '/tasks/%00']) {
       expect((await api(gw.url, 'GET', path)).status).toBe(404);
     }
@@ -199,7 +189,7 @@ describe('bad input changes nothing', () => {
     expect(unblock.body.error.code).toBe('INVALID_TRANSITION');
     expect((await api(gw.url, 'POST', `/tasks/${task.id}/reclaim`)).status).toBe(409);
     expect((await api(gw.url, 'PATCH', `/tasks/${task.id}`, {})).status).toBe(400);
-    expect(snapshot(gw)).toEqual(before);
+    expect(boardSnapshot(gw)).toEqual(before);
   });
 
   it('needs the API token on every route but /health when one is set', async () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { parsePidRecord } from '../../src/gateway/pid-file.js';
 import { readExitRecord, readProcRecord, readVerdict } from '../../src/kanban/run-files.js';
-import { api, startGateway, type TestGateway } from '../helpers/app.js';
+import { api, boardSnapshot, startGateway } from '../helpers/app.js';
 import { claim } from '../helpers/board.js';
 import { tempDir, writeConfig } from '../helpers/daemon.js';
 
@@ -32,21 +32,12 @@ const VALUES: unknown[] = [
   '<script>',
 ];
 
-function snapshot(gw: TestGateway) {
-  const b = gw.kanban.board;
-  return JSON.stringify({
-    last: b.events.lastId(),
-    counts: b.counts(),
-    tasks: b.list({ limit: 1000 }).tasks,
-  });
-}
-
 describe('bad input at scale changes nothing', () => {
   it('answers every malformed request with a clear 4xx error body', async () => {
     const gw = await startGateway();
     const task = (await api(gw.url, 'POST', '/tasks', { title: 'the one task' })).body;
     const claimed = claim(gw.kanban.board, gw.dataDir, task.id);
-    const before = snapshot(gw);
+    const original = boardSnapshot(gw);
     const requests: [string, string, unknown][] = [];
     const bodies = [
       ...VALUES.map((v) => ({ title: v })),
@@ -108,10 +99,11 @@ describe('bad input at scale changes nothing', () => {
     }
     expect(checked).toBeGreaterThan(150);
     // Whatever was valid by accident created tasks or edits; everything refused changed nothing.
-    const after = JSON.parse(snapshot(gw));
-    const original = JSON.parse(before);
-    expect(after.tasks.find((t: { id: string }) => t.id === task.id).title).toBe('the one task');
-    expect(after.tasks.find((t: { id: string }) => t.id === task.id).status).toBe('running');
+    const after = boardSnapshot(gw);
+    expect(after.tasks.find((t) => t.id === task.id)).toMatchObject({
+      title: 'the one task',
+      status: 'running',
+    });
     expect(after.tasks.length - original.tasks.length).toBe(
       after.counts.ready - original.counts.ready,
     );

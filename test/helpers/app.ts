@@ -102,3 +102,13 @@ export async function api(
   }
   return { status: res.status, body: parsed, headers: res.headers };
 }
+
+/** Everything a refused request could have changed: the last event id, counts and tasks. */
+export function boardSnapshot(gw: TestGateway) {
+  const board = gw.kanban.board;
+  return {
+    lastEvent: board.events.lastId(),
+    counts: board.counts(),
+    tasks: board.list({ limit: 1000 }).tasks,
+  };
+}
