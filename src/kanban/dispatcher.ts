@@ -24,6 +24,7 @@ import { settleRun } from './run-settlement.js';
 import type { RunRecord } from './run-store.js';
 import { groupTerminator, type RunTerminator, type TerminationOp } from './run-termination.js';
 import { ResourceSampler, type GroupSample } from './resource-sampler.js';
+import { RunReaper } from './run-reaper.js';
 import { ensureRunsDir, spawnWorker } from './worker-spawn.js';
 
 export interface DispatcherLog {
@@ -69,13 +70,12 @@ const WAKE_KINDS = new Set([
 
 export class Dispatcher {
   private readonly live = new Map<string, LiveWorker>();
-  private readonly inFlight = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
   private wakePending = false;
   private ticking = false;
   private stopping = false;
-  private readonly reaper: RunTerminator;
+  private readonly reaper: RunReaper;
   private readonly sampler = new ResourceSampler();
   private baseUrl = '';
   /** Durations of recent ticks in ms, newest last (for metrics and benchmarks). */
@@ -83,8 +83,9 @@ export class Dispatcher {
 
   constructor(private readonly deps: DispatcherDeps) {
     const w = deps.config.workers;
-    this.reaper =
-      deps.reaper ?? groupTerminator({ graceMs: w.killGraceSeconds * 1000, killWaitMs: 5000 });
+    const grace = w.killGraceSeconds * 1000;
+    const terminator = deps.reaper ?? groupTerminator({ graceMs: grace, killWaitMs: 5000 });
+    this.reaper = new RunReaper(deps.kanban.board, terminator, grace);
   }
 
   private get board() {
@@ -280,42 +281,7 @@ export class Dispatcher {
 
   /** Ends whatever is left of a finished run's process group (unless the profile keeps it). */
   private async reap(runId: string): Promise<void> {
-    if (this.stopping) return;
-    const run = this.board.runs.get(runId);
-    if (
-      !run ||
-      run.endedAt === null ||
-      run.procGoneAt !== null ||
-      this.inFlight.has(`reap:${runId}`)
-    )
-      return;
-    const now = this.board.clock();
-    if (run.keepDescendants || run.pid === null || run.startTime === null || run.bootId === null) {
-      this.board.runs.markGone(runId, now);
-      return;
-    }
-    const leader = { pid: run.pid, startTime: run.startTime, bootId: run.bootId };
-    // A worker that reported its verdict gets the grace period to exit by itself.
-    if (pidExists(leader.pid, leader) && now - run.endedAt < this.workers.killGraceSeconds * 1000)
-      return;
-    this.inFlight.add(`reap:${runId}`);
-    try {
-      const result = await this.reaper(run);
-      if (this.stopping) return;
-      this.board.transact((emit, at) => {
-        if (result.ended.length > 0) {
-          emit({
-            taskId: run.taskId,
-            runId,
-            kind: 'worker_terminated',
-            payload: { pids: result.ended, sigkill: result.sigkill, survived: result.survived },
-          });
-        }
-        if (!result.survived) this.board.runs.markGone(runId, at);
-      });
-    } finally {
-      this.inFlight.delete(`reap:${runId}`);
-    }
+    if (!this.stopping) await this.reaper.reap(runId);
   }
 
   /** Terminates a running task's worker for a timeout or a stale lease (winner only). */
@@ -395,7 +361,10 @@ export class Dispatcher {
         this.board.transact((emit) =>
           emit({ taskId: task.id, runId: run.id, kind: 'adopted', payload: { pid: leader.pid } }),
         );
-        this.deps.log.info({ taskId: task.id, runId: run.id, workerPid: leader.pid }, 'worker adopted');
+        this.deps.log.info(
+          { taskId: task.id, runId: run.id, workerPid: leader.pid },
+          'worker adopted',
+        );
       } else {
         this.guard('finish', () => this.finish(worker, null));
       }
