@@ -103,6 +103,23 @@ describe('single instance per data dir', () => {
     expect(pidRecord(dataDir)).toBeNull();
   });
 
+  it('exits 75 for a planned restart, by POST /admin/restart or SIGUSR1, and 0 for POST /admin/stop', async () => {
+    const dataDir = tempDir();
+    const first = startDaemon({ dataDir });
+    const url = await waitServing(dataDir, first.pid);
+    expect((await fetch(`${url}/admin/restart`, { method: 'POST' })).status).toBe(200);
+    expect((await first.exited).code).toBe(75);
+    const second = startDaemon({ dataDir });
+    await waitServing(dataDir, second.pid);
+    second.child.kill('SIGUSR1');
+    expect((await second.exited).code).toBe(75);
+    const third = startDaemon({ dataDir });
+    const thirdUrl = await waitServing(dataDir, third.pid);
+    await fetch(`${thirdUrl}/admin/stop`, { method: 'POST' });
+    expect(await third.exited).toEqual({ code: 0, signal: null });
+    expect(pidRecord(dataDir)).toBeNull();
+  });
+
   it('exits 78 naming the key for a wrong type or an unknown key, and 64 for a bad flag', async () => {
     const dataDir = tempDir();
     const wrongType = writeConfig(tempDir(), { workers: { tickSeconds: 'fast' } });
