@@ -80,6 +80,8 @@ export class Dispatcher {
   private baseUrl = '';
   /** Durations of recent ticks in ms, newest last (for metrics and benchmarks). */
   readonly tickDurations: number[] = [];
+  /** Ticks completed so far. */
+  ticks = 0;
 
   constructor(private readonly deps: DispatcherDeps) {
     const w = deps.config.workers;
@@ -393,6 +395,7 @@ export class Dispatcher {
     } finally {
       this.ticking = false;
       const ms = performance.now() - started;
+      this.ticks++;
       this.tickDurations.push(ms);
       this.deps.observeTick?.(ms);
       if (this.tickDurations.length > 100) this.tickDurations.shift();

@@ -97,6 +97,8 @@ export interface WebhookReceiver {
   /** HTTP status to answer with (200 while healthy). */
   status: number;
   received: { channel: string; text: string; event?: string }[];
+  /** Every correctly signed POST, whatever status it was answered with. */
+  attempts: number;
   badSignatures: number;
 }
 
@@ -108,6 +110,7 @@ export async function webhookReceiver(
     secret,
     status: 200,
     received: [],
+    attempts: 0,
     badSignatures: 0,
   };
   const server = createServer((req, res) => {
@@ -117,6 +120,7 @@ export async function webhookReceiver(
         receiver.badSignatures++;
         return res.writeHead(401).end();
       }
+      receiver.attempts++;
       if (receiver.status === 200) receiver.received.push(JSON.parse(raw.toString()));
       return res.writeHead(receiver.status).end();
     });

@@ -62,3 +62,9 @@ export function grandchildPid(gw: TestGateway, runId: string): Promise<number> {
     }
   });
 }
+
+/** Waits until the dispatcher has completed `n` more ticks: time enough for anything it would do. */
+export async function ticksPass(gw: TestGateway, n = 3): Promise<void> {
+  const start = gw.dispatcher.ticks;
+  await waitFor(`${n} dispatcher ticks`, () => gw.dispatcher.ticks >= start + n);
+}

@@ -9,6 +9,7 @@ import {
   grandchildPid,
   profile,
   settledIn,
+  ticksPass,
 } from '../helpers/workers.js';
 
 const fast = { tickSeconds: 0.1, killGraceSeconds: 0.3, failureLimit: 2 };
@@ -40,7 +41,7 @@ describe('exit classification, one row at a time', () => {
     const kinds = (await eventsOf(gw, task.id)).map((e) => e.kind);
     expect(kinds).toContain('gave_up');
     // Several ticks later there is still only the one run.
-    await new Promise((r) => setTimeout(r, 500));
+    await ticksPass(gw);
     expect((await getTask(gw, task.id)).runs).toHaveLength(1);
   });
 
@@ -56,7 +57,7 @@ describe('exit classification, one row at a time', () => {
     expect(ready.runs[0].outcome).toBe('rate_limited');
     expect(ready.consecutiveFailures).toBe(0);
     expect(ready.notBefore).toBeGreaterThanOrEqual(before + 60_000);
-    await new Promise((r) => setTimeout(r, 500));
+    await ticksPass(gw);
     expect((await getTask(gw, task.id)).runs).toHaveLength(1);
   });
 
@@ -149,7 +150,7 @@ describe('supervision', () => {
       'the parent to run',
       async () => (await getTask(gw, parent.id)).status === 'running',
     );
-    await new Promise((r) => setTimeout(r, 300));
+    await ticksPass(gw);
     expect((await getTask(gw, child.id)).status).toBe('todo');
     // Complete the parent as an operator would: archive is not "done", so finish it by hand.
     const run = gw.kanban.board.runs.forTask(parent.id)[0]!;
@@ -222,7 +223,7 @@ describe('supervision', () => {
 
     const kept = await createTask(gw, { title: 'tidy on purpose', assignee: 'keeps' });
     await settledIn(gw, kept.id, 'done');
-    await new Promise((r) => setTimeout(r, 600));
+    await ticksPass(gw);
     expect((await eventsOf(gw, kept.id)).map((e) => e.kind)).not.toContain('worker_terminated');
   });
 
@@ -239,7 +240,7 @@ describe('supervision', () => {
     expect(refused.body.error.code).toBe('WORKER_SURVIVED');
     const deferred = (await eventsOf(gw, task.id)).filter((e) => e.kind === 'reclaim_deferred');
     expect(deferred).toHaveLength(1);
-    await new Promise((r) => setTimeout(r, 500));
+    await ticksPass(gw);
     const still = await getTask(gw, task.id);
     expect(still.status).toBe('running');
     expect(still.runs).toHaveLength(1);
@@ -258,7 +259,7 @@ describe('supervision', () => {
     );
     for (let i = 0; i < 4; i++) await createTask(gw, { title: `h${i}`, assignee: 'hang' });
     await waitFor('two running', () => gw.kanban.board.counts().running === 2);
-    await new Promise((r) => setTimeout(r, 400));
+    await ticksPass(gw);
     expect(gw.kanban.board.counts().running).toBe(2);
     expect(gw.dispatcher.liveCount()).toBe(2);
   });
@@ -270,14 +271,14 @@ describe('supervision', () => {
     );
     for (let i = 0; i < 3; i++) await createTask(gw, { title: `s${i}`, assignee: 'solo' });
     await waitFor('one running', () => gw.kanban.board.counts().running === 1);
-    await new Promise((r) => setTimeout(r, 400));
+    await ticksPass(gw);
     expect(gw.dispatcher.liveCount('solo')).toBe(1);
   });
 
   it('pauses dispatch with maxConcurrent 0', async () => {
     const gw = await gatewayWith({ complete: profile('complete') }, { maxConcurrent: 0 });
     const task = await createTask(gw, { title: 'waits', assignee: 'complete' });
-    await new Promise((r) => setTimeout(r, 400));
+    await ticksPass(gw);
     expect((await getTask(gw, task.id)).runs).toHaveLength(0);
   });
 

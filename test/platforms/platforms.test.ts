@@ -277,11 +277,11 @@ describe('notifications', () => {
     );
     const task = (await api(gw.url, 'POST', '/tasks', { title: 'tell the room' })).body;
     await waitFor('done', () => gw.kanban.board.get(task.id).status === 'done');
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor('a first send and a retry, both refused', () => receiver.attempts >= 2);
     expect(receiver.received).toEqual([]);
     receiver.status = 200;
     await waitFor('delivery', () => receiver.received.length > 0, 15_000);
-    await new Promise((r) => setTimeout(r, 500));
+    await waitFor('nothing left to send', () => gw.platforms.notificationBacklog() === 0);
     const about = receiver.received.filter((m) => m.text.includes(task.id));
     expect(about).toHaveLength(1);
     expect(about[0]).toMatchObject({ channel: 'ops-room', event: 'completed' });
