@@ -228,7 +228,7 @@ describe('a config file with hostile values, through the real gatehouse', () => 
       workers: { profiles: { x: { command: ['a'], maxConcurrent: 1e400 } } },
     });
     const daemon = startDaemon({ dataDir, config });
-    expect((await daemon.exited).code).toBe(78);
+    expect((await daemon.closed).code).toBe(78);
     expect(daemon.stderr()).toContain('workers.profiles.x.maxConcurrent');
     expect(pidRecord(dataDir)).toBeNull();
   });

@@ -68,7 +68,7 @@ describe('--replace and zombie owners', () => {
     const owner = startDaemon({ dataDir, port });
     await waitServing(dataDir, owner.pid);
     const next = startDaemon({ dataDir, port, replace: true });
-    expect((await owner.exited).code).toBe(0);
+    expect((await owner.closed).code).toBe(0);
     expect(owner.output()).toContain(`replaced by pid ${next.pid}`);
     const url = await waitServing(dataDir, next.pid);
     expect(url).toBe(`http://127.0.0.1:${port}`);
@@ -85,7 +85,7 @@ describe('--replace and zombie owners', () => {
       replace: { timeoutSeconds: 0.5, killTimeoutSeconds: 2 },
     });
     const next = startDaemon({ dataDir, config, replace: true });
-    expect(await stubborn.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(await stubborn.closed).toEqual({ code: null, signal: 'SIGKILL' });
     expect(stubborn.output()).toContain('TERM');
     await waitServing(dataDir, next.pid);
     expect(next.output()).toContain('after SIGKILL');
@@ -103,7 +103,7 @@ describe('--replace and zombie owners', () => {
       replace: { timeoutSeconds: 0.5, killTimeoutSeconds: 0.5 },
     });
     const next = startDaemon({ dataDir, config, replace: true });
-    expect((await next.exited).code).toBe(73);
+    expect((await next.closed).code).toBe(73);
     expect(next.output()).toContain('does not name a live gatehouse');
     expect(other.output()).not.toContain('TERM');
     expect(pidExists(other.pid, other.identity)).toBe(true);

@@ -11,7 +11,7 @@ describe('single instance per data dir', () => {
     const owner = startDaemon({ dataDir });
     const url = await waitServing(dataDir, owner.pid);
     const second = startDaemon({ dataDir });
-    expect((await second.exited).code).toBe(73);
+    expect((await second.closed).code).toBe(73);
     expect(second.output()).toContain(`pid ${owner.pid}`);
     expect(second.output()).toContain('--replace');
     expect((await fetch(`${url}/health`)).status).toBe(200);
@@ -124,11 +124,11 @@ describe('single instance per data dir', () => {
     const dataDir = tempDir();
     const wrongType = writeConfig(tempDir(), { workers: { tickSeconds: 'fast' } });
     const a = startDaemon({ dataDir, config: wrongType });
-    expect((await a.exited).code).toBe(78);
+    expect((await a.closed).code).toBe(78);
     expect(a.output()).toContain('workers.tickSeconds');
     const unknown = writeConfig(tempDir(), { sever: { port: 1 } });
     const b = startDaemon({ dataDir, config: unknown });
-    expect((await b.exited).code).toBe(78);
+    expect((await b.closed).code).toBe(78);
     expect(b.output()).toContain('sever: unknown key');
     const c = startDaemon({ dataDir, extraArgs: ['--bogus'] });
     expect((await c.exited).code).toBe(64);

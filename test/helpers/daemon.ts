@@ -107,6 +107,6 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promi
     cwd: ROOT,
     env: { ...cleanEnv(), ...env },
   });
-  const { code } = await child.exited;
+  const { code } = await child.closed;
   return { code, stdout: child.stdout(), stderr: child.stderr() };
 }

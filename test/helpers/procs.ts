@@ -24,6 +24,11 @@ export interface Spawned {
   pid: number;
   identity: ProcessIdentity;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /**
+   * Also every byte of its stdout and stderr read ('exit' can come first). Only for processes
+   * that leave no child holding those pipes.
+   */
+  closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** stdout and stderr as they arrived, interleaved. */
   output: () => string;
   stdout: () => string;
@@ -53,6 +58,9 @@ export function spawnTracked(argv: string[], options: SpawnOptions = {}): Spawne
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not spawn ${cmd}`);
   // Read the stat even if the child already exited (a zombie until Node reaps it): its start
@@ -64,6 +72,7 @@ export function spawnTracked(argv: string[], options: SpawnOptions = {}): Spawne
     pid,
     identity,
     exited,
+    closed,
     output: () => out,
     stdout: () => stdout,
     stderr: () => stderr,

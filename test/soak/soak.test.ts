@@ -10,9 +10,9 @@ describe('soak', () => {
       const soak = spawnTracked([process.execPath, join(ROOT, 'soak/soak.mjs'), '--minutes', '2'], {
         cwd: ROOT,
       });
-      const { code } = await soak.exited;
+      const { code } = await soak.closed;
       const report = soak.stdout();
-      expect(report, report).toContain('| violations | 0 |');
+      expect(report, `${report}\n${soak.stderr().slice(-3000)}`).toContain('| violations | 0 |');
       expect(report).toMatch(/\| SQLite integrity_check \| ok \|/);
       expect(code).toBe(0);
     },
