@@ -30,6 +30,35 @@ export default tseslint.config(
     },
   },
   {
+    // Only the moves write tasks.status: the task writer and the database stay behind the store.
+    files: ['src/**/*.ts'],
+    ignores: ['src/kanban/moves/**', 'src/kanban/store/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/task-writes', '**/task-writes.js'],
+              message: 'Only the moves (src/kanban/moves) may write tasks: call a move instead.',
+            },
+          ],
+          paths: [
+            {
+              name: 'better-sqlite3',
+              message: 'Only the store (src/kanban/store) opens the database.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The data dir's lock is a kernel lock held through SQLite, not the board's database.
+    files: ['src/gateway/instance-lock.ts'],
+    rules: { 'no-restricted-imports': 'off' },
+  },
+  {
     // Tests read JSON bodies whose shape each assertion checks.
     files: ['test/**/*.ts'],
     rules: {

@@ -8,6 +8,7 @@ export default defineConfig({
     // beside them would measure the machine rather than gatehouse.
     fileParallelism: false,
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { openDatabase } from '../dist/kanban/db.js';
+import { openDatabase } from '../dist/kanban/store/db.js';
 import {
   envWithout,
   gatehouse,

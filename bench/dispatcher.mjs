@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../dist/config/load.js';
 import { composeGateway } from '../dist/gateway/compose.js';
-import { openDatabase } from '../dist/kanban/db.js';
+import { openStore } from '../dist/kanban/store/store.js';
 import { median, p99, printTable, removeDir, tempDir, waitFor } from './lib.mjs';
 
 const silent = pino({ level: 'silent' });
@@ -21,8 +21,8 @@ async function gateway(dataDir, workers) {
   const configPath = join(dataDir, 'config.json');
   writeFileSync(configPath, JSON.stringify({ dataDir, workers: { tickSeconds: 1, ...workers } }));
   const config = loadConfig({ config: configPath }, process.env, dataDir);
-  const db = openDatabase(join(dataDir, 'gatehouse.db'));
-  const gw = composeGateway({ config, db, logger: silent, requestStop: () => {} });
+  const store = openStore(join(dataDir, 'gatehouse.db'));
+  const gw = composeGateway({ config, store, logger: silent, requestStop: () => {} });
   await gw.app.listen({ host: '127.0.0.1', port: 0 });
   gw.dispatcher.start(`http://127.0.0.1:${gw.app.server.address().port}`);
   gw.close = async () => {

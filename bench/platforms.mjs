@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../dist/config/load.js';
 import { composeGateway } from '../dist/gateway/compose.js';
-import { claimTask } from '../dist/kanban/claims.js';
-import { openDatabase } from '../dist/kanban/db.js';
+import { claimTask } from '../dist/kanban/moves/claim.js';
+import { openStore } from '../dist/kanban/store/store.js';
 import { createWebhook } from '../dist/platforms/webhook.js';
 import { median, p99, printTable, removeDir, tempDir, waitFor } from './lib.mjs';
 
@@ -68,7 +68,7 @@ async function gateway(platforms, dataDir = tempDir()) {
   const config = loadConfig({ config: join(dataDir, 'c.json') }, process.env, dataDir);
   const gw = composeGateway({
     config,
-    db: openDatabase(join(dataDir, 'gatehouse.db')),
+    store: openStore(join(dataDir, 'gatehouse.db')),
     logger: pino({ level: 'silent' }),
     requestStop: () => {},
     notifyRetryMs: 1000,
@@ -151,13 +151,15 @@ async function notificationDelay(n) {
   const delays = [];
   for (let i = 0; i < n; i++) {
     const task = board.create({ title: `notify ${i}` }, { kind: 'api' });
-    const claim = claimTask(board, {
-      taskId: task.id,
-      profile: 'demo',
-      leaseMs: 60_000,
-      keepDescendants: false,
-      logPathFor: () => '/dev/null',
-    });
+    const claim = board.transact((tx) =>
+      claimTask(tx, {
+        taskId: task.id,
+        profile: 'demo',
+        leaseMs: 60_000,
+        keepDescendants: false,
+        logPathFor: () => '/dev/null',
+      }),
+    );
     worker.complete(task.id, claim.token, { summary: 'ok' });
     const event = board.events.listForTask(task.id, 0, 100).find((e) => e.kind === 'completed');
     const arrival = await waitFor(

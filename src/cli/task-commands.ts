@@ -1,7 +1,7 @@
 // `gatehouse task …`: board operations through the running instance's API.
 import { open } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Run, Task } from '../kanban/types.js';
+import type { Run, Task } from '../kanban/model/types.js';
 import { parseDuration, parseFlags, parseInteger, usageError } from './args.js';
 import { baseUrl, callApi, cliConfig, expectOk, requireInstance } from './instance-client.js';
 import { print } from './output.js';

@@ -7,6 +7,7 @@ import Fastify, {
 } from 'fastify';
 import websocket from '@fastify/websocket';
 import { AppError, ERROR_STATUS } from '../errors.js';
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../kanban/model/json-limits.js';
 import type { Board } from '../kanban/board.js';
 import type { OperatorActions } from '../kanban/operator-actions.js';
 import type { WorkerActions } from '../kanban/worker-actions.js';
@@ -90,6 +91,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   app.setValidatorCompiler(validatorCompiler);
   installErrorHandling(app);
+  app.addHook('preValidation', async (req) => {
+    if (nestedDeeperThan(req.body))
+      throw new AppError('VALIDATION_FAILED', `body: nested deeper than ${MAX_JSON_DEPTH} levels`);
+  });
   void app.register(websocket, { options: { maxPayload: 4096 } });
   void app.register(authPlugin, { apiToken: deps.apiToken });
   registerApiDocs(app);

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../errors.js';
-import { secretsEqual } from '../kanban/ids.js';
+import { secretsEqual } from '../kanban/model/ids.js';
 
 /** How a route authenticates: the API token (default), the run token, or its own signature. */
 export type RouteAuth = 'api' | 'worker' | 'none';

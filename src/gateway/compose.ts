@@ -1,10 +1,10 @@
 // Wires the subsystems into one gateway (board, event stream, app); the daemon and tests both use it.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
-import type { Db } from '../kanban/db.js';
-import { Dispatcher } from '../kanban/dispatcher.js';
+import { Dispatcher } from '../kanban/dispatch/dispatcher.js';
 import { createKanban, type Kanban } from '../kanban/kanban.js';
-import type { RunTerminator } from '../kanban/run-termination.js';
+import type { RunTerminator } from '../kanban/dispatch/run-terminator.js';
+import type { Store } from '../kanban/store/store.js';
 import type { AdapterFactory } from '../platforms/adapter.js';
 import { Platforms } from '../platforms/platforms.js';
 import { buildApp } from './app.js';
@@ -13,7 +13,7 @@ import { createMetrics } from './metrics.js';
 
 export interface GatewayDeps {
   config: Config;
-  db: Db;
+  store: Store;
   logger: FastifyBaseLogger;
   requestStop: (code: number, reason: string) => void;
   clock?: () => number;
@@ -35,8 +35,8 @@ export interface Gateway {
 }
 
 export function composeGateway(deps: GatewayDeps): Gateway {
-  const { config, db, logger } = deps;
-  const kanban = createKanban(config, db, {
+  const { config, store, logger } = deps;
+  const kanban = createKanban(config, store, {
     ...(deps.clock ? { clock: deps.clock } : {}),
     ...(deps.terminator ? { terminator: deps.terminator } : {}),
     onListenerError: (err) => logger.error({ err }, 'event listener failed'),
@@ -44,7 +44,7 @@ export function composeGateway(deps: GatewayDeps): Gateway {
   const hub = new EventStreamHub(kanban.board, deps.stream);
   const platforms = new Platforms({
     configs: config.platforms,
-    db,
+    store: store.platforms,
     board: kanban.board,
     onError: (err, what) => logger.warn({ err }, `platform: ${what} failed`),
     ...(deps.adapters ? { factories: deps.adapters } : {}),
@@ -63,16 +63,15 @@ export function composeGateway(deps: GatewayDeps): Gateway {
     kanban,
     log: logger,
     observeTick: (ms) => metrics.observeTick(ms),
-    ...(deps.terminator ? { reaper: deps.terminator } : {}),
   });
   const app = buildApp({
     logger,
     bodyLimitBytes: config.server.bodyLimitBytes,
     apiToken: config.api.token,
     readiness: () => ({
-      ready: db.open && dispatcher.running,
+      ready: store.open && dispatcher.running,
       subsystems: {
-        database: { status: db.open ? 'ok' : 'down' },
+        database: { status: store.open ? 'ok' : 'down' },
         dispatcher: { status: dispatcher.running ? 'ok' : 'down' },
       },
       platforms: platforms.views().map((p) => ({
@@ -80,7 +79,7 @@ export function composeGateway(deps: GatewayDeps): Gateway {
         state: p.state,
         status: p.state === 'connected' && p.breaker.state === 'closed' ? 'ok' : 'degraded',
       })),
-      board: db.open ? kanban.board.counts() : {},
+      board: store.open ? kanban.board.counts() : {},
     }),
     board: kanban.board,
     operator: kanban.operator,
@@ -107,7 +106,7 @@ export function composeGateway(deps: GatewayDeps): Gateway {
       },
       { name: 'http', run: () => app.close() },
       { name: 'platform adapters', run: () => platforms.stop(2000) },
-      { name: 'database', run: () => db.close() },
+      { name: 'database', run: () => store.close() },
     ],
   };
 }

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { DatabaseError, openDatabase, type Db } from '../kanban/db.js';
+import { DatabaseError } from '../kanban/store/db.js';
+import { openStore, type Store } from '../kanban/store/store.js';
 import { VERSION } from '../version.js';
 import { composeGateway } from './compose.js';
 import { recordStart } from './crash-loop.js';
@@ -72,7 +73,7 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
 
   const gateway = composeGateway({
     config,
-    db: openBoardDatabase(config),
+    store: openBoardStore(config),
     logger: log,
     requestStop: (code, reason) => void shutdown.run(code, reason),
   });
@@ -98,9 +99,9 @@ function workerBaseUrl(host: string, port: number): string {
   return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }
 
-function openBoardDatabase(config: Config): Db {
+function openBoardStore(config: Config): Store {
   try {
-    return openDatabase(join(config.dataDir, 'gatehouse.db'));
+    return openStore(join(config.dataDir, 'gatehouse.db'));
   } catch (err) {
     if (err instanceof DatabaseError) throw new ExitError(ExitCode.config, err.message);
     throw err;

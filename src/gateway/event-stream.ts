@@ -1,7 +1,7 @@
 // The websocket event stream: backlog from the DB, then live, with no gap, no duplicate and a bounded buffer.
 import type { WebSocket } from 'ws';
 import type { Board } from '../kanban/board.js';
-import type { BoardEvent } from '../kanban/types.js';
+import type { BoardEvent } from '../kanban/model/events.js';
 
 export interface StreamFilter {
   after: number;

@@ -1,5 +1,5 @@
 // Tells listeners (websocket, dispatcher, platforms) about events after their transaction committed.
-import type { BoardEvent } from './types.js';
+import type { BoardEvent } from './model/events.js';
 
 export type EventListener = (event: BoardEvent) => void;
 

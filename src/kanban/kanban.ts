@@ -1,10 +1,12 @@
-// Assembles the board's services from the configuration and an open database.
+// Assembles the board's services from the configuration and an open store.
 import type { Config } from '../config/schema.js';
-import { Board, type Clock } from './board.js';
-import type { Db } from './db.js';
+import { Board } from './board.js';
+import { runTerminator, type RunTerminator } from './dispatch/run-terminator.js';
+import { Terminations } from './dispatch/terminations.js';
+import type { SettlementPolicy } from './moves/settle.js';
+import type { Clock } from './moves/tx.js';
 import { OperatorActions } from './operator-actions.js';
-import type { SettlementPolicy } from './run-settlement.js';
-import { Terminations, groupTerminator, type RunTerminator } from './run-termination.js';
+import type { Store } from './store/store.js';
 import { WorkerActions } from './worker-actions.js';
 
 export interface Kanban {
@@ -12,25 +14,26 @@ export interface Kanban {
   operator: OperatorActions;
   worker: WorkerActions;
   terminations: Terminations;
+  terminator: RunTerminator;
   policy: SettlementPolicy;
 }
 
 export interface KanbanOptions {
   clock?: Clock;
-  /** Replaces process-group termination (tests inject one that reports a survivor). */
+  /** Replaces process termination (tests inject one that reports a survivor). */
   terminator?: RunTerminator;
   onListenerError: (err: unknown) => void;
 }
 
-export function createKanban(config: Config, db: Db, opts: KanbanOptions): Kanban {
-  const board = new Board(db, opts.clock ?? Date.now, opts.onListenerError);
+export function createKanban(config: Config, store: Store, opts: KanbanOptions): Kanban {
+  const board = new Board(store, opts.clock ?? Date.now, opts.onListenerError);
   const policy: SettlementPolicy = {
     failureLimit: config.workers.failureLimit,
     rateLimitCooldownMs: config.workers.rateLimitCooldownSeconds * 1000,
   };
   const terminator =
     opts.terminator ??
-    groupTerminator({ graceMs: config.workers.killGraceSeconds * 1000, killWaitMs: 5000 });
+    runTerminator({ graceMs: config.workers.killGraceSeconds * 1000, killWaitMs: 5000 });
   const terminations = new Terminations(
     board,
     { ...policy, reclaimDeferMs: config.workers.reclaimDeferSeconds * 1000 },
@@ -41,6 +44,7 @@ export function createKanban(config: Config, db: Db, opts: KanbanOptions): Kanba
     operator: new OperatorActions(board, terminations),
     worker: new WorkerActions(board, policy),
     terminations,
+    terminator,
     policy,
   };
 }

@@ -1,10 +1,14 @@
 // Worker transitions (complete, block, heartbeat), authorised by the run's own token.
 import { AppError } from '../errors.js';
 import type { Board } from './board.js';
-import { hashToken } from './ids.js';
-import type { RunRecord } from './run-store.js';
-import { settleRun, type SettlementPolicy } from './run-settlement.js';
-import type { RunOutcome, Task } from './types.js';
+import { hashToken } from './model/ids.js';
+import type { RunOutcome, Task } from './model/types.js';
+import { heartbeat } from './moves/lease.js';
+import { settleRun, type SettlementPolicy } from './moves/settle.js';
+import type { RunRecord } from './store/run-store.js';
+
+/** At most one heartbeat event per run per this long (SPEC §6); the lease counts every one. */
+export const HEARTBEAT_EVENT_MS = 30_000;
 
 export class WorkerActions {
   constructor(
@@ -43,23 +47,9 @@ export class WorkerActions {
 
   heartbeat(taskId: string, token: string | null, note: string | undefined): Task {
     const run = this.authorize(taskId, token);
-    return this.board.transact((emit, now) => {
-      if (
-        !this.board.tasks.cas(
-          taskId,
-          { status: 'running', runId: run.id },
-          { last_heartbeat_at: now },
-        )
-      ) {
-        throw this.stale(taskId, run);
-      }
-      emit({
-        taskId,
-        runId: run.id,
-        kind: 'heartbeat',
-        payload: note === undefined ? {} : { note },
-      });
-      return this.board.get(taskId);
+    return this.board.transact((tx) => {
+      if (!heartbeat(tx, taskId, run.id, note, HEARTBEAT_EVENT_MS)) throw this.stale(taskId, run);
+      return tx.store.tasks.get(taskId)!;
     });
   }
 
@@ -70,17 +60,19 @@ export class WorkerActions {
     fields: { summary?: string | null; result?: unknown; blockReason?: string },
   ): Task {
     const run = this.authorize(taskId, token);
-    return this.board.transact((emit, now) => {
-      const settled = settleRun(
-        this.board,
-        this.policy,
-        { taskId, runId: run.id, outcome, ...fields },
-        emit,
-        now,
-      );
+    return this.board.transact((tx) => {
+      const settled = settleRun(tx, this.policy, {
+        taskId,
+        runId: run.id,
+        outcome,
+        terminating: null,
+        ...fields,
+      });
       if (settled) return settled;
-      // The same verdict repeated by the same run is answered as before, changing nothing.
-      if (this.board.runs.get(run.id)?.outcome === outcome) return this.board.get(taskId);
+      // The same verdict repeated by the task's latest run is answered as before, changing
+      // nothing; an older run's token is refused once a newer run exists.
+      const latest = tx.store.runs.forTask(taskId).at(-1);
+      if (latest?.id === run.id && latest.outcome === outcome) return tx.store.tasks.get(taskId)!;
       throw this.stale(taskId, run);
     });
   }

@@ -1,7 +1,7 @@
 // Chat commands: /task TITLE, /tasks, /status ID; anything else gets a short help.
 import { AppError } from '../errors.js';
 import type { Board } from '../kanban/board.js';
-import type { Task } from '../kanban/types.js';
+import type { Task } from '../kanban/model/types.js';
 
 export const HELP =
   'Commands: /task TITLE (create a task), /tasks (open tasks), /status ID (one task)';
@@ -31,7 +31,9 @@ export function handleChatCommand(
       if (!arg) return 'usage: /task TITLE';
       if (arg.length > 500) return 'a title is at most 500 characters';
       const origin = { kind: 'platform' as const, platform, channel };
-      const task = board.create({ title: arg }, origin, (t, eventId) => subscribe(t.id, eventId));
+      const task = board.create({ title: arg }, origin, (_tx, t, eventId) =>
+        subscribe(t.id, eventId),
+      );
       return `Created ${task.id}: ${task.title}. I will tell you when it finishes.`;
     }
     case 'tasks': {

@@ -1,27 +1,9 @@
 // Notifications: terminal task events go to subscribed chats and home channels; a cursor advances
 // only after a successful send, so an outage delays notifications but loses none.
 import type { Board } from '../kanban/board.js';
-import type { BoardEvent } from '../kanban/types.js';
+import { EVENT_KINDS, NOTIFY_KINDS, type BoardEvent } from '../kanban/model/events.js';
 import type { MessageTag } from './adapter.js';
-import type { PlatformStore } from './platform-store.js';
-
-export const NOTIFY_KINDS = [
-  'completed',
-  'blocked',
-  'gave_up',
-  'crashed',
-  'timed_out',
-  'archived',
-] as const;
-
-const WHAT: Record<string, string> = {
-  completed: 'is done',
-  blocked: 'is blocked',
-  gave_up: 'was given up after repeated failures',
-  crashed: 'crashed',
-  timed_out: 'timed out',
-  archived: 'was archived',
-};
+import type { PlatformStore } from '../kanban/store/platform-store.js';
 
 export type Sender = (
   platform: string,
@@ -31,8 +13,9 @@ export type Sender = (
 ) => Promise<void>;
 
 export function notificationText(title: string, event: BoardEvent): string {
-  const extra = event.payload.summary ?? event.payload.reason ?? null;
-  return `Task ${event.taskId} "${title}" ${WHAT[event.kind] ?? event.kind}${typeof extra === 'string' && extra ? `: ${extra}` : ''}`;
+  const payload = event.payload as { summary?: unknown; reason?: unknown };
+  const extra = payload.summary ?? payload.reason ?? null;
+  return `Task ${event.taskId} "${title}" ${EVENT_KINDS[event.kind].notice ?? event.kind}${typeof extra === 'string' && extra ? `: ${extra}` : ''}`;
 }
 
 /** One ordered stream of notifications with its own durable cursor. */
@@ -54,7 +37,7 @@ export class Notifier {
   private readonly sentUnrecorded = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
-  private readonly kinds = new Set<string>(NOTIFY_KINDS);
+  private readonly kinds = new Set(NOTIFY_KINDS);
 
   constructor(
     private readonly board: Board,

@@ -2,11 +2,11 @@
 import type { PlatformConfig } from '../config/schema.js';
 import { AppError } from '../errors.js';
 import type { Board } from '../kanban/board.js';
-import type { Db } from '../kanban/db.js';
 import type { AdapterFactory, InboundMessage } from './adapter.js';
 import { handleChatCommand } from './chat-commands.js';
-import { NOTIFY_KINDS, Notifier } from './notifier.js';
-import { PlatformStore } from './platform-store.js';
+import { Notifier } from './notifier.js';
+import type { PlatformStore } from '../kanban/store/platform-store.js';
+import { recordPlatformEvent } from '../kanban/moves/records.js';
 import { PlatformSupervisor, type PlatformView } from './supervisor.js';
 import { createTelegram } from './telegram.js';
 import { createWebhook } from './webhook.js';
@@ -18,7 +18,7 @@ export const ADAPTERS: Record<string, AdapterFactory> = {
 
 export interface PlatformsDeps {
   configs: readonly PlatformConfig[];
-  db: Db;
+  store: PlatformStore;
   board: Board;
   onError: (err: unknown, what: string) => void;
   /** Replaces the factory of a platform by name (tests inject misbehaving adapters). */
@@ -32,7 +32,7 @@ export class Platforms {
   private readonly store: PlatformStore;
 
   constructor(private readonly deps: PlatformsDeps) {
-    const store = new PlatformStore(deps.db, NOTIFY_KINDS);
+    const store = deps.store;
     this.store = store;
     for (const config of deps.configs) {
       const persisted = store.state(config.name);
@@ -40,7 +40,7 @@ export class Platforms {
         config,
         factory: deps.factories?.[config.name] ?? ADAPTERS[config.type]!,
         record: (kind, payload) =>
-          deps.board.transact((emit) => emit({ taskId: null, runId: null, kind, payload })),
+          deps.board.transact((tx) => recordPlatformEvent(tx, kind, payload)),
         persist: (view) =>
           store.setState(config.name, { ...store.state(config.name), view }, deps.board.clock()),
         persisted: (persisted?.view as Partial<PlatformView> | undefined) ?? null,

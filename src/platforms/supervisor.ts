@@ -1,4 +1,5 @@
 // One platform's supervisor: its opossum breaker around connect and send, reconnect backoff, state.
+import type { PlatformEventKind } from '../kanban/moves/records.js';
 import CircuitBreaker from 'opossum';
 import type { PlatformConfig } from '../config/schema.js';
 import { AppError } from '../errors.js';
@@ -37,7 +38,7 @@ export interface SupervisorDeps {
   config: PlatformConfig;
   factory: AdapterFactory;
   /** Writes a platform event (platform_connected, breaker_opened, …). */
-  record: (kind: string, payload: Record<string, unknown>) => void;
+  record: (kind: PlatformEventKind, payload: { platform: string; [key: string]: unknown }) => void;
   /** Persists the view, so /platform after a restart shows the last known error. */
   persist: (view: PlatformView) => void;
   persisted: Partial<PlatformView> | null;
@@ -313,7 +314,7 @@ export class PlatformSupervisor {
     this.persist();
   }
 
-  private record(kind: string, payload: Record<string, unknown>): void {
+  private record(kind: PlatformEventKind, payload: Record<string, unknown>): void {
     this.safely(() => this.deps.record(kind, { platform: this.name, ...payload }), kind);
     this.persist();
   }

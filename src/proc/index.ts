@@ -6,6 +6,7 @@ export {
   readCmdline,
   readEnviron,
   readProcStat,
+  startTimeNow,
 } from './proc-stat.js';
 export type { ProcStat } from './proc-stat.js';
 export {
@@ -17,6 +18,6 @@ export {
   statMatches,
 } from './identity.js';
 export type { ProcessIdentity } from './identity.js';
-export { terminateGroup, terminateProcess } from './terminate.js';
-export type { TerminateOptions, TerminateResult } from './terminate.js';
+export { provenRunProcesses, terminateProcess, terminateRun } from './terminate.js';
+export type { RunProof, TerminateOptions, TerminateResult } from './terminate.js';
 export { waitUntil } from './wait.js';

@@ -29,8 +29,12 @@ function sysconf(name: string, fallback: number): number {
     return fallback;
   }
 }
-const CLOCK_TICKS = sysconf('CLK_TCK', 100);
-const PAGE_SIZE = sysconf('PAGESIZE', 4096);
+// Read on first use, not at import: start-up runs no subprocess it does not need.
+let units: { clockTicks: number; pageSize: number } | undefined;
+function kernelUnits(): { clockTicks: number; pageSize: number } {
+  units ??= { clockTicks: sysconf('CLK_TCK', 100), pageSize: sysconf('PAGESIZE', 4096) };
+  return units;
+}
 
 /** The largest pid any supported kernel hands out (Linux PID_MAX_LIMIT). */
 const PID_LIMIT = 4_194_304;
@@ -67,8 +71,8 @@ export function parseProcStat(pid: number, text: string): ProcStat | null {
     pgid,
     sid,
     startTime,
-    cpuSeconds: (utime + stime) / CLOCK_TICKS,
-    rssBytes: rss * PAGE_SIZE,
+    cpuSeconds: (utime + stime) / kernelUnits().clockTicks,
+    rssBytes: rss * kernelUnits().pageSize,
   };
 }
 
@@ -100,6 +104,20 @@ export function listProcesses(): ProcStat[] {
 /** Every process whose process group is `pgid`, zombies included. */
 export function listProcessGroup(pgid: number): ProcStat[] {
   return isPid(pgid) ? listProcesses().filter((p) => p.pgid === pgid) : [];
+}
+
+/**
+ * Now, in the unit of a Linux start time (clock ticks since boot), so "started before now" can
+ * be asked of a process; elsewhere epoch seconds, the unit ps gives.
+ */
+export function startTimeNow(): number {
+  if (!hasProc) return Date.now() / 1000;
+  try {
+    const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+    return Math.floor(uptime * kernelUnits().clockTicks);
+  } catch {
+    return 0;
+  }
 }
 
 /** The process's argv, or null when it cannot be read. */

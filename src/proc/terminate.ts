@@ -1,6 +1,13 @@
-// Ending a process or a whole process group: TERM, grace, KILL, wait; only what is proven ours.
-import { identityOf, isZombie, pidExists, sameIdentity, type ProcessIdentity } from './identity.js';
-import { listProcessGroup, readEnviron, type ProcStat } from './proc-stat.js';
+// Ending a process or everything of a run: TERM, grace, KILL, wait; only what is proven ours.
+import {
+  currentBootId,
+  identityOf,
+  isZombie,
+  pidExists,
+  sameIdentity,
+  type ProcessIdentity,
+} from './identity.js';
+import { listProcesses, readEnviron, type ProcStat } from './proc-stat.js';
 import { waitUntil } from './wait.js';
 
 export interface TerminateOptions {
@@ -19,6 +26,8 @@ export interface TerminateResult {
   survived: boolean;
   /** Pids that were alive when we began and are gone now. */
   ended: number[];
+  /** Pids still alive at the end. */
+  survivors: number[];
 }
 
 interface Target {
@@ -28,7 +37,8 @@ interface Target {
 
 async function escalate(target: Target, opts: TerminateOptions): Promise<TerminateResult> {
   const before = target.alive();
-  if (before.length === 0) return { terminated: true, sigkill: false, survived: false, ended: [] };
+  if (before.length === 0)
+    return { terminated: true, sigkill: false, survived: false, ended: [], survivors: [] };
   target.send('SIGTERM');
   let sigkill = false;
   if (!(await waitUntil(() => target.alive().length === 0, opts.graceMs))) {
@@ -36,12 +46,14 @@ async function escalate(target: Target, opts: TerminateOptions): Promise<Termina
     target.send('SIGKILL');
     await waitUntil(() => target.alive().length === 0, opts.killWaitMs);
   }
-  const after = new Set(target.alive());
+  const survivors = target.alive();
+  const after = new Set(survivors);
   return {
     terminated: after.size === 0,
     sigkill,
     survived: after.size > 0,
     ended: before.filter((pid) => !after.has(pid)),
+    survivors,
   };
 }
 
@@ -70,34 +82,40 @@ export function terminateProcess(
   );
 }
 
-/**
- * The live members of the group led by `leader` that are provably ours. While the leader lives
- * (same identity), its group id cannot be reused, so every member is ours. Once it is gone, a
- * member counts only if it carries `marker` (e.g. GATEHOUSE_RUN_ID=…) in its environment and
- * started after the leader in this boot; anything else is left alone.
- */
-export function provenGroupMembers(leader: ProcessIdentity, marker: string | null): ProcStat[] {
-  // One signal-0 probe answers "is anyone left in the group?" without scanning /proc.
-  if (!groupExists(leader.pid)) return [];
-  const live = listProcessGroup(leader.pid).filter((p) => !isZombie(p));
-  if (leaderHoldsGroup(leader)) return live;
-  if (marker === null) return [];
-  return live.filter(
-    (p) =>
-      p.startTime >= leader.startTime &&
-      identityOf(p.pid)?.bootId === leader.bootId &&
-      (readEnviron(p.pid)?.includes(marker) ?? false),
-  );
+/** How a run's processes are recognised once its leader is gone. */
+export interface RunProof {
+  /** An environment entry every process of the run inherits (GATEHOUSE_RUN_ID=…), or null. */
+  marker: string | null;
+  /**
+   * A start time (the unit of ProcStat.startTime) by which the group was still the run's:
+   * a group cannot be reused while it has members, so a member that started by then is ours.
+   */
+  groupHeldUntil: number | null;
 }
 
-/** Signal 0 sends nothing: it only asks the kernel whether the group has any member. */
-function groupExists(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+/**
+ * Everything alive that is provably the run's: while the leader lives (same identity) every
+ * member of its group; after that, members that started while the group was still ours; and,
+ * anywhere on the machine, processes that started after the leader in this boot and carry the
+ * run's marker (background jobs that called setsid). Anything else is left alone.
+ */
+export function provenRunProcesses(leader: ProcessIdentity, proof: RunProof): ProcStat[] {
+  const holds = leaderHoldsGroup(leader);
+  const sameBoot = currentBootId() === leader.bootId;
+  const found: ProcStat[] = [];
+  for (const p of listProcesses()) {
+    if (isZombie(p)) continue;
+    if (p.pgid === leader.pid && holds) {
+      found.push(p);
+      continue;
+    }
+    if (!sameBoot || p.startTime < leader.startTime || p.pid === process.pid) continue;
+    const early = proof.groupHeldUntil !== null && p.startTime <= proof.groupHeldUntil;
+    if (p.pgid === leader.pid && early) found.push(p);
+    else if (proof.marker !== null && (readEnviron(p.pid)?.includes(proof.marker) ?? false))
+      found.push(p);
   }
+  return found;
 }
 
 function leaderHoldsGroup(leader: ProcessIdentity): boolean {
@@ -106,24 +124,21 @@ function leaderHoldsGroup(leader: ProcessIdentity): boolean {
 }
 
 /**
- * Terminates the whole process group led by `leader`: the group is signalled as one while the
- * leader is proven alive; after that, each proven member is signalled by pid after re-checking
- * its identity.
+ * Terminates everything of a run (see provenRunProcesses): the group is signalled as one while
+ * its leader is proven alive, and every other proven process by pid after re-checking its
+ * start time.
  */
-export function terminateGroup(
+export function terminateRun(
   leader: ProcessIdentity,
-  marker: string | null,
+  proof: RunProof,
   opts: TerminateOptions,
 ): Promise<TerminateResult> {
   return escalate(
     {
-      alive: () => provenGroupMembers(leader, marker).map((p) => p.pid),
+      alive: () => provenRunProcesses(leader, proof).map((p) => p.pid),
       send: (sig) => {
-        if (leaderHoldsGroup(leader)) {
-          signal(-leader.pid, sig);
-          return;
-        }
-        for (const member of provenGroupMembers(leader, marker)) {
+        if (leaderHoldsGroup(leader)) signal(-leader.pid, sig);
+        for (const member of provenRunProcesses(leader, proof)) {
           const still = identityOf(member.pid);
           if (still && still.startTime === member.startTime) signal(member.pid, sig);
         }

@@ -3,7 +3,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { parsePidRecord } from '../../src/gateway/pid-file.js';
-import { readExitRecord, readProcRecord, readVerdict } from '../../src/kanban/run-files.js';
+import {
+  readExitRecord,
+  readProcRecord,
+  readVerdict,
+} from '../../src/kanban/dispatch/run-files.js';
 import { api, boardSnapshot, startGateway } from '../helpers/app.js';
 import { claim } from '../helpers/board.js';
 import { tempDir, writeConfig } from '../helpers/daemon.js';

@@ -5,7 +5,7 @@ import { afterEach } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { composeGateway, type Gateway, type GatewayDeps } from '../../src/gateway/compose.js';
-import { openDatabase } from '../../src/kanban/db.js';
+import { openStore } from '../../src/kanban/store/store.js';
 import { cleanEnv, tempDir, writeConfig } from './daemon.js';
 import { TEST_MARK } from './procs.js';
 
@@ -38,11 +38,11 @@ export async function startGateway(
   const configPath = writeConfig(dataDir, { dataDir, ...configJson });
   const env = { ...cleanEnv(), [TEST_MARK.split('=')[0]!]: TEST_MARK.split('=')[1]! };
   const config = loadConfig({ config: configPath }, env, dataDir);
-  const db = openDatabase(join(dataDir, 'gatehouse.db'));
+  const store = openStore(join(dataDir, 'gatehouse.db'));
   const stops: { code: number; reason: string }[] = [];
   const gateway = composeGateway({
     config,
-    db,
+    store,
     logger: pino({ level: 'silent' }),
     requestStop: (code, reason) => stops.push({ code, reason }),
     ...(extra.terminator ? { terminator: extra.terminator } : {}),

@@ -1,19 +1,21 @@
 // Board helpers for API tests: a claimed run (with its token) and, when wanted, a real process behind it.
 import { join } from 'node:path';
 import type { Board } from '../../src/kanban/board.js';
-import { claimTask, type Claim } from '../../src/kanban/claims.js';
+import { claimTask, type Claim } from '../../src/kanban/moves/claim.js';
 import { identityOf } from '../../src/proc/index.js';
 import { spawnTracked } from './procs.js';
 
 /** Claims `taskId` as the dispatcher would (no process yet); throws if it is not claimable. */
 export function claim(board: Board, dataDir: string, taskId: string): Claim {
-  const claimed = claimTask(board, {
-    taskId,
-    profile: 'demo',
-    leaseMs: 60_000,
-    keepDescendants: false,
-    logPathFor: (runId) => join(dataDir, 'runs', runId, 'log'),
-  });
+  const claimed = board.transact((tx) =>
+    claimTask(tx, {
+      taskId,
+      profile: 'demo',
+      leaseMs: 60_000,
+      keepDescendants: false,
+      logPathFor: (runId) => join(dataDir, 'runs', runId, 'log'),
+    }),
+  );
   if (!claimed) throw new Error(`could not claim ${taskId}`);
   return claimed;
 }

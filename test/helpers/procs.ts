@@ -8,13 +8,16 @@ import {
   identityOf,
   readEnviron,
   readProcStat,
-  terminateGroup,
+  terminateRun,
   terminateProcess,
   type ProcessIdentity,
 } from '../../src/proc/index.js';
 
-/** Every process a test spawns carries this, so cleanup can prove what is ours. */
-export const TEST_MARK = `GATEHOUSE_TEST_MARK=${randomUUID()}`;
+/**
+ * Every process a test file spawns carries this, so cleanup can prove what is ours. Not a
+ * GATEHOUSE_ name: the daemon passes it on to the workers it spawns, so they carry it too.
+ */
+export const TEST_MARK = `GH_TEST_MARK=${randomUUID()}`;
 const [markName, markValue] = TEST_MARK.split('=') as [string, string];
 
 const started: ProcessIdentity[] = [];
@@ -83,7 +86,13 @@ export function spawnTracked(argv: string[], options: SpawnOptions = {}): Spawne
 export async function endAllStarted(): Promise<void> {
   const all = started.splice(0);
   await Promise.all(
-    all.map((id) => terminateGroup(id, TEST_MARK, { graceMs: 2000, killWaitMs: 2000 })),
+    all.map((id) =>
+      terminateRun(
+        id,
+        { marker: TEST_MARK, groupHeldUntil: null },
+        { graceMs: 2000, killWaitMs: 2000 },
+      ),
+    ),
   );
   // Workers run in sessions of their own; they inherit the mark, which proves they are ours.
   for (const pid of markedPids()) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pidExists } from '../../src/proc/index.js';
+import { pidExists, readEnviron } from '../../src/proc/index.js';
 import { api, startGateway } from '../helpers/app.js';
 import { waitFor } from '../helpers/wait.js';
 import {
@@ -152,16 +152,21 @@ describe('supervision', () => {
     );
     await ticksPass(gw);
     expect((await getTask(gw, child.id)).status).toBe('todo');
-    // Complete the parent as an operator would: archive is not "done", so finish it by hand.
-    const run = gw.kanban.board.runs.forTask(parent.id)[0]!;
-    gw.kanban.board.transact((emit, now) => {
-      gw.kanban.board.tasks.cas(
-        parent.id,
-        { status: 'running', runId: run.id },
-        { status: 'done', current_run_id: null, updated_at: now },
-      );
-      gw.kanban.board.promoteChildren(parent.id, emit, now);
-    });
+    // The parent's worker reports completion with its own run token, as a worker would.
+    const run = (await getTask(gw, parent.id)).runs[0];
+    const token = readEnviron(run.pid)
+      ?.find((e) => e.startsWith('GATEHOUSE_RUN_TOKEN='))
+      ?.slice('GATEHOUSE_RUN_TOKEN='.length);
+    const done = await api(
+      gw.url,
+      'POST',
+      `/tasks/${parent.id}/complete`,
+      {},
+      {
+        authorization: `Bearer ${token}`,
+      },
+    );
+    expect(done.status).toBe(200);
     expect((await settledIn(gw, child.id, 'done')).runs).toHaveLength(1);
   });
 
@@ -228,7 +233,13 @@ describe('supervision', () => {
   });
 
   it('never starts a second worker beside one that survived termination; only reclaim --force releases it', async () => {
-    const survivor = async () => ({ terminated: false, sigkill: true, survived: true, ended: [] });
+    const survivor = async () => ({
+      terminated: false,
+      sigkill: true,
+      survived: true,
+      ended: [],
+      survivors: [1],
+    });
     const gw = await startGateway(
       { workers: { ...fast, profiles: { hang: profile('hang') } } },
       { dispatch: true, terminator: survivor },
@@ -272,7 +283,20 @@ describe('supervision', () => {
     for (let i = 0; i < 3; i++) await createTask(gw, { title: `s${i}`, assignee: 'solo' });
     await waitFor('one running', () => gw.kanban.board.counts().running === 1);
     await ticksPass(gw);
-    expect(gw.dispatcher.liveCount('solo')).toBe(1);
+    expect(gw.dispatcher.liveByProfile().solo).toBe(1);
+  });
+
+  it('starts a task of another profile at once while 150 tasks wait for a capped one', async () => {
+    const gw = await gatewayWith(
+      { solo: profile('hang', { maxConcurrent: 1 }), quick: profile('complete') },
+      { maxConcurrent: 4 },
+    );
+    for (let i = 0; i < 150; i++)
+      gw.kanban.board.create({ title: `queued ${i}`, assignee: 'solo' }, { kind: 'api' });
+    await waitFor('the capped profile at its cap', () => gw.kanban.board.counts().running === 1);
+    const other = await createTask(gw, { title: 'not stuck behind them', assignee: 'quick' });
+    await settledIn(gw, other.id, 'done');
+    expect(gw.kanban.board.counts()).toMatchObject({ running: 1, ready: 149 });
   });
 
   it('pauses dispatch with maxConcurrent 0', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideOutcome } from '../../src/kanban/outcome-policy.js';
+import { decideOutcome } from '../../src/kanban/model/outcome-policy.js';
 
 const ctx = { failures: 0, limit: 2, exitCode: null, now: 1000, rateLimitCooldownMs: 300_000 };
 

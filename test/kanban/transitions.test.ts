@@ -5,8 +5,8 @@ import {
   initialStatus,
   transition,
   type TaskMove,
-} from '../../src/kanban/transitions.js';
-import { TASK_STATUSES, type TaskStatus } from '../../src/kanban/types.js';
+} from '../../src/kanban/model/transitions.js';
+import { TASK_STATUSES, type TaskStatus } from '../../src/kanban/model/types.js';
 
 // The contract of SPEC §5, written out independently of the table under test.
 const ALLOWED: Record<
@@ -20,6 +20,7 @@ const ALLOWED: Record<
   release: { running: 'ready' },
   give_up: { running: 'blocked', ready: 'blocked' },
   unblock: { blocked: (done) => (done ? 'ready' : 'todo') },
+  orphan: { todo: 'blocked' },
   archive: {
     todo: 'archived',
     ready: 'archived',

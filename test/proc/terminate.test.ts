@@ -2,13 +2,16 @@ import { describe, expect, it } from 'vitest';
 import {
   listProcessGroup,
   pidExists,
-  terminateGroup,
+  readProcStat,
+  startTimeNow,
   terminateProcess,
+  terminateRun,
 } from '../../src/proc/index.js';
 import { TEST_MARK, spawnTracked } from '../helpers/procs.js';
 import { waitFor } from '../helpers/wait.js';
 
 const fast = { graceMs: 300, killWaitMs: 2000 };
+const byGroupOnly = { marker: null, groupHeldUntil: null };
 
 /** A group leader that ignores TERM and has a grandchild that does too; prints the grandchild's pid. */
 function stubbornGroup() {
@@ -19,13 +22,13 @@ function stubbornGroup() {
   ]);
 }
 
-describe('terminateGroup', () => {
+describe('terminateRun', () => {
   it('ends a whole group that ignores SIGTERM with SIGKILL and reports it', async () => {
     const leader = stubbornGroup();
     const grandchild = Number(
       await waitFor('grandchild pid', () => leader.output().trim() || null),
     );
-    const result = await terminateGroup(leader.identity, null, fast);
+    const result = await terminateRun(leader.identity, byGroupOnly, fast);
     expect(result).toMatchObject({ terminated: true, sigkill: true, survived: false });
     expect(result.ended).toContain(grandchild);
     expect(pidExists(grandchild)).toBe(false);
@@ -34,29 +37,65 @@ describe('terminateGroup', () => {
   it('ends with TERM alone when the group obeys it', async () => {
     const leader = spawnTracked(['sh', '-c', 'sleep 60 & wait']);
     await waitFor('the group to have two members', () => listProcessGroup(leader.pid).length === 2);
-    const result = await terminateGroup(leader.identity, null, fast);
+    const result = await terminateRun(leader.identity, byGroupOnly, fast);
     expect(result).toMatchObject({ terminated: true, sigkill: false, survived: false });
   });
 
   it('never signals a pid whose start time does not match', async () => {
     const other = spawnTracked(['sleep', '60']);
     const recycled = { ...other.identity, startTime: other.identity.startTime - 1 };
-    const result = await terminateGroup(recycled, null, fast);
+    const result = await terminateRun(recycled, byGroupOnly, fast);
     expect(result.ended).toEqual([]);
     await expect(terminateProcess(recycled, fast)).resolves.toMatchObject({ ended: [] });
     expect(pidExists(other.pid, other.identity)).toBe(true);
   });
 
-  it('after the leader is gone, ends only members that carry the marker', async () => {
+  it('after the leader is gone, ends only members it can prove are the run’s', async () => {
     // The leader exits at once, leaving a member of its group behind.
     const leader = spawnTracked(['sh', '-c', 'sleep 60 & echo $!']);
     const member = Number(await waitFor('member pid', () => leader.output().trim() || null));
     await leader.exited;
     expect(pidExists(member)).toBe(true);
-    const unproven = await terminateGroup(leader.identity, 'GATEHOUSE_RUN_ID=someone-else', fast);
+    const unproven = await terminateRun(
+      leader.identity,
+      { marker: 'GATEHOUSE_RUN_ID=someone-else', groupHeldUntil: null },
+      fast,
+    );
     expect(unproven.ended).toEqual([]);
     expect(pidExists(member)).toBe(true);
-    const proven = await terminateGroup(leader.identity, TEST_MARK, fast);
+    const proven = await terminateRun(
+      leader.identity,
+      { marker: TEST_MARK, groupHeldUntil: null },
+      fast,
+    );
     expect(proven).toMatchObject({ terminated: true, ended: [member] });
+  });
+
+  it('ends a member without the marker (env -i) that started while the group was still the run’s', async () => {
+    const leader = spawnTracked(['sh', '-c', 'env -i /bin/sleep 60 & echo $!']);
+    const member = Number(await waitFor('member pid', () => leader.output().trim() || null));
+    await leader.exited;
+    const heldUntil = startTimeNow();
+    const result = await terminateRun(
+      leader.identity,
+      { marker: TEST_MARK, groupHeldUntil: heldUntil },
+      fast,
+    );
+    expect(result).toMatchObject({ terminated: true, ended: [member] });
+    await waitFor('the member to be gone', () => !pidExists(member));
+  });
+
+  it('ends a marked background job that left the group with setsid', async () => {
+    const leader = spawnTracked(['sh', '-c', 'setsid sleep 60 & echo $!; sleep 60']);
+    const job = Number(await waitFor('job pid', () => leader.output().trim() || null));
+    await waitFor('the job in a session of its own', () => readProcStat(job)?.sid === job);
+    const result = await terminateRun(
+      leader.identity,
+      { marker: TEST_MARK, groupHeldUntil: null },
+      fast,
+    );
+    expect(result.terminated).toBe(true);
+    expect(result.ended).toContain(job);
+    expect(pidExists(job)).toBe(false);
   });
 });

@@ -3,8 +3,8 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Board } from '../../kanban/board.js';
-import { RUN_ID } from '../../kanban/ids.js';
-import { readLogTail } from '../../kanban/run-log.js';
+import { RUN_ID } from '../../kanban/model/ids.js';
+import { readLogTail } from '../../kanban/dispatch/run-log.js';
 import type { EventStreamHub } from '../event-stream.js';
 import { EventsQuery, LogQuery, RunIdParams, StreamQuery } from './schemas.js';
 

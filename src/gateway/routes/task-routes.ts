@@ -4,8 +4,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Board } from '../../kanban/board.js';
 import type { OperatorActions } from '../../kanban/operator-actions.js';
-import { publicRun } from '../../kanban/run-store.js';
-import type { Origin } from '../../kanban/types.js';
+import { publicRun } from '../../kanban/store/run-store.js';
+import type { Origin } from '../../kanban/model/types.js';
 import {
   CommentBody,
   CreateTaskBody,

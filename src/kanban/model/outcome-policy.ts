@@ -47,6 +47,8 @@ export function decideOutcome(outcome: RunOutcome, ctx: OutcomeContext): Outcome
       return { ...keep, move: 'release', failures: 0 };
     case 'archived':
       return { ...keep, move: 'archive' };
+    case 'interrupted':
+      return { ...keep, move: 'release' };
     case 'rate_limited':
       return { ...keep, move: 'release', notBefore: ctx.now + ctx.rateLimitCooldownMs };
     case 'protocol_violation':

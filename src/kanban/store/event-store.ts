@@ -1,12 +1,12 @@
 // The append-only event log: written inside the transaction of the change it records.
 import type { Db } from './db.js';
-import type { BoardEvent, NewEvent } from './types.js';
+import type { BoardEvent, EventKind, NewEvent } from '../model/events.js';
 
 interface EventRow {
   id: number;
   task_id: string | null;
   run_id: string | null;
-  kind: string;
+  kind: EventKind;
   payload: string;
   at: number;
 }
@@ -17,9 +17,9 @@ function toEvent(row: EventRow): BoardEvent {
     taskId: row.task_id,
     runId: row.run_id,
     kind: row.kind,
-    payload: JSON.parse(row.payload) as Record<string, unknown>,
+    payload: JSON.parse(row.payload) as BoardEvent['payload'],
     at: row.at,
-  };
+  } as BoardEvent;
 }
 
 export class EventStore {
@@ -27,6 +27,7 @@ export class EventStore {
   private readonly after;
   private readonly forTask;
   private readonly last;
+  private readonly lastOfKind;
   private readonly kindsAfter = new Map<string, ReturnType<Db['prepare']>>();
   private readonly db: Db;
 
@@ -42,6 +43,14 @@ export class EventStore {
       'SELECT * FROM events WHERE task_id = ? AND id > ? ORDER BY id LIMIT ?',
     );
     this.last = db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM events');
+    this.lastOfKind = db.prepare<[string, string, string], { at: number | null }>(
+      'SELECT max(at) AS at FROM events WHERE task_id = ? AND run_id = ? AND kind = ?',
+    );
+  }
+
+  /** When the run last recorded an event of `kind`, or null. */
+  lastAt(taskId: string, runId: string, kind: EventKind): number | null {
+    return this.lastOfKind.get(taskId, runId, kind)?.at ?? null;
   }
 
   append(event: NewEvent, at: number): BoardEvent {
@@ -52,7 +61,7 @@ export class EventStore {
       JSON.stringify(event.payload),
       at,
     );
-    return { ...event, id: Number(info.lastInsertRowid), at };
+    return { ...event, id: Number(info.lastInsertRowid), at } as BoardEvent;
   }
 
   list(afterId: number, limit: number): BoardEvent[] {
@@ -64,7 +73,7 @@ export class EventStore {
   }
 
   /** Events of the given kinds after `afterId`, oldest first. */
-  listKinds(afterId: number, kinds: readonly string[], limit: number): BoardEvent[] {
+  listKinds(afterId: number, kinds: readonly EventKind[], limit: number): BoardEvent[] {
     const key = kinds.join(',');
     let stmt = this.kindsAfter.get(key);
     if (!stmt) {

@@ -17,7 +17,11 @@ export class DatabaseError extends Error {
   }
 }
 
-/** Applies every migration above the file's user_version, each in its own transaction. */
+/**
+ * Applies every migration above the file's user_version, each in its own transaction. Foreign
+ * keys are off meanwhile (a table rebuild drops and renames a referenced table, which would
+ * otherwise cascade) and every reference is checked before each commit.
+ */
 export function migrate(db: Db, upTo = MIGRATIONS.length): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > MIGRATIONS.length) {
@@ -25,12 +29,17 @@ export function migrate(db: Db, upTo = MIGRATIONS.length): void {
       `schema version ${current} is newer than this gatehouse knows (${MIGRATIONS.length})`,
     );
   }
+  db.pragma('foreign_keys = OFF');
   for (let version = current; version < upTo; version++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[version]!);
+      const broken = db.pragma('foreign_key_check') as unknown[];
+      if (broken.length > 0)
+        throw new Error(`migration ${version + 1} broke ${broken.length} references`);
       db.pragma(`user_version = ${version + 1}`);
     }).immediate();
   }
+  db.pragma('foreign_keys = ON');
 }
 
 export function openDatabase(path: string, opts: { migrateTo?: number } = {}): Db {
@@ -41,7 +50,6 @@ export function openDatabase(path: string, opts: { migrateTo?: number } = {}): D
     db.pragma('journal_mode = WAL');
     // NORMAL in WAL mode: a power loss may lose the last transactions but never corrupts.
     db.pragma('synchronous = NORMAL');
-    db.pragma('foreign_keys = ON');
     if (existed) {
       const check = db.pragma('quick_check', { simple: true });
       if (check !== 'ok') throw new Error(`integrity check failed: ${String(check)}`);

@@ -1,12 +1,12 @@
-// SQL for tasks, their parent links and comments; every statement prepared once.
+// Reading tasks and their parent links; every statement prepared once. Writes are in task-writes.ts.
+import type { Origin, Task, TaskStatus } from '../model/types.js';
 import type { Db } from './db.js';
-import type { Comment, Origin, Task, TaskStatus } from './types.js';
 
 /** Each row carries its parent ids (in link order) as a JSON array, read in the same statement. */
 const PARENTS =
   '(SELECT json_group_array(parent_id) FROM (SELECT parent_id FROM task_parents WHERE task_id = tasks.id ORDER BY rowid)) AS parents';
 
-interface TaskRow {
+export interface TaskRow {
   parents: string;
   seq: number;
   id: string;
@@ -41,19 +41,6 @@ export interface TaskLease {
   terminating: string | null;
 }
 
-export interface NewTask {
-  id: string;
-  title: string;
-  body: string;
-  assignee: string | null;
-  status: TaskStatus;
-  priority: number;
-  maxRuntimeSeconds: number | null;
-  maxRetries: number | null;
-  origin: Origin;
-  at: number;
-}
-
 export interface TaskFilter {
   status?: TaskStatus | undefined;
   assignee?: string | undefined;
@@ -64,52 +51,41 @@ export interface TaskFilter {
   limit: number;
 }
 
-/** Columns a compare-and-set may write, by their SQL names. */
-export type TaskColumns = Partial<
-  Omit<TaskRow, 'seq' | 'id' | 'origin' | 'created_at' | 'parents'>
->;
-
 export class TaskStore {
-  private readonly insert;
   private readonly byId;
   private readonly childrenOf;
-  private readonly insertParent;
-  private readonly remove;
-  private readonly insertComment;
   private readonly countByStatus;
   private readonly readyQueue;
+  private readonly strandedQueue;
   private readonly runningTasks;
+  private readonly pendingTermination;
   private readonly listStatements = new Map<string, ReturnType<Db['prepare']>>();
-  private readonly casStatements = new Map<string, ReturnType<Db['prepare']>>();
 
   constructor(private readonly db: Db) {
-    this.insert = db.prepare(`INSERT INTO tasks (id, title, body, assignee, status, priority,
-      created_at, updated_at, max_runtime_seconds, max_retries, origin)
-      VALUES (@id, @title, @body, @assignee, @status, @priority, @at, @at, @maxRuntimeSeconds,
-      @maxRetries, @origin)`);
     this.byId = db.prepare<[string], TaskRow>(`SELECT *, ${PARENTS} FROM tasks WHERE id = ?`);
     this.childrenOf = db.prepare<[string], { task_id: string }>(
       'SELECT task_id FROM task_parents WHERE parent_id = ?',
     );
-    this.insertParent = db.prepare('INSERT INTO task_parents (task_id, parent_id) VALUES (?, ?)');
-    this.remove = db.prepare('DELETE FROM tasks WHERE id = ?');
-    this.insertComment = db.prepare<[string, string, string, number]>(
-      'INSERT INTO comments (task_id, author, text, at) VALUES (?, ?, ?, ?)',
-    );
     this.countByStatus = db.prepare<[], { status: TaskStatus; n: number }>(
       'SELECT status, count(*) AS n FROM tasks GROUP BY status',
     );
-    this.readyQueue = db.prepare<[number, number], TaskRow>(`SELECT *, ${PARENTS} FROM tasks
-      WHERE status = 'ready' AND (not_before IS NULL OR not_before <= ?)
-      ORDER BY priority DESC, seq LIMIT ?`);
+    this.readyQueue = db.prepare<
+      [{ now: number; profile: string; isDefault: number; limit: number }],
+      TaskRow
+    >(`SELECT *, ${PARENTS} FROM tasks
+      WHERE status = 'ready' AND (not_before IS NULL OR not_before <= @now)
+        AND (assignee = @profile OR (@isDefault AND assignee IS NULL))
+      ORDER BY priority DESC, seq LIMIT @limit`);
+    this.strandedQueue = db.prepare<[string], { id: string; assignee: string }>(
+      `SELECT id, assignee FROM tasks WHERE status = 'ready' AND assignee IS NOT NULL
+        AND assignee NOT IN (SELECT value FROM json_each(?)) LIMIT 100`,
+    );
+    this.pendingTermination = db.prepare<[string], { terminating: string | null }>(
+      'SELECT terminating FROM tasks WHERE id = ?',
+    );
     this.runningTasks = db.prepare<[], TaskRow>(
       `SELECT *, ${PARENTS} FROM tasks WHERE status = 'running'`,
     );
-  }
-
-  create(task: NewTask, parents: readonly string[]): void {
-    this.insert.run({ ...task, origin: JSON.stringify(task.origin) });
-    for (const parent of parents) this.insertParent.run(task.id, parent);
   }
 
   get(id: string): Task | null {
@@ -140,59 +116,30 @@ export class TaskStore {
     return this.childrenOf.all(id).map((r) => r.task_id);
   }
 
-  /**
-   * Compare-and-set: writes `set` only if the task is still in `status` with `runId` as its
-   * current run (and, when given, `terminating` as its pending termination). True if it won.
-   */
-  cas(
-    id: string,
-    expect: {
-      status: TaskStatus | readonly TaskStatus[];
-      runId?: string | null;
-      terminating?: string | null;
-    },
-    set: TaskColumns,
-  ): boolean {
-    const statuses = typeof expect.status === 'string' ? [expect.status] : expect.status;
-    const columns = Object.keys(set).sort();
-    const key = `${statuses.length}|${'runId' in expect}|${'terminating' in expect}|${columns.join(',')}`;
-    let stmt = this.casStatements.get(key);
-    if (!stmt) {
-      const where = [`id = @id`, `status IN (${statuses.map((_, i) => `@s${i}`).join(', ')})`];
-      if ('runId' in expect) where.push('current_run_id IS @runId');
-      if ('terminating' in expect) where.push('terminating IS @terminating');
-      const assignments = columns.map((c) => `${c} = @set_${c}`).join(', ');
-      stmt = this.db.prepare(`UPDATE tasks SET ${assignments} WHERE ${where.join(' AND ')}`);
-      this.casStatements.set(key, stmt);
-    }
-    const params: Record<string, unknown> = {
-      id,
-      runId: expect.runId ?? null,
-      terminating: expect.terminating ?? null,
-    };
-    statuses.forEach((s, i) => (params[`s${i}`] = s));
-    for (const c of columns) params[`set_${c}`] = set[c as keyof TaskColumns];
-    return stmt.run(params).changes === 1;
-  }
-
-  delete(id: string): boolean {
-    return this.remove.run(id).changes === 1;
-  }
-
-  addComment(taskId: string, author: string, text: string, at: number): Comment {
-    const info = this.insertComment.run(taskId, author, text, at);
-    return { id: Number(info.lastInsertRowid), taskId, author, text, at };
-  }
-
   counts(): Record<TaskStatus, number> {
     const counts = { todo: 0, ready: 0, running: 0, blocked: 0, done: 0, archived: 0 };
     for (const { status, n } of this.countByStatus.all()) counts[status] = n;
     return counts;
   }
 
-  /** Ready tasks whose cooldown has passed, highest priority first, then oldest. */
-  dispatchable(now: number, limit: number): Task[] {
-    return this.readyQueue.all(now, limit).map((r) => this.toTask(r));
+  /**
+   * A profile's ready tasks whose cooldown has passed, highest priority first, then oldest;
+   * unassigned tasks count as the default profile's.
+   */
+  dispatchable(now: number, profile: string, isDefault: boolean, limit: number): Task[] {
+    return this.readyQueue
+      .all({ now, profile, isDefault: isDefault ? 1 : 0, limit })
+      .map((r) => this.toTask(r));
+  }
+
+  /** Ready tasks assigned to a profile that is not configured (any more). */
+  stranded(profiles: readonly string[]): { id: string; assignee: string }[] {
+    return this.strandedQueue.all(JSON.stringify(profiles));
+  }
+
+  /** The termination pending on a running task, or null. */
+  terminatingOf(id: string): string | null {
+    return this.pendingTermination.get(id)?.terminating ?? null;
   }
 
   running(): (Task & TaskLease)[] {

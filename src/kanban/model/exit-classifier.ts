@@ -1,6 +1,5 @@
 // One function turns "how the worker's process ended + what it said" into a run outcome (SPEC §6).
-import type { ExitRecord, Verdict } from './run-files.js';
-import type { RunOutcome } from './types.js';
+import type { ExitRecord, RunOutcome, Verdict } from './types.js';
 
 export interface Classification {
   outcome: RunOutcome;

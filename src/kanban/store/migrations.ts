@@ -97,4 +97,60 @@ export const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   );
   `,
+  // 2: a task's columns tied to its status by CHECKs (a running task has a run and a lease,
+  // nothing else does; only a ready task waits for a time; a blocked task says why), so no
+  // write can leave a done task holding a lease. SQLite adds CHECKs only by rebuilding the
+  // table; rows an older version left inconsistent are normalised on the way.
+  `
+  CREATE TABLE tasks_v2 (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL DEFAULT '',
+    assignee TEXT,
+    status TEXT NOT NULL CHECK (status IN ('todo','ready','running','blocked','done','archived')),
+    priority INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    started_at INTEGER,
+    completed_at INTEGER,
+    max_runtime_seconds REAL,
+    max_retries INTEGER,
+    consecutive_failures INTEGER NOT NULL DEFAULT 0,
+    last_failure_error TEXT,
+    result TEXT,
+    summary TEXT,
+    current_run_id TEXT,
+    block_reason TEXT,
+    not_before INTEGER,
+    origin TEXT NOT NULL,
+    lease_expires_at INTEGER,
+    last_heartbeat_at INTEGER,
+    terminating TEXT,
+    CONSTRAINT running_has_run CHECK ((status = 'running') = (current_run_id IS NOT NULL)),
+    CONSTRAINT running_has_lease CHECK ((status = 'running') = (lease_expires_at IS NOT NULL)),
+    CONSTRAINT lease_only_running CHECK (
+      status = 'running' OR (last_heartbeat_at IS NULL AND terminating IS NULL)),
+    CONSTRAINT cooldown_only_ready CHECK (status = 'ready' OR not_before IS NULL),
+    CONSTRAINT blocked_has_reason CHECK ((status = 'blocked') = (block_reason IS NOT NULL))
+  );
+  INSERT INTO tasks_v2
+  SELECT seq, id, title, body, assignee, st, priority, created_at, updated_at, started_at,
+    completed_at, max_runtime_seconds, max_retries, consecutive_failures, last_failure_error,
+    result, summary,
+    CASE WHEN st = 'running' THEN current_run_id END,
+    CASE WHEN st = 'blocked' THEN coalesce(block_reason, 'blocked') END,
+    CASE WHEN st = 'ready' THEN not_before END,
+    origin,
+    CASE WHEN st = 'running' THEN coalesce(lease_expires_at, updated_at) END,
+    CASE WHEN st = 'running' THEN last_heartbeat_at END,
+    CASE WHEN st = 'running' THEN terminating END
+  FROM (SELECT *, CASE WHEN status = 'running' AND current_run_id IS NULL THEN 'ready'
+                       ELSE status END AS st FROM tasks);
+  DROP TABLE tasks;
+  ALTER TABLE tasks_v2 RENAME TO tasks;
+  CREATE INDEX tasks_status ON tasks (status, seq);
+  CREATE INDEX tasks_assignee ON tasks (assignee, seq);
+  CREATE INDEX tasks_dispatch ON tasks (assignee, priority DESC, seq) WHERE status = 'ready';
+  `,
 ];

@@ -2,11 +2,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, closeSync, constants, mkdirSync, openSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { PACKAGE_ROOT } from '../config/defaults.js';
-import type { Profile } from '../config/schema.js';
-import { currentBootId, readProcStat } from '../proc/index.js';
-import type { Claim } from './claims.js';
-import { runDir, runFile, writeJsonAtomic, type ProcRecord } from './run-files.js';
+import { PACKAGE_ROOT } from '../../config/defaults.js';
+import type { Profile } from '../../config/schema.js';
+import { currentBootId, readProcStat } from '../../proc/index.js';
+import type { Claim } from '../moves/claim.js';
+import type { ProcRecord } from '../model/types.js';
+import { runDir, runFile, writeJsonAtomic } from './run-files.js';
 
 /** Creates `<dataDir>/runs` (once, before the first spawn). */
 export function ensureRunsDir(dataDir: string): void {

@@ -1,5 +1,5 @@
 // CPU and memory of live workers' process groups, from the tick's one snapshot of the process table.
-import { isZombie, type ProcStat } from '../proc/index.js';
+import { isZombie, type ProcStat } from '../../proc/index.js';
 
 export interface GroupSample {
   cpuPercent: number;

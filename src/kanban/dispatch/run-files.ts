@@ -1,24 +1,9 @@
 // The run folder (SPEC §3): task.json, log, proc.json, exit.json, result.json; read defensively.
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isPid } from '../proc/index.js';
-
-export interface ProcRecord {
-  pid: number;
-  pgid: number;
-  startTime: number;
-  bootId: string;
-}
-
-/** How the worker ended, as the wrapper recorded it. */
-export interface ExitRecord {
-  exitCode: number | null;
-  signal: string | null;
-}
-
-export type Verdict =
-  | { status: 'done'; summary: string | null; result: unknown }
-  | { status: 'blocked'; reason: string };
+import { isPid } from '../../proc/index.js';
+import { MAX_RESULT_BYTES, MAX_JSON_DEPTH, nestedDeeperThan } from '../model/json-limits.js';
+import type { ExitRecord, ProcRecord, Verdict } from '../model/types.js';
 
 export function runDir(dataDir: string, runId: string): string {
   return join(dataDir, 'runs', runId);
@@ -106,9 +91,12 @@ export function readExitRecord(dir: string): ExitRecord | null {
  * (`{"status":"done","summary":…}` or `{"status":"blocked","reason":…}`).
  */
 export function readVerdict(dir: string): Verdict | null | string {
+  const path = runFile(dir, 'result.json');
   let text: string;
   try {
-    text = readFileSync(runFile(dir, 'result.json'), 'utf8');
+    if (statSync(path).size > MAX_RESULT_BYTES)
+      return `result.json is larger than ${MAX_RESULT_BYTES} bytes`;
+    text = readFileSync(path, 'utf8');
   } catch {
     return null;
   }
@@ -118,6 +106,7 @@ export function readVerdict(dir: string): Verdict | null | string {
   } catch {
     return 'result.json is not valid JSON';
   }
+  if (nestedDeeperThan(v)) return `result.json is nested deeper than ${MAX_JSON_DEPTH} levels`;
   if (
     isObject(v) &&
     v.status === 'done' &&

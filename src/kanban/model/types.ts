@@ -13,6 +13,7 @@ export const RUN_OUTCOMES = [
   'reclaimed',
   'archived',
   'spawn_failed',
+  'interrupted',
 ] as const;
 export type RunOutcome = (typeof RUN_OUTCOMES)[number];
 
@@ -62,22 +63,29 @@ export interface Run {
   logPath: string;
 }
 
-export interface BoardEvent {
-  id: number;
-  taskId: string | null;
-  runId: string | null;
-  kind: string;
-  payload: Record<string, unknown>;
-  at: number;
-}
-
-/** An event about to be written: the store assigns id and time. */
-export type NewEvent = Omit<BoardEvent, 'id' | 'at'>;
-
 export interface Comment {
   id: number;
   taskId: string;
   author: string;
   text: string;
   at: number;
+}
+
+/** How a worker's process ended, as its wrapper recorded it (or its parent saw it). */
+export interface ExitRecord {
+  exitCode: number | null;
+  signal: string | null;
+}
+
+/** What a worker said about its work (API body or result.json). */
+export type Verdict =
+  | { status: 'done'; summary: string | null; result: unknown }
+  | { status: 'blocked'; reason: string };
+
+/** A worker's group leader as recorded at spawn (proc.json and the run row). */
+export interface ProcRecord {
+  pid: number;
+  pgid: number;
+  startTime: number;
+  bootId: string;
 }

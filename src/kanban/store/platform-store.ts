@@ -1,5 +1,6 @@
 // SQL for platforms: persisted adapter state and notification subscriptions with their cursors.
-import type { Db } from '../kanban/db.js';
+import { NOTIFY_KINDS } from '../model/events.js';
+import type { Db } from './db.js';
 
 export interface Subscription {
   platform: string;
@@ -16,7 +17,7 @@ export class PlatformStore {
   private readonly forTask;
   private readonly pending;
 
-  constructor(db: Db, notifyKinds: readonly string[]) {
+  constructor(db: Db) {
     this.loadState = db.prepare<[string], { state: string }>(
       'SELECT state FROM platform_state WHERE name = ?',
     );
@@ -31,7 +32,7 @@ export class PlatformStore {
     this.forTask = db.prepare<[string], SubscriptionRow>(
       'SELECT * FROM subscriptions WHERE task_id = ?',
     );
-    const kinds = notifyKinds.map((k) => `'${k}'`).join(', ');
+    const kinds = NOTIFY_KINDS.map((k) => `'${k}'`).join(', ');
     this.pending = db.prepare<[], SubscriptionRow>(`SELECT s.* FROM subscriptions s WHERE EXISTS (
       SELECT 1 FROM events e WHERE e.task_id = s.task_id AND e.id > s.cursor AND e.kind IN (${kinds}))`);
   }

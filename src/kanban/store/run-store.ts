@@ -1,6 +1,6 @@
 // SQL for runs: one row per attempt, with the worker's process identity and how it ended.
 import type { Db } from './db.js';
-import type { Run, RunOutcome } from './types.js';
+import type { Run, RunOutcome } from '../model/types.js';
 
 interface RunRow {
   seq: number;
@@ -54,6 +54,7 @@ export class RunStore {
   private readonly sample;
   private readonly unreapedRuns;
   private readonly outcomes;
+  private readonly lingering;
 
   constructor(db: Db) {
     this.insert = db.prepare(`INSERT INTO runs (id, task_id, profile, token_hash, started_at,
@@ -76,6 +77,9 @@ export class RunStore {
       rss_bytes_max = max(coalesce(rss_bytes_max, 0), @rss) WHERE id = @id`);
     this.outcomes = db.prepare<[], { outcome: string; n: number }>(
       'SELECT outcome, count(*) AS n FROM runs WHERE outcome IS NOT NULL GROUP BY outcome',
+    );
+    this.lingering = db.prepare<[string], { id: string }>(
+      'SELECT id FROM runs WHERE task_id = ? AND proc_gone_at IS NULL AND ended_at IS NOT NULL LIMIT 1',
     );
     this.unreapedRuns = db.prepare<[], RunRow>(
       'SELECT * FROM runs WHERE proc_gone_at IS NULL AND ended_at IS NOT NULL ORDER BY seq',
@@ -143,6 +147,11 @@ export class RunStore {
   /** Finished runs by outcome. */
   countByOutcome(): Record<string, number> {
     return Object.fromEntries(this.outcomes.all().map((r) => [r.outcome, r.n]));
+  }
+
+  /** Whether a closed run of the task may still have processes alive. */
+  hasLingering(taskId: string): boolean {
+    return this.lingering.get(taskId) !== undefined;
   }
 
   /** Closed runs whose process group has not been confirmed gone. */

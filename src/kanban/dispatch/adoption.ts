@@ -1,0 +1,52 @@
+// At start: every running task's worker is adopted if it lives, or marked ended so its run is
+// settled from what it left on disk (exit.json, result.json).
+import { pidExists, startTimeNow } from '../../proc/index.js';
+import type { Board } from '../board.js';
+import { recordAdoption } from '../moves/records.js';
+import type { LiveWorker, LiveWorkers } from './live-workers.js';
+import type { DispatcherLog } from './log.js';
+import { readProcRecord, runDir } from './run-files.js';
+
+/** Registers every running task's worker in `live`; returns those already ended. */
+export function adoptRunning(
+  board: Board,
+  live: LiveWorkers,
+  dataDir: string,
+  log: DispatcherLog,
+): LiveWorker[] {
+  const ended: LiveWorker[] = [];
+  for (const task of board.tasks.running()) {
+    const run = task.currentRunId === null ? null : board.runs.get(task.currentRunId);
+    if (!run) continue;
+    const proc =
+      run.pid !== null && run.startTime !== null && run.bootId !== null
+        ? { pid: run.pid, pgid: run.pgid ?? run.pid, startTime: run.startTime, bootId: run.bootId }
+        : readProcRecord(runDir(dataDir, run.id));
+    if (proc && run.pid === null) board.runs.recordProcess(run.id, proc);
+    const leader = proc ? { pid: proc.pid, startTime: proc.startTime, bootId: proc.bootId } : null;
+    const alive = leader !== null && pidExists(leader.pid, leader);
+    const worker: LiveWorker = {
+      runId: run.id,
+      taskId: task.id,
+      profile: run.profile,
+      leader,
+      child: null,
+      startedAt: run.startedAt,
+      sample: null,
+      groupHeldUntil: alive ? startTimeNow() : null,
+      log: log.child({ taskId: task.id, runId: run.id }),
+    };
+    live.add(worker);
+    if (!alive) {
+      worker.exit = null;
+      ended.push(worker);
+      continue;
+    }
+    // A termination the previous instance began is resumed by the tick, like any unfinished one.
+    if (task.terminating === null) {
+      board.transact((tx) => recordAdoption(tx, task.id, run.id, leader.pid));
+      worker.log.info({ workerPid: leader.pid }, 'worker adopted');
+    }
+  }
+  return ended;
+}

@@ -1,0 +1,78 @@
+// The clock's part of supervision: max runtimes, leases, and terminations left unfinished.
+import type { Config } from '../../config/schema.js';
+import type { Board } from '../board.js';
+import { extendLease } from '../moves/lease.js';
+import { isTerminationOp, type TerminationOp } from '../moves/termination.js';
+import type { RunRecord } from '../store/run-store.js';
+import type { LiveWorkers } from './live-workers.js';
+import type { DispatcherLog } from './log.js';
+import type { Terminations } from './terminations.js';
+
+export interface DeadlinesDeps {
+  board: Board;
+  live: LiveWorkers;
+  terminations: Terminations;
+  workers: Config['workers'];
+  log: DispatcherLog;
+  /** Runs async work whose failure is logged and retried by the next tick. */
+  track: (what: string, work: () => Promise<unknown>) => void;
+}
+
+export class Deadlines {
+  constructor(private readonly deps: DeadlinesDeps) {}
+
+  check(): void {
+    const { board, live, terminations, workers } = this.deps;
+    const now = board.clock();
+    for (const task of board.tasks.running()) {
+      const runId = task.currentRunId;
+      if (runId === null) continue;
+      if (isTerminationOp(task.terminating)) {
+        // Begun but not settled (the worker survived, a settle failed, or a previous instance
+        // died mid-way): carry on until nothing of the run is alive.
+        const run = terminations.isActive(task.id) ? null : board.runs.get(runId);
+        if (run) this.finish(run, task.terminating);
+        continue;
+      }
+      const worker = live.get(runId);
+      // Its leader exited: the run's ending is under way (RunEndings).
+      if (worker?.exit !== undefined) continue;
+      const profile = workers.profiles[worker?.profile ?? ''];
+      const maxSeconds = task.maxRuntimeSeconds ?? profile?.maxRuntimeSeconds ?? null;
+      if (worker && maxSeconds !== null && now - worker.startedAt > maxSeconds * 1000) {
+        this.terminate(task.id, 'timeout', `exceeded its max runtime of ${maxSeconds}s`);
+        continue;
+      }
+      if (task.leaseExpiresAt === null || task.leaseExpiresAt > now) continue;
+      const fresh =
+        task.lastHeartbeatAt === null ||
+        now - task.lastHeartbeatAt <= workers.heartbeatMaxStaleSeconds * 1000;
+      if (worker && fresh) {
+        const until = now + workers.claimTtlSeconds * 1000;
+        board.transact((tx) => extendLease(tx, task.id, runId, until));
+      } else {
+        const why = worker
+          ? 'lease expired with a stale heartbeat'
+          : 'lease expired with no live worker';
+        this.terminate(task.id, 'stale', why);
+      }
+    }
+  }
+
+  /** Terminates a running task's worker (only if this caller wins the right to). */
+  terminate(taskId: string, op: TerminationOp, error?: string): void {
+    const run = this.deps.terminations.begin(taskId, op);
+    if (run) this.finish(run, op, error);
+  }
+
+  private finish(run: RunRecord, op: TerminationOp, error?: string): void {
+    const log = this.deps.log.child({ taskId: run.taskId, runId: run.id });
+    this.deps.track('termination', async () => {
+      const outcome = await this.deps.terminations.finish(run, op, error);
+      log.warn(
+        { op, ...outcome.report },
+        outcome.deferred ? 'worker survived termination; claim kept' : 'worker terminated',
+      );
+    });
+  }
+}

@@ -1,0 +1,322 @@
+// The dispatch loop: ready tasks become supervised workers, one pass per wake-up, with a tick
+// as the safety net and the clock for adopted workers, deadlines, leftovers and samples.
+import type { Config, Profile } from '../../config/schema.js';
+import { listProcesses, startTimeNow, statMatches } from '../../proc/index.js';
+import type { Kanban } from '../kanban.js';
+import { WAKE_KINDS } from '../model/events.js';
+import { claimTask, type Claim } from '../moves/claim.js';
+import { giveUpReady } from '../moves/give-up.js';
+import { recordSpawn } from '../moves/records.js';
+import { settleRun } from '../moves/settle.js';
+import { adoptRunning } from './adoption.js';
+import { Deadlines } from './deadlines.js';
+import { LiveWorkers, type LiveWorker } from './live-workers.js';
+import type { DispatcherLog } from './log.js';
+import { ResourceSampler } from './resource-sampler.js';
+import { RunEndings } from './run-endings.js';
+import { decodeStatus, readExitRecord, runDir } from './run-files.js';
+import { RunReaper } from './run-reaper.js';
+import type { RunTerminator } from './run-terminator.js';
+import { ensureRunsDir, spawnWorker } from './worker-spawn.js';
+
+export interface DispatcherDeps {
+  config: Config;
+  kanban: Kanban;
+  log: DispatcherLog;
+  /** Told each tick's duration in ms (metrics). */
+  observeTick?: (ms: number) => void;
+}
+
+export class Dispatcher {
+  private readonly live = new LiveWorkers();
+  private readonly endings: RunEndings;
+  private readonly reaper: RunReaper;
+  private readonly deadlines: Deadlines;
+  private readonly sampler = new ResourceSampler();
+  /** Work started and not yet finished; stop() waits for it before the database closes. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private timer: NodeJS.Timeout | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private wakePending = false;
+  private ticking = false;
+  private stopping = false;
+  private baseUrl = '';
+  /** Durations of recent ticks in ms, newest last (for metrics and benchmarks). */
+  readonly tickDurations: number[] = [];
+  /** Ticks completed so far. */
+  ticks = 0;
+
+  constructor(private readonly deps: DispatcherDeps) {
+    const { kanban, config } = deps;
+    const terminator: RunTerminator = kanban.terminator;
+    this.reaper = new RunReaper(kanban.board, terminator, config.workers.killGraceSeconds * 1000);
+    this.endings = new RunEndings({
+      board: kanban.board,
+      policy: kanban.policy,
+      terminator,
+      reaper: this.reaper,
+      live: this.live,
+      dataDir: config.dataDir,
+      reclaimDeferMs: config.workers.reclaimDeferSeconds * 1000,
+      wake: () => this.wake(),
+    });
+    this.deadlines = new Deadlines({
+      board: kanban.board,
+      live: this.live,
+      terminations: kanban.terminations,
+      workers: config.workers,
+      log: deps.log,
+      track: (what, work) => this.track(what, work),
+    });
+  }
+
+  private get board() {
+    return this.deps.kanban.board;
+  }
+
+  private get workers() {
+    return this.deps.config.workers;
+  }
+
+  get running(): boolean {
+    return this.timer !== null;
+  }
+
+  /**
+   * Adopts or settles every running task, then dispatches and starts the tick. `baseUrl` is
+   * what workers get as GATEHOUSE_URL (known once the server listens).
+   */
+  start(baseUrl: string): void {
+    this.baseUrl = baseUrl;
+    ensureRunsDir(this.deps.config.dataDir);
+    for (const ended of adoptRunning(
+      this.board,
+      this.live,
+      this.deps.config.dataDir,
+      this.deps.log,
+    ))
+      this.endRun(ended);
+    this.unsubscribe = this.board.bus.subscribe((event) => {
+      if (WAKE_KINDS.has(event.kind)) this.wake();
+    });
+    this.timer = setInterval(
+      () => this.track('tick', () => this.tick()),
+      this.workers.tickSeconds * 1000,
+    );
+    this.timer.unref();
+    this.wake();
+  }
+
+  /**
+   * Stops spawning and supervising, and waits (at most `waitMs`) for the work already started
+   * (endings, terminations) so nothing writes to a closed database. Work still going after that
+   * (a worker that takes its whole kill grace to die) is resumed by the next instance from
+   * what the board recorded. Running workers go on and the next instance adopts them.
+   */
+  async stop(waitMs = 5000): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.unsubscribe?.();
+    for (const w of this.live.all()) w.child?.removeAllListeners('exit');
+    const deadline = Date.now() + waitMs;
+    while (this.inFlight.size > 0 && Date.now() < deadline) {
+      const left = new Promise((resolve) => setTimeout(resolve, deadline - Date.now()).unref());
+      await Promise.race([Promise.allSettled([...this.inFlight]), left]);
+    }
+  }
+
+  /** The live worker of a task: its group leader's pid and the last resource sample. */
+  workerInfo(
+    taskId: string,
+  ): { pid: number; cpuPercent: number | null; rssBytes: number | null } | null {
+    const w = this.live.ofTask(taskId);
+    if (!w?.leader || w.exit !== undefined) return null;
+    return {
+      pid: w.leader.pid,
+      cpuPercent: w.sample?.cpuPercent ?? null,
+      rssBytes: w.sample?.rssBytes ?? null,
+    };
+  }
+
+  liveByProfile(): Record<string, number> {
+    return this.live.countByProfile();
+  }
+
+  liveCount(): number {
+    return this.live.size;
+  }
+
+  /** Coalesces wake-ups into one dispatch pass on the next turn of the event loop. */
+  wake(): void {
+    if (this.wakePending || this.stopping) return;
+    this.wakePending = true;
+    setImmediate(() => {
+      this.wakePending = false;
+      this.track('dispatch', async () => this.dispatch());
+    });
+  }
+
+  /**
+   * Runs a step whose failure (a full disk, a closed database) must not escape into the event
+   * loop: it is logged, and the tick retries what is left to do. stop() awaits it.
+   */
+  private track(what: string, work: () => Promise<unknown>): void {
+    if (this.stopping) return;
+    const running = work()
+      .catch((err: unknown) => this.deps.log.error({ err }, `dispatcher: ${what} failed`))
+      .finally(() => this.inFlight.delete(running));
+    this.inFlight.add(running);
+  }
+
+  /** The best ready task of every profile with a free slot, within the global cap. */
+  dispatch(): void {
+    if (this.stopping) return;
+    let free = this.workers.maxConcurrent - this.live.size;
+    if (free <= 0) return;
+    const now = this.board.clock();
+    const busy = this.live.countByProfile();
+    for (const profile of Object.values(this.workers.profiles)) {
+      if (free <= 0) break;
+      const slots = Math.min(free, (profile.maxConcurrent ?? Infinity) - (busy[profile.name] ?? 0));
+      if (slots <= 0) continue;
+      const isDefault = profile.name === this.workers.defaultProfile;
+      // A few more than the slots: a task whose last run still lingers is skipped, not waited on.
+      let taken = 0;
+      for (const task of this.board.tasks.dispatchable(now, profile.name, isDefault, slots + 8)) {
+        if (taken >= slots) break;
+        const claim = this.board.transact((tx) =>
+          claimTask(tx, {
+            taskId: task.id,
+            profile: profile.name,
+            leaseMs: this.workers.claimTtlSeconds * 1000,
+            keepDescendants: profile.keepDescendants,
+            logPathFor: (runId) => `${runDir(this.deps.config.dataDir, runId)}/log`,
+          }),
+        );
+        if (!claim) continue;
+        taken++;
+        free--;
+        this.launch(claim, profile);
+      }
+    }
+  }
+
+  private launch(claim: Claim, profile: Profile): void {
+    const log = this.deps.log.child({ taskId: claim.task.id, runId: claim.run.id });
+    let spawned: ReturnType<typeof spawnWorker>;
+    try {
+      spawned = spawnWorker({
+        claim,
+        profile,
+        dataDir: this.deps.config.dataDir,
+        baseUrl: this.baseUrl,
+        inheritedEnv: this.deps.config.workerEnv,
+      });
+    } catch (err) {
+      // The run folder could not be written (ENOSPC, EACCES): nothing was started.
+      spawned = { ok: false, error: `cannot prepare the run folder: ${(err as Error).message}` };
+    }
+    if (!spawned.ok) {
+      const error = spawned.error;
+      this.board.transact((tx) =>
+        settleRun(tx, this.deps.kanban.policy, {
+          taskId: claim.task.id,
+          runId: claim.run.id,
+          outcome: 'spawn_failed',
+          exitCode: null,
+          signal: null,
+          error,
+          procGone: true,
+        }),
+      );
+      log.warn({ error }, 'worker could not be spawned');
+      return;
+    }
+    const { child, proc } = spawned;
+    this.board.transact((tx) => recordSpawn(tx, claim.task.id, claim.run.id, proc, profile.name));
+    const worker: LiveWorker = {
+      runId: claim.run.id,
+      taskId: claim.task.id,
+      profile: profile.name,
+      leader: { pid: proc.pid, startTime: proc.startTime, bootId: proc.bootId },
+      child,
+      startedAt: claim.run.startedAt,
+      sample: null,
+      groupHeldUntil: null,
+      log,
+    };
+    this.live.add(worker);
+    child.once('exit', (code, signal) => {
+      // Its group cannot have been reused yet: whatever is in it now started while it was ours.
+      worker.groupHeldUntil = startTimeNow();
+      worker.exit =
+        readExitRecord(runDir(this.deps.config.dataDir, worker.runId)) ??
+        (code !== null ? decodeStatus(code) : { exitCode: null, signal });
+      this.endRun(worker);
+    });
+    child.unref();
+    log.info({ workerPid: proc.pid }, 'worker spawned');
+  }
+
+  private endRun(worker: LiveWorker): void {
+    this.track('run ending', () => this.endings.end(worker));
+  }
+
+  /** The safety net: adopted workers' liveness, unfinished endings, deadlines, leftovers, samples. */
+  async tick(): Promise<void> {
+    if (this.ticking || this.stopping) return;
+    this.ticking = true;
+    const started = performance.now();
+    try {
+      // One snapshot of the process table serves liveness and sampling for every worker.
+      const snapshot = this.live.size > 0 ? listProcesses() : [];
+      const byPid = new Map(snapshot.map((p) => [p.pid, p]));
+      const seenAt = startTimeNow();
+      for (const w of this.live.all()) {
+        if (w.exit === undefined && w.child === null) {
+          if (w.leader && statMatches(byPid.get(w.leader.pid), w.leader)) w.groupHeldUntil = seenAt;
+          else w.exit = null;
+        }
+        if (w.exit !== undefined) this.endRun(w);
+      }
+      this.deadlines.check();
+      for (const run of this.board.runs.unreaped()) {
+        if (!this.live.get(run.id)) this.track('reap', () => this.reaper.reap(run));
+      }
+      this.sample(snapshot);
+      this.giveUpStranded();
+      this.dispatch();
+    } finally {
+      this.ticking = false;
+      const ms = performance.now() - started;
+      this.ticks++;
+      this.tickDurations.push(ms);
+      this.deps.observeTick?.(ms);
+      if (this.tickDurations.length > 100) this.tickDurations.shift();
+    }
+  }
+
+  /** Ready tasks assigned to a profile that is not configured can never run: blocked, said why. */
+  private giveUpStranded(): void {
+    for (const { id, assignee } of this.board.tasks.stranded(Object.keys(this.workers.profiles))) {
+      this.board.transact((tx) => giveUpReady(tx, id, `no worker profile named "${assignee}"`));
+    }
+  }
+
+  private sample(snapshot: Parameters<ResourceSampler['sample']>[0]): void {
+    const workers = this.live.all().filter((w) => w.leader !== null && w.exit === undefined);
+    if (workers.length === 0) return;
+    const samples = this.sampler.sample(
+      snapshot,
+      workers.map((w) => w.leader!.pid),
+      this.board.clock(),
+    );
+    for (const w of workers) {
+      const s = samples.get(w.leader!.pid);
+      if (!s) continue;
+      w.sample = s;
+      this.board.runs.recordSample(w.runId, s.cpuPercent, s.rssBytes);
+    }
+  }
+}

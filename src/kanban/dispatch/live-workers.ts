@@ -1,0 +1,60 @@
+// The worker processes this instance supervises, by run: a handle on each, nothing the board
+// already knows (the board's running rows stay the truth).
+import type { ChildProcess } from 'node:child_process';
+import type { ProcessIdentity } from '../../proc/index.js';
+import type { ExitRecord } from '../model/types.js';
+import type { DispatcherLog } from './log.js';
+import type { GroupSample } from './resource-sampler.js';
+
+export interface LiveWorker {
+  runId: string;
+  taskId: string;
+  profile: string;
+  /** The group leader (the run's wrapper), or null when no process was ever recorded. */
+  leader: ProcessIdentity | null;
+  /** Our own child (its exit event ends the run), or null for a worker adopted after a restart. */
+  child: ChildProcess | null;
+  startedAt: number;
+  sample: GroupSample | null;
+  /** How the leader ended: undefined while it runs; null when it ended unseen (adopted). */
+  exit?: ExitRecord | null;
+  /** A start time by which the run's group was still proven ours (see RunProof). */
+  groupHeldUntil: number | null;
+  /** Carries the task's and run's ids. */
+  log: DispatcherLog;
+}
+
+export class LiveWorkers {
+  private readonly byRun = new Map<string, LiveWorker>();
+
+  get size(): number {
+    return this.byRun.size;
+  }
+
+  add(worker: LiveWorker): void {
+    this.byRun.set(worker.runId, worker);
+  }
+
+  get(runId: string): LiveWorker | undefined {
+    return this.byRun.get(runId);
+  }
+
+  /** Removes `worker` if it is still the one registered for its run. */
+  remove(worker: LiveWorker): void {
+    if (this.byRun.get(worker.runId) === worker) this.byRun.delete(worker.runId);
+  }
+
+  all(): LiveWorker[] {
+    return [...this.byRun.values()];
+  }
+
+  ofTask(taskId: string): LiveWorker | undefined {
+    return this.all().find((w) => w.taskId === taskId);
+  }
+
+  countByProfile(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const w of this.byRun.values()) counts[w.profile] = (counts[w.profile] ?? 0) + 1;
+    return counts;
+  }
+}

@@ -1,0 +1,108 @@
+// A worker's process ended: in this order, empty what is left of the run, settle it from what
+// was recorded (exit.json, result.json), then release the slot. A step that fails is retried
+// on the next tick with the same facts, so an outcome is never lost to a full disk.
+import type { Board } from '../board.js';
+import { classifyExit } from '../model/exit-classifier.js';
+import { recordLeftovers } from '../moves/records.js';
+import { settleRun, type SettlementPolicy } from '../moves/settle.js';
+import { deferTermination } from '../moves/termination.js';
+import type { LiveWorker, LiveWorkers } from './live-workers.js';
+import { readExitRecord, readVerdict, runDir } from './run-files.js';
+import { readLogTail } from './run-log.js';
+import type { RunReaper } from './run-reaper.js';
+import type { RunTerminator } from './run-terminator.js';
+
+export interface RunEndingsDeps {
+  board: Board;
+  policy: SettlementPolicy;
+  terminator: RunTerminator;
+  reaper: RunReaper;
+  live: LiveWorkers;
+  dataDir: string;
+  reclaimDeferMs: number;
+  /** A slot was freed or a task released. */
+  wake: () => void;
+}
+
+const NOTHING_LEFT = {
+  terminated: true,
+  sigkill: false,
+  survived: false,
+  ended: [],
+  survivors: [],
+};
+
+export class RunEndings {
+  private readonly busy = new Set<string>();
+  /** Runs whose surviving leftovers were already announced with reclaim_deferred. */
+  private readonly announced = new Set<string>();
+
+  constructor(private readonly deps: RunEndingsDeps) {}
+
+  /** Ends the run of a worker whose leader is known to have exited (worker.exit is set). */
+  async end(worker: LiveWorker): Promise<void> {
+    if (this.busy.has(worker.runId)) return;
+    this.busy.add(worker.runId);
+    try {
+      await this.endOnce(worker);
+    } finally {
+      this.busy.delete(worker.runId);
+    }
+  }
+
+  private async endOnce(worker: LiveWorker): Promise<void> {
+    const { board, live } = this.deps;
+    const run = board.runs.get(worker.runId);
+    if (!run) {
+      live.remove(worker);
+      return;
+    }
+    if (run.endedAt !== null) {
+      // The worker reported its verdict before it exited: only its leftovers remain.
+      await this.deps.reaper.reap(run, worker.groupHeldUntil);
+      live.remove(worker);
+      this.deps.wake();
+      return;
+    }
+    // A termination (archive, reclaim, timeout…) is pending: it settles the run its own way.
+    if (board.tasks.terminatingOf(run.taskId) !== null) return;
+    const left = run.keepDescendants
+      ? NOTHING_LEFT
+      : await this.deps.terminator(run, worker.groupHeldUntil);
+    if (left.survived) {
+      const announce = !this.announced.has(run.id);
+      board.transact((tx) =>
+        deferTermination(
+          tx,
+          run,
+          null,
+          { prevPid: run.pid, ...left, pids: left.survivors },
+          this.deps.reclaimDeferMs,
+          announce,
+        ),
+      );
+      this.announced.add(run.id);
+      worker.log.warn({ survivors: left.survivors }, 'run leftovers survived SIGKILL; claim kept');
+      return;
+    }
+    const dir = runDir(this.deps.dataDir, run.id);
+    const exit = readExitRecord(dir) ?? worker.exit ?? null;
+    const tail =
+      exit && exit.exitCode !== 0 ? await readLogTail(run.logPath, 20).catch(() => '') : '';
+    const c = classifyExit(exit, readVerdict(dir), tail, run.pid);
+    const task = board.transact((tx) => {
+      recordLeftovers(tx, run.taskId, run.id, left);
+      return settleRun(tx, this.deps.policy, {
+        taskId: run.taskId,
+        runId: run.id,
+        terminating: null,
+        ...c,
+        procGone: true,
+      });
+    });
+    this.announced.delete(run.id);
+    live.remove(worker);
+    if (task) worker.log.info({ outcome: c.outcome, status: task.status }, 'run ended');
+    this.deps.wake();
+  }
+}

@@ -1,0 +1,37 @@
+// "Nothing outlives its run" for runs already closed (the worker reported its verdict, or some
+// of it survived): ends what is left and records it, retried each tick until nothing is left.
+import { pidExists } from '../../proc/index.js';
+import type { Board } from '../board.js';
+import { recordLeftovers } from '../moves/records.js';
+import type { RunRecord } from '../store/run-store.js';
+import type { RunTerminator } from './run-terminator.js';
+
+export class RunReaper {
+  private readonly busy = new Set<string>();
+
+  constructor(
+    private readonly board: Board,
+    private readonly terminator: RunTerminator,
+    /** A worker that reported its verdict gets this long to exit by itself. */
+    private readonly graceMs: number,
+  ) {}
+
+  /** Ends the leftovers of a closed run (unless its profile keeps them). */
+  async reap(run: RunRecord, groupHeldUntil: number | null = null): Promise<void> {
+    if (run.endedAt === null || run.procGoneAt !== null || this.busy.has(run.id)) return;
+    const now = this.board.clock();
+    if (run.keepDescendants || run.pid === null || run.startTime === null || run.bootId === null) {
+      this.board.runs.markGone(run.id, now);
+      return;
+    }
+    const leader = { pid: run.pid, startTime: run.startTime, bootId: run.bootId };
+    if (pidExists(leader.pid, leader) && now - run.endedAt < this.graceMs) return;
+    this.busy.add(run.id);
+    try {
+      const result = await this.terminator(run, groupHeldUntil);
+      this.board.transact((tx) => recordLeftovers(tx, run.taskId, run.id, result));
+    } finally {
+      this.busy.delete(run.id);
+    }
+  }
+}

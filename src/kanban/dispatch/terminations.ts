@@ -1,0 +1,114 @@
+// Terminating a running task's worker for archive, reclaim, timeout, stale or interrupt: by the
+// one caller that won the right to, and the task is settled only once nothing of the run lives.
+import { AppError } from '../../errors.js';
+import type { Board } from '../board.js';
+import type { Task } from '../model/types.js';
+import { settleRun, type SettlementPolicy } from '../moves/settle.js';
+import {
+  beginTermination,
+  deferTermination,
+  TERMINATION_OUTCOME,
+  type TerminationOp,
+} from '../moves/termination.js';
+import type { RunRecord } from '../store/run-store.js';
+import type { RunTerminator } from './run-terminator.js';
+
+export interface TerminationOutcome {
+  task: Task;
+  report: { prevPid: number | null; terminated: boolean; sigkill: boolean; survived: boolean };
+  /** Something survived and the task kept its claim (reclaim_deferred); retried each tick. */
+  deferred: boolean;
+}
+
+export class Terminations {
+  /** Tasks whose termination this process is carrying out right now. */
+  private readonly active = new Set<string>();
+  /** Deferrals already announced, so a stuck worker writes one reclaim_deferred, not one a tick. */
+  private readonly announced = new Set<string>();
+
+  constructor(
+    private readonly board: Board,
+    private readonly policy: SettlementPolicy & { reclaimDeferMs: number },
+    private readonly terminator: RunTerminator,
+  ) {}
+
+  isActive(taskId: string): boolean {
+    return this.active.has(taskId);
+  }
+
+  /**
+   * Claims the right to terminate the task's current run. Returns the run, or null when the
+   * task is not running or another termination holds it.
+   */
+  begin(taskId: string, op: TerminationOp): RunRecord | null {
+    return this.board.transact((tx) => beginTermination(tx, taskId, op, !this.active.has(taskId)));
+  }
+
+  /** Terminates and settles a run claimed with begin() (or found claimed after a restart). */
+  async finish(run: RunRecord, op: TerminationOp, error?: string): Promise<TerminationOutcome> {
+    if (this.active.has(run.taskId)) {
+      throw new AppError(
+        'INVALID_TRANSITION',
+        `the worker of task ${run.taskId} is already being terminated`,
+      );
+    }
+    this.active.add(run.taskId);
+    try {
+      return await this.terminateAndSettle(run, op, error);
+    } finally {
+      this.active.delete(run.taskId);
+    }
+  }
+
+  private async terminateAndSettle(
+    run: RunRecord,
+    op: TerminationOp,
+    error?: string,
+  ): Promise<TerminationOutcome> {
+    const result = await this.terminator(run, null);
+    const report = {
+      prevPid: run.pid,
+      terminated: result.terminated,
+      sigkill: result.sigkill,
+      survived: result.survived,
+    };
+    // Only the operator's explicit force releases a task whose worker would not die.
+    const defer = result.survived && op !== 'reclaim_force';
+    const key = `${run.id}:${op}`;
+    const task = this.board.transact((tx) => {
+      if (defer) {
+        const announce = !this.announced.has(key);
+        const kept = deferTermination(
+          tx,
+          run,
+          op,
+          { ...report, pids: result.survivors },
+          this.policy.reclaimDeferMs,
+          announce,
+        );
+        if (kept) this.announced.add(key);
+        return kept ? tx.store.tasks.get(run.taskId) : null;
+      }
+      return settleRun(tx, this.policy, {
+        taskId: run.taskId,
+        runId: run.id,
+        outcome: TERMINATION_OUTCOME[op],
+        terminating: op,
+        error: error ?? null,
+        payload: {
+          ...report,
+          ended: result.ended,
+          ...(op === 'reclaim_force' ? { forced: true } : {}),
+        },
+        procGone: true,
+      });
+    });
+    if (!task)
+      throw new AppError(
+        'INVALID_TRANSITION',
+        `task ${run.taskId} changed while its worker was being terminated`,
+      );
+    if (!defer) this.announced.delete(key);
+    return { task, report, deferred: defer };
+  }
+}

@@ -1,0 +1,155 @@
+// Every event kind, its payload, and what it means to each consumer: one table, so a new kind
+// is a compile error until someone decides whether it wakes dispatch, is terminal, is notified.
+import type { Origin, TaskStatus } from './types.js';
+
+/** What a termination did to a worker's process group (archive, reclaim, timeout, stale). */
+export interface TerminationReport {
+  prevPid: number | null;
+  terminated: boolean;
+  sigkill: boolean;
+  survived: boolean;
+}
+
+/** How a run ended, carried by the run's outcome event. */
+export interface RunEndPayload {
+  exitCode: number | null;
+  signal: string | null;
+  error?: string;
+  summary?: string;
+  reason?: string;
+  prevPid: number | null;
+  failures: number;
+  /** Present when the run was ended by a termination. */
+  terminated?: boolean;
+  sigkill?: boolean;
+  survived?: boolean;
+  ended?: number[];
+  forced?: boolean;
+}
+
+interface PlatformPayload {
+  platform: string;
+  [key: string]: unknown;
+}
+
+export interface EventPayloads {
+  created: { title: string; status: TaskStatus; origin: Origin };
+  edited: { fields: string[] };
+  deleted: Record<string, never>;
+  commented: { commentId: number; author: string; text: string };
+  promoted: { after: string | null; reason?: string };
+  claimed: { profile: string };
+  spawned: { pid: number; profile: string };
+  adopted: { pid: number };
+  heartbeat: { note?: string };
+  claim_extended: { until: number };
+  completed: RunEndPayload;
+  blocked: RunEndPayload | { reason: string; parent: string };
+  crashed: RunEndPayload;
+  protocol_violation: RunEndPayload;
+  rate_limited: RunEndPayload;
+  timed_out: RunEndPayload;
+  stale: RunEndPayload;
+  reclaimed: RunEndPayload;
+  archived: RunEndPayload | TerminationReport;
+  spawn_failed: RunEndPayload;
+  interrupted: RunEndPayload;
+  unblocked: { status: TaskStatus };
+  reclaim_deferred: TerminationReport & { op: string; pids?: number[] };
+  gave_up: { failures?: number; outcome?: string; reason: string | null };
+  worker_terminated: { pids: number[]; sigkill: boolean; survived: boolean };
+  notification_dropped: { platform: string; channel: string; eventId: number; reason: string };
+  platform_connected: PlatformPayload;
+  platform_disconnected: PlatformPayload;
+  breaker_opened: PlatformPayload;
+  breaker_half_open: PlatformPayload;
+  breaker_closed: PlatformPayload;
+  platform_paused: PlatformPayload;
+  platform_resumed: PlatformPayload;
+}
+
+export type EventKind = keyof EventPayloads;
+
+interface KindMeaning {
+  /** After it there may be something new to dispatch (a ready task, a freed slot). */
+  wakesDispatch: boolean;
+  /** Told to the task's subscribed chats and home channels, with this phrase; null: not told. */
+  notice: string | null;
+}
+
+const quiet: KindMeaning = { wakesDispatch: false, notice: null };
+const wakes: KindMeaning = { wakesDispatch: true, notice: null };
+
+/** The one table of what each kind means; `satisfies` makes a missing kind a type error. */
+export const EVENT_KINDS = {
+  created: wakes,
+  edited: wakes,
+  deleted: quiet,
+  commented: quiet,
+  promoted: wakes,
+  claimed: quiet,
+  spawned: quiet,
+  adopted: quiet,
+  heartbeat: quiet,
+  claim_extended: quiet,
+  completed: { wakesDispatch: true, notice: 'is done' },
+  blocked: { wakesDispatch: true, notice: 'is blocked' },
+  crashed: { wakesDispatch: true, notice: 'crashed' },
+  protocol_violation: wakes,
+  rate_limited: wakes,
+  timed_out: { wakesDispatch: true, notice: 'timed out' },
+  stale: wakes,
+  reclaimed: wakes,
+  archived: { wakesDispatch: true, notice: 'was archived' },
+  spawn_failed: wakes,
+  interrupted: quiet,
+  unblocked: wakes,
+  reclaim_deferred: quiet,
+  gave_up: { wakesDispatch: true, notice: 'was given up after repeated failures' },
+  worker_terminated: quiet,
+  notification_dropped: quiet,
+  platform_connected: quiet,
+  platform_disconnected: quiet,
+  breaker_opened: quiet,
+  breaker_half_open: quiet,
+  breaker_closed: quiet,
+  platform_paused: quiet,
+  platform_resumed: quiet,
+} as const satisfies Record<EventKind, KindMeaning>;
+
+export const ALL_EVENT_KINDS = Object.keys(EVENT_KINDS) as EventKind[];
+
+export const WAKE_KINDS: ReadonlySet<EventKind> = new Set(
+  ALL_EVENT_KINDS.filter((k) => EVENT_KINDS[k].wakesDispatch),
+);
+
+/** Kinds told to chats: the task's terminal events (SPEC §7). */
+export const NOTIFY_KINDS: readonly EventKind[] = ALL_EVENT_KINDS.filter(
+  (k) => EVENT_KINDS[k].notice !== null,
+);
+
+export function isEventKind(kind: string): kind is EventKind {
+  return Object.hasOwn(EVENT_KINDS, kind);
+}
+
+/** An event as stored and streamed; `kind` narrows `payload`. */
+export type BoardEvent = {
+  [K in EventKind]: {
+    id: number;
+    taskId: string | null;
+    runId: string | null;
+    kind: K;
+    payload: EventPayloads[K];
+    at: number;
+  };
+}[EventKind];
+
+/** An event about to be written: the store assigns id and time. */
+export type NewEvent<K extends EventKind = EventKind> = {
+  taskId: string | null;
+  runId: string | null;
+  kind: K;
+  payload: EventPayloads[K];
+};
+
+export type Emit = <K extends EventKind>(event: NewEvent<K>) => BoardEvent;

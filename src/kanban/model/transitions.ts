@@ -1,0 +1,93 @@
+// The task state machine as one pure table: which move takes which status where (SPEC §5), and
+// which columns each status implies, so no move can leave a lease on a done task.
+import type { TaskStatus } from './types.js';
+
+export type TaskMove =
+  | 'promote'
+  | 'claim'
+  | 'complete'
+  | 'block'
+  | 'release'
+  | 'give_up'
+  | 'unblock'
+  | 'archive'
+  | 'orphan';
+
+export interface MoveContext {
+  /** Every parent is done (decides `unblock` → ready or todo). */
+  parentsDone: boolean;
+}
+
+const ALL_BUT_ARCHIVED: TaskStatus[] = ['todo', 'ready', 'running', 'blocked', 'done'];
+
+export const MOVES: Record<
+  TaskMove,
+  { from: readonly TaskStatus[]; to: (ctx: MoveContext) => TaskStatus }
+> = {
+  promote: { from: ['todo'], to: () => 'ready' },
+  claim: { from: ['ready'], to: () => 'running' },
+  complete: { from: ['running'], to: () => 'done' },
+  block: { from: ['running'], to: () => 'blocked' },
+  release: { from: ['running'], to: () => 'ready' },
+  give_up: { from: ['running', 'ready'], to: () => 'blocked' },
+  unblock: { from: ['blocked'], to: (ctx) => (ctx.parentsDone ? 'ready' : 'todo') },
+  archive: { from: ALL_BUT_ARCHIVED, to: () => 'archived' },
+  /** A parent was archived before it was done: the child cannot become ready by itself. */
+  orphan: { from: ['todo'], to: () => 'blocked' },
+};
+
+/** The status a move leads to from `from`, or null when the move is not allowed there. */
+export function transition(from: TaskStatus, move: TaskMove, ctx: MoveContext): TaskStatus | null {
+  const rule = MOVES[move];
+  return rule.from.includes(from) ? rule.to(ctx) : null;
+}
+
+/** A new task waits in todo while any parent is not done. */
+export function initialStatus(ctx: MoveContext): TaskStatus {
+  return ctx.parentsDone ? 'ready' : 'todo';
+}
+
+/** Only archived tasks may be deleted. */
+export function canDelete(status: TaskStatus): boolean {
+  return status === 'archived';
+}
+
+/** What only some statuses carry: a run and its lease (running), a cooldown (ready), a reason (blocked). */
+export type StatusFacts =
+  | { status: 'running'; runId: string; leaseExpiresAt: number }
+  | { status: 'ready'; notBefore: number | null }
+  | { status: 'blocked'; reason: string }
+  | { status: 'todo' | 'done' | 'archived' };
+
+/** The columns a status implies, by their SQL names: every status move writes all of them. */
+export interface StatusColumns {
+  status: TaskStatus;
+  current_run_id: string | null;
+  lease_expires_at: number | null;
+  last_heartbeat_at: number | null;
+  terminating: string | null;
+  not_before: number | null;
+  block_reason: string | null;
+}
+
+export function columnsFor(facts: StatusFacts): StatusColumns {
+  return {
+    status: facts.status,
+    current_run_id: facts.status === 'running' ? facts.runId : null,
+    lease_expires_at: facts.status === 'running' ? facts.leaseExpiresAt : null,
+    last_heartbeat_at: null,
+    terminating: null,
+    not_before: facts.status === 'ready' ? facts.notBefore : null,
+    block_reason: facts.status === 'blocked' ? facts.reason : null,
+  };
+}
+
+/** A parent lets its children run once it is done, and still after it is archived from done. */
+export function parentSatisfied(
+  parent: { status: TaskStatus; completedAt: number | null } | null,
+): boolean {
+  return (
+    parent !== null &&
+    (parent.status === 'done' || (parent.status === 'archived' && parent.completedAt !== null))
+  );
+}

@@ -1,0 +1,26 @@
+// Move: archive a task that has no worker (any status but running and archived); a running
+// task is archived by terminating its worker first (see termination.ts).
+import { AppError } from '../../errors.js';
+import type { Task } from '../model/types.js';
+import { applyMove } from './apply.js';
+import { orphanChildren } from './children.js';
+import type { Tx } from './tx.js';
+
+export function archiveIdle(tx: Tx, id: string): Task {
+  const task = tx.store.tasks.get(id);
+  if (!task) throw new AppError('TASK_NOT_FOUND', `no task ${id}`);
+  if (task.status === 'running' || !applyMove(tx, task, 'archive')) {
+    throw new AppError(
+      'INVALID_TRANSITION',
+      `task ${id} is ${task.status} and cannot be archived now`,
+    );
+  }
+  tx.emit({
+    taskId: id,
+    runId: null,
+    kind: 'archived',
+    payload: { prevPid: null, terminated: false, sigkill: false, survived: false },
+  });
+  orphanChildren(tx, id);
+  return tx.store.tasks.get(id)!;
+}

@@ -1,0 +1,55 @@
+// Move: claim a ready task for a new run (ready → running), with a lease; parents re-checked.
+import { hashToken, newRunId, newRunToken } from '../model/ids.js';
+import { parentSatisfied } from '../model/transitions.js';
+import type { Task } from '../model/types.js';
+import type { RunRecord } from '../store/run-store.js';
+import { applyMove } from './apply.js';
+import type { Tx } from './tx.js';
+
+export interface ClaimRequest {
+  taskId: string;
+  profile: string;
+  leaseMs: number;
+  keepDescendants: boolean;
+  /** Where the run's log goes, from its id. */
+  logPathFor: (runId: string) => string;
+}
+
+export interface Claim {
+  task: Task;
+  run: RunRecord;
+  /** The run's secret, handed to the worker; only its hash is stored. */
+  token: string;
+}
+
+/**
+ * Claims the task if it is still ready, due, all its parents are done and nothing of its last
+ * run is alive; null otherwise.
+ */
+export function claimTask(tx: Tx, req: ClaimRequest): Claim | null {
+  const { store, now } = tx;
+  const task = store.tasks.get(req.taskId);
+  if (!task || (task.notBefore !== null && task.notBefore > now)) return null;
+  if (!task.parents.every((p) => parentSatisfied(store.tasks.get(p)))) return null;
+  // Never two workers: the next run waits until nothing of the last one is alive.
+  if (store.runs.hasLingering(task.id)) return null;
+  const runId = newRunId();
+  const token = newRunToken();
+  const moved = applyMove(tx, task, 'claim', {
+    runId,
+    leaseExpiresAt: now + req.leaseMs,
+    details: { started_at: now },
+  });
+  if (!moved) return null;
+  store.runs.create({
+    id: runId,
+    taskId: task.id,
+    profile: req.profile,
+    tokenHash: hashToken(token),
+    startedAt: now,
+    logPath: req.logPathFor(runId),
+    keepDescendants: req.keepDescendants,
+  });
+  tx.emit({ taskId: task.id, runId, kind: 'claimed', payload: { profile: req.profile } });
+  return { task: store.tasks.get(task.id)!, run: store.runs.get(runId)!, token };
+}

@@ -1,0 +1,59 @@
+// Move: create a task, ready or waiting in todo on its parents.
+import { AppError } from '../../errors.js';
+import { newTaskId } from '../model/ids.js';
+import { initialStatus } from '../model/transitions.js';
+import type { Origin, Task } from '../model/types.js';
+import { WRITES } from '../store/task-writes.js';
+import type { Tx } from './tx.js';
+
+export interface TaskInput {
+  title: string;
+  body?: string | undefined;
+  assignee?: string | null | undefined;
+  priority?: number | undefined;
+  parents?: string[] | undefined;
+  maxRuntimeSeconds?: number | null | undefined;
+  maxRetries?: number | null | undefined;
+}
+
+/** Creates the task; returns it with the id of its `created` event. */
+export function createTask(
+  tx: Tx,
+  input: TaskInput,
+  origin: Origin,
+): { task: Task; createdEventId: number } {
+  const parents = [...new Set(input.parents ?? [])];
+  let parentsDone = true;
+  for (const parentId of parents) {
+    const parent = tx.store.tasks.get(parentId);
+    if (!parent) throw new AppError('VALIDATION_FAILED', `parent ${parentId} does not exist`);
+    if (parent.status === 'archived')
+      throw new AppError('VALIDATION_FAILED', `parent ${parentId} is archived`);
+    if (parent.status !== 'done') parentsDone = false;
+  }
+  const id = newTaskId();
+  const status = initialStatus({ parentsDone }) as 'ready' | 'todo';
+  tx.store[WRITES].create(
+    {
+      id,
+      title: input.title,
+      body: input.body ?? '',
+      assignee: input.assignee ?? null,
+      priority: input.priority ?? 0,
+      maxRuntimeSeconds: input.maxRuntimeSeconds ?? null,
+      maxRetries: input.maxRetries ?? null,
+      origin,
+      at: tx.now,
+    },
+    status,
+    parents,
+  );
+  const task = tx.store.tasks.get(id)!;
+  const created = tx.emit({
+    taskId: id,
+    runId: null,
+    kind: 'created',
+    payload: { title: task.title, status: task.status, origin },
+  });
+  return { task, createdEventId: created.id };
+}

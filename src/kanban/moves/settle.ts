@@ -1,0 +1,109 @@
+// Move: end a running task's current run (running → done, blocked or ready) by the outcome
+// policy; the run is closed and the outcome event written in the same transaction.
+import type { RunEndPayload } from '../model/events.js';
+import { decideOutcome } from '../model/outcome-policy.js';
+import type { RunOutcome, Task } from '../model/types.js';
+import { applyMove } from './apply.js';
+import { orphanChildren, promoteChildren } from './children.js';
+import type { Tx } from './tx.js';
+
+export interface RunEnding {
+  taskId: string;
+  runId: string;
+  outcome: RunOutcome;
+  /** The pending termination this settles (undefined: whatever is pending). */
+  terminating?: string | null;
+  exitCode?: number | null;
+  signal?: string | null;
+  error?: string | null;
+  summary?: string | null;
+  result?: unknown;
+  blockReason?: string | null;
+  /** Extra fields for the outcome's event (the termination report). */
+  payload?: Partial<RunEndPayload>;
+  /** Nothing of the run's processes is left (or it is not ours to clean up). */
+  procGone?: boolean;
+}
+
+export interface SettlementPolicy {
+  failureLimit: number;
+  rateLimitCooldownMs: number;
+}
+
+/**
+ * Settles the task's current run. Returns the updated task, or null when the task is no longer
+ * running that run (someone else settled it first).
+ */
+export function settleRun(tx: Tx, policy: SettlementPolicy, ending: RunEnding): Task | null {
+  const { store, now } = tx;
+  const task = store.tasks.get(ending.taskId);
+  if (!task || task.status !== 'running' || task.currentRunId !== ending.runId) return null;
+  const decision = decideOutcome(ending.outcome, {
+    failures: task.consecutiveFailures,
+    limit: task.maxRetries ?? policy.failureLimit,
+    exitCode: ending.exitCode ?? null,
+    now,
+    rateLimitCooldownMs: policy.rateLimitCooldownMs,
+  });
+  const error = ending.error ?? null;
+  const completing = decision.move === 'complete';
+  const gaveUpReason = `gave up after ${decision.failures} failure${decision.failures === 1 ? '' : 's'}: ${ending.outcome}${error ? ` (${lastLine(error)})` : ''}`;
+  const moved = applyMove(tx, task, decision.move, {
+    notBefore: decision.notBefore,
+    reason:
+      decision.move === 'give_up' ? gaveUpReason : (ending.blockReason ?? 'blocked by the worker'),
+    ...(ending.terminating !== undefined ? { expectTerminating: ending.terminating } : {}),
+    details: {
+      consecutive_failures: decision.failures,
+      ...(decision.counted ? { last_failure_error: error } : {}),
+      ...(completing
+        ? {
+            completed_at: now,
+            summary: ending.summary ?? null,
+            result: ending.result === undefined ? null : JSON.stringify(ending.result),
+          }
+        : {}),
+    },
+  });
+  if (!moved) return null;
+  const run = store.runs.get(ending.runId);
+  store.runs.close(ending.runId, now, {
+    outcome: ending.outcome,
+    exitCode: ending.exitCode ?? null,
+    signal: ending.signal ?? null,
+    error,
+    summary: ending.summary ?? null,
+    procGone: ending.procGone ?? false,
+  });
+  tx.emit({
+    taskId: ending.taskId,
+    runId: ending.runId,
+    kind: ending.outcome,
+    payload: {
+      exitCode: ending.exitCode ?? null,
+      signal: ending.signal ?? null,
+      ...(error ? { error } : {}),
+      ...(ending.summary ? { summary: ending.summary } : {}),
+      ...(ending.blockReason ? { reason: ending.blockReason } : {}),
+      prevPid: run?.pid ?? null,
+      failures: decision.failures,
+      ...ending.payload,
+    },
+  });
+  if (decision.gaveUp) {
+    tx.emit({
+      taskId: ending.taskId,
+      runId: ending.runId,
+      kind: 'gave_up',
+      payload: { failures: decision.failures, outcome: ending.outcome, reason: gaveUpReason },
+    });
+  }
+  if (completing) promoteChildren(tx, ending.taskId);
+  if (decision.move === 'archive') orphanChildren(tx, ending.taskId);
+  return store.tasks.get(ending.taskId);
+}
+
+function lastLine(text: string): string {
+  const line = text.trim().split('\n').at(-1) ?? '';
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}

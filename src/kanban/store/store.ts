@@ -1,0 +1,45 @@
+// The board's storage: one SQLite file behind one object. Nothing outside this folder sees the
+// database or writes SQL; a second store (say PostgreSQL) would be another implementation here.
+import { openDatabase, type Db } from './db.js';
+import { EventStore } from './event-store.js';
+import { PlatformStore } from './platform-store.js';
+import { RunStore } from './run-store.js';
+import { TaskStore } from './task-store.js';
+import { TaskWrites, WRITES } from './task-writes.js';
+
+export class Store {
+  readonly tasks: TaskStore;
+  readonly runs: RunStore;
+  readonly events: EventStore;
+  readonly platforms: PlatformStore;
+  /** Only the moves import WRITES, so only they can reach this. */
+  readonly [WRITES]: TaskWrites;
+  private readonly inTransaction;
+
+  constructor(private readonly db: Db) {
+    this.tasks = new TaskStore(db);
+    this.runs = new RunStore(db);
+    this.events = new EventStore(db);
+    this.platforms = new PlatformStore(db);
+    this[WRITES] = new TaskWrites(db);
+    this.inTransaction = db.transaction((body: () => unknown) => body());
+  }
+
+  /** Runs `fn` in one immediate transaction; `fn` must not await. */
+  transaction<T>(fn: () => T): T {
+    return this.inTransaction.immediate(fn) as T;
+  }
+
+  get open(): boolean {
+    return this.db.open;
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
+
+/** Opens (creating and migrating as needed) the board at `path`. */
+export function openStore(path: string, opts: { migrateTo?: number } = {}): Store {
+  return new Store(openDatabase(path, opts));
+}

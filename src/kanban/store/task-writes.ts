@@ -1,0 +1,127 @@
+// Writing tasks: the only statements that change tasks.status. Only the moves may import this
+// module (eslint no-restricted-imports), and the table's CHECKs reject a row whose columns do
+// not match its status.
+import type { StatusColumns } from '../model/transitions.js';
+import type { Origin, TaskStatus } from '../model/types.js';
+import type { Db } from './db.js';
+
+/** The key under which a Store carries its writer; importing it is what the lint rule guards. */
+export const WRITES = Symbol('task writes');
+
+export interface NewTask {
+  id: string;
+  title: string;
+  body: string;
+  assignee: string | null;
+  priority: number;
+  maxRuntimeSeconds: number | null;
+  maxRetries: number | null;
+  origin: Origin;
+  at: number;
+}
+
+/** Columns that do not decide or follow from the status: details, counters, times. */
+export interface DetailColumns {
+  title?: string;
+  body?: string;
+  assignee?: string | null;
+  priority?: number;
+  max_runtime_seconds?: number | null;
+  max_retries?: number | null;
+  updated_at?: number;
+  started_at?: number | null;
+  completed_at?: number | null;
+  consecutive_failures?: number;
+  last_failure_error?: string | null;
+  result?: string | null;
+  summary?: string | null;
+}
+
+/** What a running task may change without leaving running: its lease and pending termination. */
+export interface RunningColumns {
+  lease_expires_at?: number;
+  last_heartbeat_at?: number;
+  terminating?: string | null;
+}
+
+/** The compare-and-set condition: the row must still be in this state. */
+export interface Expect {
+  status: TaskStatus | readonly TaskStatus[];
+  runId?: string | null;
+  terminating?: string | null;
+}
+
+export class TaskWrites {
+  private readonly insert;
+  private readonly insertParent;
+  private readonly removeParent;
+  private readonly remove;
+  private readonly insertComment;
+  private readonly statements = new Map<string, ReturnType<Db['prepare']>>();
+
+  constructor(private readonly db: Db) {
+    this.insert = db.prepare(`INSERT INTO tasks (id, title, body, assignee, status, priority,
+      created_at, updated_at, max_runtime_seconds, max_retries, origin)
+      VALUES (@id, @title, @body, @assignee, @status, @priority, @at, @at, @maxRuntimeSeconds,
+      @maxRetries, @origin)`);
+    this.insertParent = db.prepare('INSERT INTO task_parents (task_id, parent_id) VALUES (?, ?)');
+    this.removeParent = db.prepare('DELETE FROM task_parents WHERE task_id = ? AND parent_id = ?');
+    this.remove = db.prepare('DELETE FROM tasks WHERE id = ?');
+    this.insertComment = db.prepare<[string, string, string, number]>(
+      'INSERT INTO comments (task_id, author, text, at) VALUES (?, ?, ?, ?)',
+    );
+  }
+
+  create(task: NewTask, status: 'ready' | 'todo', parents: readonly string[]): void {
+    this.insert.run({ ...task, status, origin: JSON.stringify(task.origin) });
+    for (const parent of parents) this.insertParent.run(task.id, parent);
+  }
+
+  unlinkParent(taskId: string, parentId: string): void {
+    this.removeParent.run(taskId, parentId);
+  }
+
+  /** Moves the task to a new status with every column that status implies. True if it won. */
+  move(id: string, expect: Expect, to: StatusColumns, details: DetailColumns): boolean {
+    return this.update(id, expect, { ...details, ...to });
+  }
+
+  /** Changes a task without changing its status. True if it won. */
+  change(id: string, expect: Expect, set: DetailColumns | RunningColumns): boolean {
+    return this.update(id, expect, set);
+  }
+
+  delete(id: string): boolean {
+    return this.remove.run(id).changes === 1;
+  }
+
+  addComment(taskId: string, author: string, text: string, at: number): number {
+    return Number(this.insertComment.run(taskId, author, text, at).lastInsertRowid);
+  }
+
+  private update(id: string, expect: Expect, columns: object): boolean {
+    const set = columns as Record<string, unknown>;
+    const statuses = typeof expect.status === 'string' ? [expect.status] : expect.status;
+    const names = Object.keys(set)
+      .filter((c) => set[c] !== undefined)
+      .sort();
+    const key = `${statuses.length}|${'runId' in expect}|${'terminating' in expect}|${names.join(',')}`;
+    let stmt = this.statements.get(key);
+    if (!stmt) {
+      const where = [`id = @id`, `status IN (${statuses.map((_, i) => `@s${i}`).join(', ')})`];
+      if ('runId' in expect) where.push('current_run_id IS @runId');
+      if ('terminating' in expect) where.push('terminating IS @terminating');
+      const assignments = names.map((c) => `${c} = @set_${c}`).join(', ');
+      stmt = this.db.prepare(`UPDATE tasks SET ${assignments} WHERE ${where.join(' AND ')}`);
+      this.statements.set(key, stmt);
+    }
+    const params: Record<string, unknown> = {
+      id,
+      runId: expect.runId ?? null,
+      terminating: expect.terminating ?? null,
+    };
+    statuses.forEach((s, i) => (params[`s${i}`] = s));
+    for (const c of names) params[`set_${c}`] = set[c];
+    return stmt.run(params).changes === 1;
+  }
+}

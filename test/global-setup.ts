@@ -1,0 +1,37 @@
+// Once per `npm test`: every process the suite starts (daemons, workers, their children) carries
+// one mark in its environment; at the end, any still alive fails the run, after being ended.
+import { randomUUID } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { identityOf, readCmdline, readEnviron, terminateProcess } from '../src/proc/index.js';
+
+const NAME = 'GH_TEST_SUITE';
+
+function marked(mark: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid)
+    .map(Number)
+    .filter((pid) => identityOf(pid) !== null && (readEnviron(pid)?.includes(mark) ?? false));
+}
+
+export default function setup(): () => Promise<void> {
+  const mark = `${NAME}=${randomUUID()}`;
+  process.env[NAME] = mark.slice(NAME.length + 1);
+  return async () => {
+    // Test files end what they start; give orphans a moment to be reaped before judging.
+    const deadline = Date.now() + 5000;
+    let left = marked(mark);
+    while (left.length > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      left = marked(mark);
+    }
+    if (left.length === 0) return;
+    const named = left.map((pid) => `${pid} ${(readCmdline(pid) ?? []).join(' ').slice(0, 120)}`);
+    for (const pid of left) {
+      const identity = identityOf(pid);
+      if (identity) await terminateProcess(identity, { graceMs: 1000, killWaitMs: 2000 });
+    }
+    throw new Error(
+      `the suite left ${left.length} process(es) running (now ended):\n${named.join('\n')}`,
+    );
+  };
+}

@@ -1,0 +1,305 @@
+// Each move on a real temp database with a fixed clock: what it writes, what it emits, and
+// what the CHECK constraints refuse. No gateway, no processes.
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Board } from '../../src/kanban/board.js';
+import type { BoardEvent } from '../../src/kanban/model/events.js';
+import { archiveIdle } from '../../src/kanban/moves/archive.js';
+import { claimTask } from '../../src/kanban/moves/claim.js';
+import { giveUpReady } from '../../src/kanban/moves/give-up.js';
+import { extendLease, heartbeat } from '../../src/kanban/moves/lease.js';
+import { settleRun } from '../../src/kanban/moves/settle.js';
+import { beginTermination, deferTermination } from '../../src/kanban/moves/termination.js';
+import { unblockTask } from '../../src/kanban/moves/unblock.js';
+import { openDatabase } from '../../src/kanban/store/db.js';
+import { openStore, type Store } from '../../src/kanban/store/store.js';
+import { tempDir } from '../helpers/daemon.js';
+
+const NOW = 1_700_000_000_000;
+const policy = { failureLimit: 2, rateLimitCooldownMs: 300_000 };
+const stores: Store[] = [];
+
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+});
+
+function fixture() {
+  const path = join(tempDir(), 'gatehouse.db');
+  const store = openStore(path);
+  stores.push(store);
+  const board = new Board(
+    store,
+    () => NOW,
+    (err) => {
+      throw err;
+    },
+  );
+  const events: BoardEvent[] = [];
+  board.bus.subscribe((e) => events.push(e));
+  const claim = (taskId: string) =>
+    board.transact((tx) =>
+      claimTask(tx, {
+        taskId,
+        profile: 'demo',
+        leaseMs: 60_000,
+        keepDescendants: false,
+        logPathFor: (id) => `/tmp/${id}.log`,
+      }),
+    )!;
+  const kinds = () => events.map((e) => e.kind);
+  return { path, store, board, events, kinds, claim };
+}
+
+/** The columns a status implies, as stored. */
+function row(path: string, id: string) {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db
+      .prepare(
+        'SELECT status, current_run_id, lease_expires_at, last_heartbeat_at, terminating, not_before, block_reason FROM tasks WHERE id = ?',
+      )
+      .get(id) as Record<string, unknown>;
+  } finally {
+    db.close();
+  }
+}
+
+describe('moves', () => {
+  it('claim: ready → running with a run, a lease and a claimed event', () => {
+    const f = fixture();
+    const task = f.board.create({ title: 'a' }, { kind: 'api' });
+    const claim = f.claim(task.id);
+    expect(row(f.path, task.id)).toEqual({
+      status: 'running',
+      current_run_id: claim.run.id,
+      lease_expires_at: NOW + 60_000,
+      last_heartbeat_at: null,
+      terminating: null,
+      not_before: null,
+      block_reason: null,
+    });
+    expect(f.kinds()).toEqual(['created', 'claimed']);
+    expect(f.claim(task.id)).toBeNull();
+  });
+
+  it('claim: refused while a parent is not done', () => {
+    const f = fixture();
+    const parent = f.board.create({ title: 'p' }, { kind: 'api' });
+    const child = f.board.create({ title: 'c', parents: [parent.id] }, { kind: 'api' });
+    expect(child.status).toBe('todo');
+    expect(f.claim(child.id)).toBeNull();
+  });
+
+  const settles: [
+    string,
+    Parameters<typeof settleRun>[2]['outcome'],
+    object,
+    Record<string, unknown>,
+  ][] = [
+    ['completed → done, counter reset', 'completed', {}, { status: 'done', block_reason: null }],
+    [
+      'blocked → blocked with the reason',
+      'blocked',
+      { blockReason: 'needs a key' },
+      { status: 'blocked', block_reason: 'needs a key' },
+    ],
+    [
+      'crashed → ready below the limit',
+      'crashed',
+      { exitCode: 1, error: 'boom' },
+      { status: 'ready', not_before: null },
+    ],
+    [
+      'rate_limited → ready with a cooldown',
+      'rate_limited',
+      { exitCode: 75 },
+      { status: 'ready', not_before: NOW + 300_000 },
+    ],
+    [
+      'protocol_violation → blocked at once',
+      'protocol_violation',
+      { exitCode: 0 },
+      { status: 'blocked' },
+    ],
+    ['interrupted → ready, not counted', 'interrupted', {}, { status: 'ready', not_before: null }],
+  ];
+
+  for (const [name, outcome, fields, expected] of settles) {
+    it(`settle: ${name}, clearing the run and the lease`, () => {
+      const f = fixture();
+      const task = f.board.create({ title: 't' }, { kind: 'api' });
+      const claim = f.claim(task.id);
+      const settled = f.board.transact((tx) =>
+        settleRun(tx, policy, { taskId: task.id, runId: claim.run.id, outcome, ...fields }),
+      );
+      expect(settled).not.toBeNull();
+      expect(row(f.path, task.id)).toMatchObject({
+        current_run_id: null,
+        lease_expires_at: null,
+        last_heartbeat_at: null,
+        terminating: null,
+        ...expected,
+      });
+      expect(f.kinds()).toContain(outcome);
+      expect(f.store.runs.get(claim.run.id)).toMatchObject({ outcome, endedAt: NOW });
+    });
+  }
+
+  it('settle: a second settlement of the same run changes nothing', () => {
+    const f = fixture();
+    const task = f.board.create({ title: 't' }, { kind: 'api' });
+    const claim = f.claim(task.id);
+    const end = { taskId: task.id, runId: claim.run.id, outcome: 'completed' as const };
+    expect(f.board.transact((tx) => settleRun(tx, policy, end))).not.toBeNull();
+    const events = f.events.length;
+    expect(f.board.transact((tx) => settleRun(tx, policy, end))).toBeNull();
+    expect(f.events).toHaveLength(events);
+  });
+
+  it('settle: completion promotes a child whose parents are now all done', () => {
+    const f = fixture();
+    const parent = f.board.create({ title: 'p' }, { kind: 'api' });
+    const child = f.board.create({ title: 'c', parents: [parent.id] }, { kind: 'api' });
+    const claim = f.claim(parent.id);
+    f.board.transact((tx) =>
+      settleRun(tx, policy, { taskId: parent.id, runId: claim.run.id, outcome: 'completed' }),
+    );
+    expect(f.board.get(child.id).status).toBe('ready');
+    expect(f.kinds().at(-1)).toBe('promoted');
+  });
+
+  it('give up: ready → blocked with the reason and a gave_up event', () => {
+    const f = fixture();
+    const task = f.board.create({ title: 't' }, { kind: 'api' });
+    expect(f.board.transact((tx) => giveUpReady(tx, task.id, 'no profile'))).toBe(true);
+    expect(row(f.path, task.id)).toMatchObject({ status: 'blocked', block_reason: 'no profile' });
+    expect(f.kinds().at(-1)).toBe('gave_up');
+  });
+
+  it('unblock: blocked → ready, the reason and the failure count cleared', () => {
+    const f = fixture();
+    const task = f.board.create({ title: 't' }, { kind: 'api' });
+    f.board.transact((tx) => giveUpReady(tx, task.id, 'stuck'));
+    const unblocked = f.board.transact((tx) => unblockTask(tx, task.id));
+    expect(unblocked).toMatchObject({ status: 'ready', blockReason: null, consecutiveFailures: 0 });
+    expect(() => f.board.transact((tx) => unblockTask(tx, task.id))).toThrow(/not blocked/);
+  });
+
+  it('archive: an idle task is archived; a running one is refused (its worker goes first)', () => {
+    const f = fixture();
+    const idle = f.board.create({ title: 'idle' }, { kind: 'api' });
+    expect(f.board.transact((tx) => archiveIdle(tx, idle.id)).status).toBe('archived');
+    const busy = f.board.create({ title: 'busy' }, { kind: 'api' });
+    f.claim(busy.id);
+    expect(() => f.board.transact((tx) => archiveIdle(tx, busy.id))).toThrow(/running/);
+  });
+
+  it('termination: begin claims the right once; defer keeps the claim and extends the lease', () => {
+    const f = fixture();
+    const task = f.board.create({ title: 't' }, { kind: 'api' });
+    const claim = f.claim(task.id);
+    const run = f.board.transact((tx) => beginTermination(tx, task.id, 'reclaim', true));
+    expect(run?.id).toBe(claim.run.id);
+    expect(f.board.transact((tx) => beginTermination(tx, task.id, 'timeout', true))).toBeNull();
+    const report = { prevPid: 1, terminated: false, sigkill: true, survived: true, pids: [1] };
+    f.board.transact((tx) => deferTermination(tx, run!, 'reclaim', report, 120_000, true));
+    expect(row(f.path, task.id)).toMatchObject({
+      status: 'running',
+      terminating: 'reclaim',
+      lease_expires_at: NOW + 120_000,
+    });
+    expect(f.kinds().at(-1)).toBe('reclaim_deferred');
+    // An operator's archive takes over a pending reclaim that nobody is carrying out.
+    expect(f.board.transact((tx) => beginTermination(tx, task.id, 'archive', true))?.id).toBe(
+      claim.run.id,
+    );
+  });
+
+  it('lease: extended only while no termination is pending; heartbeats coalesce their events', () => {
+    const f = fixture();
+    const task = f.board.create({ title: 't' }, { kind: 'api' });
+    const claim = f.claim(task.id);
+    expect(f.board.transact((tx) => extendLease(tx, task.id, claim.run.id, NOW + 1))).toBe(true);
+    for (let i = 0; i < 5; i++)
+      expect(f.board.transact((tx) => heartbeat(tx, task.id, claim.run.id, 'tick', 30_000))).toBe(
+        true,
+      );
+    expect(f.kinds().filter((k) => k === 'heartbeat')).toHaveLength(1);
+    expect(row(f.path, task.id)).toMatchObject({ last_heartbeat_at: NOW });
+    f.board.transact((tx) => beginTermination(tx, task.id, 'stale', true));
+    expect(f.board.transact((tx) => extendLease(tx, task.id, claim.run.id, NOW + 2))).toBe(false);
+  });
+});
+
+describe('the status CHECK constraints', () => {
+  it('refuse a forged row: a done task that keeps its run and lease', () => {
+    const f = fixture();
+    const task = f.board.create({ title: 't' }, { kind: 'api' });
+    f.claim(task.id);
+    const db = new Database(f.path);
+    try {
+      expect(() =>
+        db.prepare("UPDATE tasks SET status = 'done' WHERE id = ?").run(task.id),
+      ).toThrow(/CHECK constraint failed/);
+      expect(() => db.prepare('UPDATE tasks SET not_before = 5 WHERE id = ?').run(task.id)).toThrow(
+        /CHECK constraint failed/,
+      );
+      expect(() =>
+        db
+          .prepare(
+            "UPDATE tasks SET status = 'blocked', current_run_id = NULL, lease_expires_at = NULL WHERE id = ?",
+          )
+          .run(task.id),
+      ).toThrow(/CHECK constraint failed/);
+    } finally {
+      db.close();
+    }
+    expect(f.board.get(task.id).status).toBe('running');
+  });
+
+  it('are added to a database made by the previous version without losing a row', () => {
+    const path = join(tempDir(), 'gatehouse.db');
+    const old = openDatabase(path, { migrateTo: 1 });
+    const insert = old.prepare(`INSERT INTO tasks (id, title, status, created_at, updated_at,
+      origin, current_run_id, lease_expires_at, not_before, block_reason)
+      VALUES (?, ?, ?, 1, 1, '{"kind":"api"}', ?, ?, ?, ?)`);
+    insert.run('t_000000000001', 'forged done', 'done', 'r_000000000001', 99, null, null);
+    insert.run('t_000000000002', 'running', 'running', 'r_000000000002', 99, null, null);
+    insert.run('t_000000000003', 'blocked, no reason', 'blocked', null, null, 5, null);
+    insert.run('t_000000000004', 'child', 'todo', null, null, null, null);
+    old
+      .prepare('INSERT INTO task_parents (task_id, parent_id) VALUES (?, ?)')
+      .run('t_000000000004', 't_000000000001');
+    old
+      .prepare(
+        `INSERT INTO runs (id, task_id, profile, token_hash, started_at, log_path)
+      VALUES ('r_000000000002', 't_000000000002', 'demo', 'h', 1, '/tmp/l')`,
+      )
+      .run();
+    old
+      .prepare(
+        `INSERT INTO comments (task_id, author, text, at) VALUES ('t_000000000002', 'me', 'hi', 1)`,
+      )
+      .run();
+    old.close();
+
+    const store = openStore(path);
+    stores.push(store);
+    expect(
+      store.tasks
+        .list({ order: 'asc', afterSeq: null, limit: 10 })
+        .tasks.map((t) => [t.id, t.status, t.currentRunId, t.notBefore, t.blockReason]),
+    ).toEqual([
+      ['t_000000000001', 'done', null, null, null],
+      ['t_000000000002', 'running', 'r_000000000002', null, null],
+      ['t_000000000003', 'blocked', null, null, 'blocked'],
+      ['t_000000000004', 'todo', null, null, null],
+    ]);
+    expect(store.tasks.get('t_000000000004')?.parents).toEqual(['t_000000000001']);
+    expect(store.runs.forTask('t_000000000002')).toHaveLength(1);
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare('SELECT count(*) AS n FROM comments').get()).toEqual({ n: 1 });
+    raw.close();
+  });
+});
