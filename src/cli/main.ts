@@ -14,7 +14,7 @@ const USAGE = `usage: gatehouse <command> [options]
   task ls [--status S] [--assignee P]
   task show|archive|unblock ID · task reclaim ID [--force] · task comment ID TEXT · task log ID [--follow]
 
-  worker complete [--summary S] [--result-file F] · worker block --reason R · worker heartbeat [--note N]
+  worker complete [--summary S] [--result-file F] [--wait 10m] · worker block --reason R [--wait 10m] · worker heartbeat [--note N] [--wait 30s]
 
 Every command but worker takes --config F and --data-dir D to find the instance, and --json for JSON output.
 `;

@@ -1,19 +1,73 @@
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pidExists } from '../../src/proc/index.js';
 import { api } from '../helpers/app.js';
-import { freePort, startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
+import { existsSync } from 'node:fs';
+import { readCmdline, readEnviron } from '../../src/proc/index.js';
+import {
+  BIN,
+  ROOT,
+  freePort,
+  startDaemon,
+  tempDir,
+  waitServing,
+  writeConfig,
+} from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
 import { profile } from '../helpers/workers.js';
 
 async function setup(behaviour: string, arg: string) {
+  return setupWith(profile(behaviour, {}, arg));
+}
+
+async function setupWith(worker: object) {
   const dataDir = tempDir();
   const port = await freePort();
   const config = writeConfig(tempDir(), {
-    workers: { tickSeconds: 0.1, failureLimit: 1, profiles: { w: profile(behaviour, {}, arg) } },
+    workers: { tickSeconds: 0.1, failureLimit: 1, profiles: { w: worker } },
   });
   return { dataDir, port, config };
+}
+
+/** A worker that waits for RUN_DIR/go, then reports with `gatehouse worker complete …`. */
+function helperWorker(...flags: string[]) {
+  return {
+    command: [
+      'sh',
+      '-c',
+      'node=$0 bin=$1; shift; while [ ! -e "$GATEHOUSE_RUN_DIR/go" ]; do sleep 0.05; done; exec "$node" "$bin" worker complete --summary "finished while gatehouse was away" "$@"',
+      process.execPath,
+      BIN,
+      ...flags,
+    ],
+  };
+}
+
+/** Live `gatehouse worker complete` helpers of a run. */
+function helpersOf(runId: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter(
+      (pid) =>
+        readCmdline(pid)?.includes('complete') === true &&
+        readEnviron(pid)?.includes(`GATEHOUSE_RUN_ID=${runId}`) === true,
+    );
+}
+
+async function doneWithOneCompletedRun(url: string, id: string) {
+  const done = await waitFor(
+    'done',
+    async () => {
+      const task = (await api(url, 'GET', `/tasks/${id}`)).body;
+      return task.status === 'done' ? task : null;
+    },
+    30_000,
+  );
+  expect(done.runs).toHaveLength(1);
+  expect(done.runs[0].outcome).toBe('completed');
+  return done;
 }
 
 async function runningTask(url: string) {
@@ -77,5 +131,51 @@ describe('workers across daemon restarts', () => {
       (e: { kind: string }) => e.kind,
     );
     expect(kinds).not.toContain('adopted');
+  });
+
+  it('a worker helper that cannot reach the daemon retries, and its verdict lands at the next instance', async () => {
+    const { dataDir, port, config } = await setupWith(helperWorker());
+    const first = startDaemon({ dataDir, port, config });
+    const url = await waitServing(dataDir, first.pid);
+    const { id, run } = await runningTask(url);
+    first.child.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+    writeFileSync(join(dataDir, 'runs', run.id, 'go'), '');
+    await waitFor('the helper retrying', () => helpersOf(run.id).length > 0);
+    const second = startDaemon({ dataDir, port, config });
+    await waitServing(dataDir, second.pid);
+    const done = await doneWithOneCompletedRun(url, id);
+    expect(done.summary).toBe('finished while gatehouse was away');
+  });
+
+  it('a verdict that cannot be delivered within --wait is left in result.json and counts', async () => {
+    const { dataDir, port, config } = await setupWith(helperWorker('--wait', '1s'));
+    const first = startDaemon({ dataDir, port, config });
+    const url = await waitServing(dataDir, first.pid);
+    const { id, run } = await runningTask(url);
+    first.child.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+    writeFileSync(join(dataDir, 'runs', run.id, 'go'), '');
+    await waitFor('the worker to exit', () => !pidExists(run.pid), 15_000);
+    expect(existsSync(join(dataDir, 'runs', run.id, 'result.json'))).toBe(true);
+    const second = startDaemon({ dataDir, port, config });
+    await waitServing(dataDir, second.pid);
+    const done = await doneWithOneCompletedRun(url, id);
+    expect(done.runs[0].exitCode).toBe(0);
+  });
+
+  it('the demo worker finishes its task across a planned restart', async () => {
+    const { dataDir, port, config } = await setupWith({
+      command: ['node', 'examples/workers/demo.mjs'],
+      cwd: ROOT,
+    });
+    const first = startDaemon({ dataDir, port, config });
+    const url = await waitServing(dataDir, first.pid);
+    const { id } = await runningTask(url);
+    first.child.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+    const second = startDaemon({ dataDir, port, config });
+    await waitServing(dataDir, second.pid);
+    await doneWithOneCompletedRun(url, id);
   });
 });

@@ -52,16 +52,20 @@ export function settledIn(
   );
 }
 
-/** The pid a `stubborn` worker wrote for its grandchild. */
-export function grandchildPid(gw: TestGateway, runId: string): Promise<number> {
-  return waitFor('the grandchild pid', () => {
+/** The pid a worker wrote to RUN_DIR/<name> (a `stubborn` worker's grandchild, a job). */
+export function pidFromRunFile(gw: TestGateway, runId: string, name: string): Promise<number> {
+  return waitFor(`the pid in ${name}`, () => {
     try {
-      return Number(readFileSync(join(gw.dataDir, 'runs', runId, 'grandchild'), 'utf8')) || null;
+      return Number(readFileSync(join(gw.dataDir, 'runs', runId, name), 'utf8')) || null;
     } catch {
       return null;
     }
   });
 }
+
+/** The pid a `stubborn` worker wrote for its grandchild. */
+export const grandchildPid = (gw: TestGateway, runId: string) =>
+  pidFromRunFile(gw, runId, 'grandchild');
 
 /** Waits until the dispatcher has completed `n` more ticks: time enough for anything it would do. */
 export async function ticksPass(gw: TestGateway, n = 3): Promise<void> {

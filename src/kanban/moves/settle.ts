@@ -73,7 +73,8 @@ export function settleRun(tx: Tx, policy: SettlementPolicy, ending: RunEnding): 
     signal: ending.signal ?? null,
     error,
     summary: ending.summary ?? null,
-    procGone: ending.procGone ?? false,
+    // A run that never had a process cannot leave one behind.
+    procGone: ending.procGone ?? run?.pid === null,
   });
   tx.emit({
     taskId: ending.taskId,
