@@ -24,6 +24,19 @@ function workersByTask(): Map<string, number[]> {
   return byTask;
 }
 
+/** Live workers whose run id makes the `random` fixture hang (its choice 6 of 8). */
+function hangingWorkers(): number {
+  let n = 0;
+  for (const pid of markedPids()) {
+    if (!readCmdline(pid)?.includes(FIXTURE)) continue;
+    const runId = readEnviron(pid)
+      ?.find((e) => e.startsWith('GATEHOUSE_RUN_ID='))
+      ?.slice(17);
+    if (runId && parseInt(runId.slice(2, 10), 16) % 8 === 6) n++;
+  }
+  return n;
+}
+
 describe('chaos', () => {
   it(`keeps every promise over ${TASKS} random workers while the daemon is killed and restarted ${RESTARTS} times`, async () => {
     const dataDir = tempDir();
@@ -60,7 +73,9 @@ describe('chaos', () => {
     })();
 
     for (let round = 0; round < RESTARTS; round++) {
-      await new Promise((r) => setTimeout(r, 1500));
+      // Restart only while a worker that hangs until killed is running: it is sure to outlive
+      // this daemon, so the restart really hits a running worker and the next one adopts it.
+      await waitFor('a hanging worker to outlive the daemon', () => hangingWorkers() > 0, 60_000);
       if (round % 2 === 0) {
         daemon.child.kill('SIGKILL');
         await daemon.exited;
