@@ -215,6 +215,6 @@ export async function runCase(seed: number, actionCount: number): Promise<CaseRe
     samples,
     tasks: taskIds.length,
     runs: runs.length,
-    violations,
+    violations: [...found],
   };
 }
