@@ -113,7 +113,8 @@ export async function runCase(seed: number, actionCount: number): Promise<CaseRe
         byTask.set(p.taskId, (byTask.get(p.taskId) ?? new Set()).add(p.runId));
       }
       for (const [task, runs] of byTask)
-        if (runs.size > 1) violate(`task ${task} has processes of ${runs.size} runs: ${[...runs]}`);
+        if (runs.size > 1)
+          violate(`task ${task} has processes of ${runs.size} runs: ${[...runs].join(', ')}`);
       samples++;
       await new Promise((r) => setTimeout(r, 20));
     }
