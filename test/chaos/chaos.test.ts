@@ -11,15 +11,14 @@ import { FIXTURE, profile } from '../helpers/workers.js';
 const TASKS = 200;
 const RESTARTS = 4;
 
-/** Live fixture worker processes (not wrappers), by the task they work on. */
-function workersByTask(): Map<string, number[]> {
-  const byTask = new Map<string, number[]>();
+/** The runs with a live process (wrapper, worker or child), by the task they work on. */
+function workersByTask(): Map<string, Set<string>> {
+  const byTask = new Map<string, Set<string>>();
   for (const pid of markedPids()) {
-    if (!readCmdline(pid)?.includes(FIXTURE)) continue;
-    const taskId = readEnviron(pid)
-      ?.find((e) => e.startsWith('GATEHOUSE_TASK_ID='))
-      ?.slice(18);
-    if (taskId) byTask.set(taskId, [...(byTask.get(taskId) ?? []), pid]);
+    const env = readEnviron(pid);
+    const taskId = env?.find((e) => e.startsWith('GATEHOUSE_TASK_ID='))?.slice(18);
+    const runId = env?.find((e) => e.startsWith('GATEHOUSE_RUN_ID='))?.slice(17);
+    if (taskId && runId) byTask.set(taskId, (byTask.get(taskId) ?? new Set()).add(runId));
   }
   return byTask;
 }
@@ -65,8 +64,8 @@ describe('chaos', () => {
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        for (const [task, pids] of workersByTask())
-          if (pids.length > 1) doubles.push(`${task}: ${pids.join(',')}`);
+        for (const [task, runs] of workersByTask())
+          if (runs.size > 1) doubles.push(`${task}: ${[...runs].join(',')}`);
         samples++;
         await new Promise((r) => setTimeout(r, 50));
       }
