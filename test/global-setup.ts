@@ -30,6 +30,8 @@ export default function setup(): () => Promise<void> {
       const identity = identityOf(pid);
       if (identity) await terminateProcess(identity, { graceMs: 1000, killWaitMs: 2000 });
     }
+    // vitest reports an error thrown here but still exits 0: set the exit code ourselves.
+    process.exitCode = 1;
     throw new Error(
       `the suite left ${left.length} process(es) running (now ended):\n${named.join('\n')}`,
     );
