@@ -15,11 +15,12 @@ export const DEFAULT_BREAKER: BreakerOptions = {
 export function defaultConfig(): RawConfig {
   return {
     dataDir: '.gatehouse',
-    server: { host: '127.0.0.1', port: 8787, bodyLimitBytes: 1_048_576 },
+    server: { host: '127.0.0.1', port: 8787, bodyLimitBytes: 1_048_576, allowedHosts: [] },
     log: { level: 'info' },
     api: { token: null },
     replace: { timeoutSeconds: 10, killTimeoutSeconds: 5 },
-    shutdown: { timeoutSeconds: 10 },
+    shutdown: { timeoutSeconds: 10, workers: 'leave' },
+    retention: { runDays: 30, eventDays: null },
     crashLoop: { maxStarts: 5, windowSeconds: 120, maxBackoffSeconds: 300 },
     workers: {
       defaultProfile: 'demo',

@@ -1,7 +1,7 @@
 // Reads the configuration once: defaults, then the file, then environment, then flags; validates and freezes it.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { Value } from '@sinclair/typebox/value';
+import { Value, type ValueError } from '@sinclair/typebox/value';
 import { DEFAULT_BREAKER, defaultConfig } from './defaults.js';
 import {
   ConfigSchema,
@@ -100,13 +100,48 @@ function fromFlags(overrides: ConfigOverrides): Json {
   return out;
 }
 
+/** TypeBox's messages, said as what is allowed. */
+const PHRASES: [RegExp, string][] = [
+  [/^Unexpected property$/, 'unknown key'],
+  [/^Expected string length greater or equal to (\d+)$/, 'must be at least $1 characters'],
+  [/^Expected string length less or equal to (\d+)$/, 'must be at most $1 characters'],
+  [/^Expected (?:number|integer) to be greater or equal to (\S+)$/, 'must be at least $1'],
+  [/^Expected (?:number|integer) to be less or equal to (\S+)$/, 'must be at most $1'],
+  [/^Expected (?:number|integer) to be greater than (\S+)$/, 'must be more than $1'],
+  [/^Expected null$/, 'null'],
+  [/^Expected '(.*)'$/, '"$1"'],
+  [
+    /^Expected string to match '\^\[\^\\s\/@\]\+\$'$/,
+    'must be a host name (no spaces, "/" or "@")',
+  ],
+];
+
+function phrase(message: string): string {
+  for (const [pattern, text] of PHRASES)
+    if (pattern.test(message)) return message.replace(pattern, text);
+  return message.charAt(0).toLowerCase() + message.slice(1);
+}
+
+function describeError(error: ValueError): string {
+  if (error.errors.length === 0) return phrase(error.message);
+  // A union: say what each alternative would have accepted.
+  const options = error.errors.map((branch) => {
+    const first = branch.First();
+    return first ? phrase(first.message) : 'valid';
+  });
+  const values = options.filter((o) => /^(null|".*")$/.test(o));
+  const rules = options.filter((o) => !values.includes(o));
+  const choice =
+    values.length === 0 ? '' : values.length === 1 ? values[0]! : `one of ${values.join(', ')}`;
+  if (rules.length === 0) return `must be ${choice}`;
+  return choice ? `${rules.join(' and ')}, or ${choice}` : rules.join(' and ');
+}
+
 function validate(candidate: unknown): RawConfig {
   const first = Value.Errors(ConfigSchema, candidate).First();
   if (first) {
     const key = first.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
-    const message =
-      first.message === 'Unexpected property' ? 'unknown key' : first.message.toLowerCase();
-    throw new ConfigError(key, message);
+    throw new ConfigError(key, describeError(first));
   }
   return candidate as RawConfig;
 }

@@ -2,13 +2,17 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 const strict = { additionalProperties: false } as const;
-const seconds = (min = 0) => Type.Number({ minimum: min });
+/** The longest a Node timer can wait (2^31 − 1 ms, about 24.8 days): every duration stays below. */
+export const MAX_TIMER_SECONDS = 24 * 24 * 3600;
+const seconds = (min = 0, max = MAX_TIMER_SECONDS) => Type.Number({ minimum: min, maximum: max });
+const millis = (min = 1) => Type.Number({ minimum: min, maximum: MAX_TIMER_SECONDS * 1000 });
+const days = () => Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 36_500 }), Type.Null()]);
 
 export const BreakerSchema = Type.Object(
   {
-    timeoutMs: Type.Number({ minimum: 1 }),
+    timeoutMs: millis(),
     errorThresholdPercentage: Type.Number({ minimum: 0, maximum: 100 }),
-    resetTimeoutMs: Type.Number({ minimum: 1 }),
+    resetTimeoutMs: millis(),
     volumeThreshold: Type.Integer({ minimum: 0 }),
   },
   strict,
@@ -47,7 +51,10 @@ export const ConfigSchema = Type.Object(
       {
         host: Type.String({ minLength: 1 }),
         port: Type.Integer({ minimum: 0, maximum: 65535 }),
-        bodyLimitBytes: Type.Integer({ minimum: 1024 }),
+        bodyLimitBytes: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024 }),
+        allowedHosts: Type.Array(
+          Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/@]+$' }),
+        ),
       },
       strict,
     ),
@@ -66,7 +73,14 @@ export const ConfigSchema = Type.Object(
       { timeoutSeconds: seconds(0.01), killTimeoutSeconds: seconds(0.01) },
       strict,
     ),
-    shutdown: Type.Object({ timeoutSeconds: seconds(0.01) }, strict),
+    shutdown: Type.Object(
+      {
+        timeoutSeconds: seconds(0.01),
+        workers: Type.Union([Type.Literal('leave'), Type.Literal('terminate')]),
+      },
+      strict,
+    ),
+    retention: Type.Object({ runDays: days(), eventDays: days() }, strict),
     crashLoop: Type.Object(
       {
         maxStarts: Type.Integer({ minimum: 1 }),
@@ -80,7 +94,7 @@ export const ConfigSchema = Type.Object(
         defaultProfile: Type.String({ minLength: 1 }),
         maxConcurrent: Type.Integer({ minimum: 0 }),
         failureLimit: Type.Integer({ minimum: 1 }),
-        tickSeconds: seconds(0.01),
+        tickSeconds: seconds(0.01, 60),
         claimTtlSeconds: seconds(0.01),
         heartbeatMaxStaleSeconds: seconds(0.01),
         killGraceSeconds: seconds(0),

@@ -13,6 +13,7 @@ import type { OperatorActions } from '../kanban/operator-actions.js';
 import type { WorkerActions } from '../kanban/worker-actions.js';
 import type { Platforms } from '../platforms/platforms.js';
 import { authPlugin } from './auth.js';
+import { browserGuard } from './browser-guard.js';
 import type { EventStreamHub } from './event-stream.js';
 import { healthRoutes, type ReadyReport } from './health-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
@@ -28,6 +29,9 @@ export interface AppDeps {
   logger: FastifyBaseLogger;
   bodyLimitBytes: number;
   apiToken: string | null;
+  /** server.host and server.allowedHosts: the Host names this daemon answers to. */
+  serverHost: string;
+  allowedHosts: readonly string[];
   readiness: () => ReadyReport;
   board: Board;
   operator: OperatorActions;
@@ -95,7 +99,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     if (nestedDeeperThan(req.body))
       throw new AppError('VALIDATION_FAILED', `body: nested deeper than ${MAX_JSON_DEPTH} levels`);
   });
+  // JSON is the only body this API reads: a web page's simple cross-site request (text/plain,
+  // a form) is refused with 415 before any route sees it.
+  app.removeContentTypeParser('text/plain');
   void app.register(websocket, { options: { maxPayload: 4096 } });
+  void app.register(browserGuard, { serverHost: deps.serverHost, allowedHosts: deps.allowedHosts });
   void app.register(authPlugin, { apiToken: deps.apiToken });
   registerApiDocs(app);
   // Routes go in a plugin so that they load after swagger and land in the OpenAPI document.

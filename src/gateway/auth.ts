@@ -13,13 +13,18 @@ declare module 'fastify' {
   }
 }
 
-/** The bearer token of a request: Authorization header, or ?token= for browsers' websockets. */
+function isWebsocketUpgrade(req: FastifyRequest): boolean {
+  return req.headers.upgrade?.toLowerCase() === 'websocket';
+}
+
+/** The bearer token of a request: Authorization header, or ?token= for browsers' websockets only. */
 export function bearerToken(req: FastifyRequest): string | null {
   const header = req.headers.authorization;
   if (header) {
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     return match ? match[1]! : null;
   }
+  if (!isWebsocketUpgrade(req)) return null;
   const query = req.query as { token?: unknown } | undefined;
   return typeof query?.token === 'string' ? query.token : null;
 }
@@ -40,7 +45,13 @@ function installAuth(app: FastifyInstance, apiToken: string | null): void {
     if (auth !== 'api' || req.url === '/docs' || req.url.startsWith('/docs/')) return;
     const token = bearerToken(req);
     if (token === null || !secretsEqual(token, apiToken)) {
-      throw new AppError('UNAUTHORIZED', 'this route needs Authorization: Bearer <api.token>');
+      const inQuery = token === null && (req.query as { token?: unknown } | undefined)?.token;
+      throw new AppError(
+        'UNAUTHORIZED',
+        inQuery
+          ? '?token= is accepted on the websocket route only; send Authorization: Bearer <api.token>'
+          : 'this route needs Authorization: Bearer <api.token>',
+      );
     }
   });
 }

@@ -68,6 +68,8 @@ export function composeGateway(deps: GatewayDeps): Gateway {
     logger,
     bodyLimitBytes: config.server.bodyLimitBytes,
     apiToken: config.api.token,
+    serverHost: config.server.host,
+    allowedHosts: config.server.allowedHosts,
     readiness: () => ({
       ready: store.open && dispatcher.running,
       subsystems: {

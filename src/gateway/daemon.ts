@@ -1,5 +1,4 @@
 // `gatehouse run`: the one entry that reads config, takes the data dir, starts subsystems, listens and owns signals.
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../config/load.js';
@@ -8,6 +7,7 @@ import { DatabaseError } from '../kanban/store/db.js';
 import { openStore, type Store } from '../kanban/store/store.js';
 import { VERSION } from '../version.js';
 import { composeGateway } from './compose.js';
+import { prepareDataDir } from './data-dir.js';
 import { recordStart } from './crash-loop.js';
 import { ExitCode, ExitError } from './exit-codes.js';
 import { acquireInstance, type Instance } from './instance.js';
@@ -36,7 +36,7 @@ function readConfig(overrides: ConfigOverrides): Config {
 /** Runs the daemon until a signal, a stop request or a fatal error ends the process. */
 export async function runDaemon(opts: RunOptions): Promise<void> {
   const config = readConfig(opts.overrides);
-  mkdirSync(config.dataDir, { recursive: true });
+  prepareDataDir(config.dataDir);
   const log = createLogger(config.log.level);
   const instance = await acquireInstance({
     dataDir: config.dataDir,

@@ -37,6 +37,8 @@ export interface AdapterContext {
 }
 
 export interface PlatformAdapter {
+  /** The longest text the platform accepts, in UTF-16 code units; longer texts are cut. */
+  readonly maxTextLength?: number;
   /** Connects (and starts receiving); rejects with a PlatformError. */
   connect(signal: AbortSignal): Promise<void>;
   /** Sends one message; rejects with a PlatformError. */

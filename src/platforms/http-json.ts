@@ -7,6 +7,33 @@ export interface HttpResult {
   headers: Headers;
 }
 
+/** A platform's answer is read up to this size; a longer one is a failure, not a memory spike. */
+export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+async function readCapped(res: Response, url: string): Promise<string> {
+  const declared = Number(res.headers.get('content-length') ?? 0);
+  const tooLarge = () =>
+    new PlatformError(
+      `${new URL(url).host} answered with more than ${MAX_RESPONSE_BYTES} bytes`,
+      'retryable',
+    );
+  if (declared > MAX_RESPONSE_BYTES) {
+    await res.body?.cancel();
+    throw tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += (chunk as Uint8Array).byteLength;
+    if (size > MAX_RESPONSE_BYTES) {
+      await res.body?.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(Buffer.from(chunk as Uint8Array));
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 export async function postJson(
   url: string,
   body: unknown,
@@ -31,7 +58,7 @@ export async function postJson(
       { cause: err },
     );
   }
-  const text = await res.text();
+  const text = await readCapped(res, url);
   let parsed: unknown = null;
   try {
     parsed = text ? JSON.parse(text) : null;

@@ -2,8 +2,15 @@
 // only after a successful send, so an outage delays notifications but loses none.
 import type { Board } from '../kanban/board.js';
 import { EVENT_KINDS, NOTIFY_KINDS, type BoardEvent } from '../kanban/model/events.js';
-import type { MessageTag } from './adapter.js';
+import { recordDroppedNotification } from '../kanban/moves/records.js';
+import { PlatformError, type MessageTag } from './adapter.js';
 import type { PlatformStore } from '../kanban/store/platform-store.js';
+
+/** The platform's reason when it refused this one message for good, else null (retry later). */
+function refusalOf(err: unknown): string | null {
+  const cause = err instanceof Error ? err.cause : undefined;
+  return cause instanceof PlatformError && cause.kind === 'caller' ? cause.message : null;
+}
 
 export type Sender = (
   platform: string,
@@ -131,10 +138,25 @@ export class Notifier {
       for (let next = stream.next(stream.cursor()); next !== null; next = stream.next(next.id)) {
         if (stream.wants(next) && (this.sentUnrecorded.get(stream.key) ?? 0) < next.id) {
           const title = this.board.tasks.get(next.taskId ?? '')?.title ?? '(deleted)';
-          await this.send(stream.platform, stream.channel, notificationText(title, next), {
-            event: next.kind,
-            eventId: next.id,
-          });
+          try {
+            await this.send(stream.platform, stream.channel, notificationText(title, next), {
+              event: next.kind,
+              eventId: next.id,
+            });
+          } catch (err) {
+            const refusal = refusalOf(err);
+            if (refusal === null) throw err;
+            // Refused for good (a 4xx but 429): retrying would block every later message.
+            const event = next;
+            this.board.transact((tx) =>
+              recordDroppedNotification(tx, event.taskId, {
+                platform: stream.platform,
+                channel: stream.channel,
+                eventId: event.id,
+                reason: refusal,
+              }),
+            );
+          }
           this.sentUnrecorded.set(stream.key, next.id);
         }
         stream.advance(next.id);

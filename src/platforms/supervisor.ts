@@ -11,6 +11,7 @@ import {
   type InboundMessage,
   type PlatformAdapter,
 } from './adapter.js';
+import { fitText } from './message-text.js';
 
 export type PlatformState =
   'connecting' | 'connected' | 'retrying' | 'paused' | 'failed' | 'disabled';
@@ -62,6 +63,11 @@ function describe(err: unknown): string {
 
 export class PlatformSupervisor {
   private state: PlatformState = 'connecting';
+  /**
+   * The last send failed for want of the platform: a connectionless adapter (a webhook) that
+   * connects without any I/O shows this as `retrying` until a send succeeds again.
+   */
+  private sendsFailing = false;
   private readonly breaker: CircuitBreaker<[(signal: AbortSignal) => Promise<unknown>], unknown>;
   private readonly adapter: PlatformAdapter;
   private lastError: string | null;
@@ -144,7 +150,7 @@ export class PlatformSupervisor {
     return {
       name: this.deps.config.name,
       type: this.deps.config.type,
-      state: this.state,
+      state: this.state === 'connected' && this.sendsFailing ? 'retrying' : this.state,
       homeChannel: this.deps.config.homeChannel,
       breaker: {
         state: this.breaker.opened ? 'open' : this.breaker.halfOpen ? 'half_open' : 'closed',
@@ -167,15 +173,19 @@ export class PlatformSupervisor {
         headers: { 'retry-after': '60' },
       });
     }
+    const fitted = fitText(text, this.adapter.maxTextLength);
     try {
       await this.breaker.fire((signal) =>
-        guarded(() => this.adapter.send(channel, text, tag, signal)),
+        guarded(() => this.adapter.send(channel, fitted, tag, signal)),
       );
       this.counters.sent++;
+      this.sendsFailing = false;
       this.persist();
     } catch (err) {
       this.counters.sendFailures++;
       if ((err as { code?: string }).code !== 'EOPENBREAKER') this.lastError = describe(err);
+      // The platform itself cannot be reached (not: it refused this one message).
+      if (!(err instanceof PlatformError && err.kind === 'caller')) this.sendsFailing = true;
       this.persist();
       throw this.unavailable(err);
     }

@@ -69,6 +69,7 @@ export const createTelegram: AdapterFactory = (options, ctx): PlatformAdapter =>
   }
 
   return {
+    maxTextLength: 4096,
     async connect(signal) {
       await call('getMe', {}, signal);
       polling?.abort();

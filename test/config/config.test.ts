@@ -26,7 +26,12 @@ describe('loadConfig', () => {
       { GATEHOUSE_PORT: '2222', GATEHOUSE_HOST: '127.0.0.2' },
       { port: 3333 },
     );
-    expect(c.server).toEqual({ host: '127.0.0.2', port: 3333, bodyLimitBytes: 1_048_576 });
+    expect(c.server).toEqual({
+      host: '127.0.0.2',
+      port: 3333,
+      bodyLimitBytes: 1_048_576,
+      allowedHosts: [],
+    });
     expect(c.workers.tickSeconds).toBe(0.2);
     expect(c.workers.failureLimit).toBe(2);
     expect(Object.isFrozen(c.workers.profiles)).toBe(true);

@@ -34,6 +34,8 @@ export interface TelegramDouble {
   mode: 'ok' | 'down' | 'unauthorized';
   sent: { chat_id: string; text: string }[];
   calls: string[];
+  /** Chats that sendMessage refuses with 400 "chat not found". */
+  refuseChats: Set<string>;
   /** Queues a chat message as an update. */
   say(chat: number, text: string): void;
 }
@@ -48,6 +50,7 @@ export async function telegramDouble(token = '123:test-token'): Promise<Telegram
     mode: 'ok',
     sent: [],
     calls: [],
+    refuseChats: new Set(),
     say(chat, text) {
       updates.push({ update_id: nextId++, message: { text, chat: { id: chat } } });
       for (const wake of waiting) wake();
@@ -67,6 +70,19 @@ export async function telegramDouble(token = '123:test-token'): Promise<Telegram
       if (method === 'getMe')
         return reply(200, { ok: true, result: { id: 1, is_bot: true, username: 'gatehouse_bot' } });
       if (method === 'sendMessage') {
+        // The real limits: at most 4096 characters, and only chats the bot can write to.
+        if (String(body.text).length > 4096)
+          return reply(400, {
+            ok: false,
+            error_code: 400,
+            description: 'Bad Request: message is too long',
+          });
+        if (double.refuseChats.has(String(body.chat_id)))
+          return reply(400, {
+            ok: false,
+            error_code: 400,
+            description: 'Bad Request: chat not found',
+          });
         double.sent.push({ chat_id: String(body.chat_id), text: String(body.text) });
         return reply(200, { ok: true, result: { message_id: double.sent.length } });
       }
@@ -96,6 +112,8 @@ export interface WebhookReceiver {
   secret: string;
   /** HTTP status to answer with (200 while healthy). */
   status: number;
+  /** Messages answered with 400 whatever `status` says. */
+  refuse: (message: { channel: string; text: string }) => boolean;
   received: { channel: string; text: string; event?: string }[];
   /** Every correctly signed POST, whatever status it was answered with. */
   attempts: number;
@@ -109,6 +127,7 @@ export async function webhookReceiver(
     url: '',
     secret,
     status: 200,
+    refuse: () => false,
     received: [],
     attempts: 0,
     badSignatures: 0,
@@ -121,7 +140,9 @@ export async function webhookReceiver(
         return res.writeHead(401).end();
       }
       receiver.attempts++;
-      if (receiver.status === 200) receiver.received.push(JSON.parse(raw.toString()));
+      const message = JSON.parse(raw.toString()) as { channel: string; text: string };
+      if (receiver.refuse(message)) return res.writeHead(400).end('{"error":"refused"}');
+      if (receiver.status === 200) receiver.received.push(message);
       return res.writeHead(receiver.status).end();
     });
   });

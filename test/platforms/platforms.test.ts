@@ -53,7 +53,7 @@ describe('a platform behind its circuit breaker', () => {
     expect(Number(rejected.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect((await api(gw.url, 'GET', '/health')).status).toBe(200);
     const ready = await api(gw.url, 'GET', '/ready');
-    expect(ready.body.platforms).toEqual([{ name: 'ops', state: 'connected', status: 'degraded' }]);
+    expect(ready.body.platforms).toEqual([{ name: 'ops', state: 'retrying', status: 'degraded' }]);
 
     receiver.status = 200;
     await waitFor(

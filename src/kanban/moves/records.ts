@@ -39,7 +39,7 @@ export function recordLeftovers(
 
 export type PlatformEventKind = Extract<
   keyof EventPayloads,
-  `platform_${string}` | `breaker_${string}` | 'notification_dropped'
+  `platform_${string}` | `breaker_${string}`
 >;
 
 export function recordPlatformEvent<K extends PlatformEventKind>(
@@ -48,4 +48,13 @@ export function recordPlatformEvent<K extends PlatformEventKind>(
   payload: EventPayloads[K],
 ): void {
   tx.emit({ taskId: null, runId: null, kind, payload });
+}
+
+/** A platform refused a task's notification for good: recorded, and the chat's cursor moves on. */
+export function recordDroppedNotification(
+  tx: Tx,
+  taskId: string | null,
+  payload: EventPayloads['notification_dropped'],
+): void {
+  tx.emit({ taskId, runId: null, kind: 'notification_dropped', payload });
 }
