@@ -42,7 +42,21 @@ export async function statusCommand(args: string[]): Promise<number> {
     );
     return 3;
   }
-  const ready = await callApi(`${baseUrl(config, record)}/ready`, 'GET', config.api.token);
+  let ready: Awaited<ReturnType<typeof callApi>>;
+  try {
+    ready = await callApi(`${baseUrl(config, record)}/ready`, 'GET', config.api.token);
+  } catch (err) {
+    if (!(err instanceof ExitError)) throw err;
+    // It owns the data dir but does not answer: starting, or waiting out a crash-loop backoff.
+    const starting = { running: true, serving: false, pid: record.pid, dataDir: record.dataDir };
+    print(
+      json,
+      starting,
+      () =>
+        `gatehouse pid ${record.pid} owns ${record.dataDir} but is not serving yet: it is starting or waiting out a crash-loop backoff (its log says which)`,
+    );
+    return 0;
+  }
   const report = ready.body as {
     ready?: boolean;
     platforms?: { name: string; state: string }[];
@@ -50,6 +64,7 @@ export async function statusCommand(args: string[]): Promise<number> {
   };
   const status = {
     running: true,
+    serving: true,
     pid: record.pid,
     port: record.port,
     dataDir: record.dataDir,

@@ -55,6 +55,8 @@ function taskDetail(t: Task & { runs?: Run[] }): string {
 function oneId(positionals: string[], what: string): string {
   const id = positionals[0];
   if (!id) throw usageError(`${what} needs a task id`);
+  if (!/^t_[0-9a-f]{12}$/.test(id))
+    throw usageError(`${what}: "${id}" is not a task id (t_ and 12 hex digits, as task ls shows)`);
   return id;
 }
 
@@ -115,10 +117,8 @@ async function list(args: string[]): Promise<void> {
 
 async function show(args: string[]): Promise<void> {
   const { values, positionals } = parseFlags(args, common, 1);
-  const task = (await connect(values).call(
-    'GET',
-    `/tasks/${encodeURIComponent(oneId(positionals, 'task show'))}`,
-  )) as Task;
+  const id = oneId(positionals, 'task show');
+  const task = (await connect(values).call('GET', `/tasks/${id}`)) as Task;
   print(values.json ?? false, task, () => taskDetail(task));
 }
 
@@ -126,10 +126,7 @@ function transition(action: 'archive' | 'unblock') {
   return async (args: string[]) => {
     const { values, positionals } = parseFlags(args, common, 1);
     const id = oneId(positionals, `task ${action}`);
-    const task = (await connect(values).call(
-      'POST',
-      `/tasks/${encodeURIComponent(id)}/${action}`,
-    )) as Task;
+    const task = (await connect(values).call('POST', `/tasks/${id}/${action}`)) as Task;
     print(values.json ?? false, task, () => taskLine(task));
   };
 }
@@ -137,7 +134,7 @@ function transition(action: 'archive' | 'unblock') {
 async function reclaim(args: string[]): Promise<void> {
   const { values, positionals } = parseFlags(args, { ...common, force: { type: 'boolean' } }, 1);
   const id = oneId(positionals, 'task reclaim');
-  const task = (await connect(values).call('POST', `/tasks/${encodeURIComponent(id)}/reclaim`, {
+  const task = (await connect(values).call('POST', `/tasks/${id}/reclaim`, {
     force: values.force ?? false,
   })) as Task;
   print(values.json ?? false, task, () => taskLine(task));
@@ -148,7 +145,7 @@ async function comment(args: string[]): Promise<void> {
   const id = oneId(positionals, 'task comment');
   const text = positionals[1];
   if (!text) throw usageError('task comment needs TEXT');
-  const made = await connect(values).call('POST', `/tasks/${encodeURIComponent(id)}/comments`, {
+  const made = await connect(values).call('POST', `/tasks/${id}/comments`, {
     text,
     author: 'cli',
   });
@@ -157,8 +154,8 @@ async function comment(args: string[]): Promise<void> {
 
 async function log(args: string[]): Promise<void> {
   const { values, positionals } = parseFlags(args, { ...common, follow: { type: 'boolean' } }, 1);
+  const id = oneId(positionals, 'task log');
   const api = connect(values);
-  const id = encodeURIComponent(oneId(positionals, 'task log'));
   const latest = async () => {
     const task = (await api.call('GET', `/tasks/${id}`)) as Task & { runs: Run[] };
     return { task, run: task.runs.at(-1) ?? null };

@@ -6,14 +6,14 @@ import Fastify, {
   type FastifyInstance,
 } from 'fastify';
 import websocket from '@fastify/websocket';
-import { AppError, ERROR_STATUS } from '../errors.js';
-import { MAX_JSON_DEPTH, nestedDeeperThan } from '../kanban/model/json-limits.js';
+import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.js';
 import type { Board } from '../kanban/board.js';
 import type { OperatorActions } from '../kanban/operator-actions.js';
 import type { WorkerActions } from '../kanban/worker-actions.js';
 import type { Platforms } from '../platforms/platforms.js';
 import { authPlugin } from './auth.js';
 import { browserGuard } from './browser-guard.js';
+import { installJsonParser } from './json-body.js';
 import type { EventStreamHub } from './event-stream.js';
 import { healthRoutes, type ReadyReport } from './health-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
@@ -55,6 +55,18 @@ function describeValidation(err: FastifyError): string {
   return `${where}: ${first.message ?? 'invalid'}`;
 }
 
+/** A 4xx from Fastify or a plugin (the docs' static files), given the registry's code. */
+function codeFor(status: number): string {
+  const byStatus: Record<number, ErrorCode> = {
+    401: 'UNAUTHORIZED',
+    403: 'FORBIDDEN',
+    404: 'NOT_FOUND',
+    413: 'PAYLOAD_TOO_LARGE',
+    415: 'UNSUPPORTED_MEDIA_TYPE',
+  };
+  return byStatus[status] ?? 'BAD_REQUEST';
+}
+
 function errorBody(code: string, message: string) {
   return { error: { code, message } };
 }
@@ -75,7 +87,7 @@ function installErrorHandling(app: FastifyInstance): void {
       return reply.code(415).send(errorBody('UNSUPPORTED_MEDIA_TYPE', 'send application/json'));
     }
     if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
-      return reply.code(err.statusCode).send(errorBody('BAD_REQUEST', err.message));
+      return reply.code(err.statusCode).send(errorBody(codeFor(err.statusCode), err.message));
     }
     req.log.error({ err }, 'request failed');
     return reply.code(ERROR_STATUS.INTERNAL).send(errorBody('INTERNAL', 'internal error'));
@@ -95,10 +107,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   app.setValidatorCompiler(validatorCompiler);
   installErrorHandling(app);
-  app.addHook('preValidation', async (req) => {
-    if (nestedDeeperThan(req.body))
-      throw new AppError('VALIDATION_FAILED', `body: nested deeper than ${MAX_JSON_DEPTH} levels`);
-  });
+  installJsonParser(app);
   // JSON is the only body this API reads: a web page's simple cross-site request (text/plain,
   // a form) is refused with 415 before any route sees it.
   app.removeContentTypeParser('text/plain');

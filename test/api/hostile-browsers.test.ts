@@ -1,45 +1,16 @@
 // A web page must not be able to drive the API (SPEC §8 "Browsers"): Host allow-list (421),
 // Origin check on state-changing requests and websocket upgrades (403), JSON only (415).
-import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { boardSnapshot, startGateway, type TestGateway } from '../helpers/app.js';
+import { boardSnapshot, rawRequest, startGateway, type TestGateway } from '../helpers/app.js';
 
-interface Raw {
-  status: number;
-  body: any;
-}
-
-/** One request with exactly these headers (fetch would set Host and Origin its own way). */
-function raw(
+const raw = (
   gw: TestGateway,
   method: string,
   path: string,
   headers: Record<string, string>,
   body?: string,
-): Promise<Raw> {
-  const { port } = new URL(gw.url);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, method, path, headers, setHost: false },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => {
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            // not JSON
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+) => rawRequest(gw.url, method, path, headers, body);
 
 const own = (gw: TestGateway) => new URL(gw.url).host;
 

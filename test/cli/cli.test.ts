@@ -1,4 +1,7 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/wait.js';
 import {
   pidRecord,
   runCli,
@@ -91,5 +94,26 @@ describe('the gatehouse command line', () => {
       expect(res.code, args.join(' ')).toBe(64);
       expect(res.stderr).toContain('usage');
     }
+  });
+
+  it('says an instance waiting out a crash-loop backoff is not serving yet, instead of "fetch failed"', async () => {
+    const dataDir = tempDir();
+    const config = writeConfig(tempDir(), {
+      crashLoop: { maxStarts: 2, windowSeconds: 600, maxBackoffSeconds: 120 },
+    });
+    // Five recent unclean starts, and the pid file an unclean end leaves behind.
+    const now = Date.now();
+    writeFileSync(
+      join(dataDir, 'starts.log'),
+      [1, 2, 3, 4, 5].map((i) => `${now - i * 1000} unclean\n`).join(''),
+    );
+    writeFileSync(join(dataDir, 'gatehouse.pid'), '{}');
+    const daemon = startDaemon({ dataDir, config });
+    await waitFor('the backoff', () => daemon.output().includes('crash-loop guard'));
+    const status = await runCli(['status', '--data-dir', dataDir]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`gatehouse pid ${daemon.pid}`);
+    expect(status.stdout).toContain('not serving yet');
+    expect(status.stderr).not.toContain('fetch failed');
   });
 });

@@ -50,6 +50,17 @@ describe('bad input at scale changes nothing', () => {
       ...VALUES.map((v) => ({ title: 'ok', maxRuntimeSeconds: v })),
       ...VALUES.map((v) => ({ title: 'ok', [String(v).slice(0, 20) || 'k']: 1 })),
       ...['{', '{"title":', '{"title":"x"', '[', 'null', '"x"', '1', '{"title":"x"}}', '\u0000'],
+      // Depth, prototype keys, invisible titles, encodings, size.
+      `{"title":"x","body":${'['.repeat(65)}${']'.repeat(65)}}`,
+      `${'['.repeat(20_000)}${']'.repeat(20_000)}`,
+      '{"title":"x","__proto__":{"admin":true}}',
+      '{"title":"x","constructor":{"prototype":{"admin":true}}}',
+      { title: '\u200b\u200c\u200d' },
+      { title: '\ufeff' },
+      { title: '\u00ad' },
+      '{"title":"\ud800"}',
+      `{"title":"${'x'.repeat(501)}"}`,
+      `{"title":"x","body":"${'y'.repeat(1_100_000)}"}`,
     ];
     for (const body of bodies) requests.push(['POST', '/tasks', body]);
     for (const body of VALUES.map((v) => ({ title: v, bogus: 1 })))
@@ -143,6 +154,25 @@ describe('bad input at scale changes nothing', () => {
       ['{"log": {"level": "loud"}}', 'log.level'],
       ['{"dataDir": 5}', 'dataDir'],
       ['{"dataDir": ""}', 'dataDir'],
+      ['{"workers": {"tickSeconds": 3000000}}', 'workers.tickSeconds'],
+      ['{"workers": {"tickSeconds": 61}}', 'workers.tickSeconds'],
+      ['{"workers": {"killGraceSeconds": 1e12}}', 'workers.killGraceSeconds'],
+      ['{"workers": {"reclaimDeferSeconds": 2073601}}', 'workers.reclaimDeferSeconds'],
+      ['{"replace": {"timeoutSeconds": 1e99}}', 'replace.timeoutSeconds'],
+      ['{"shutdown": {"timeoutSeconds": 3e6}}', 'shutdown.timeoutSeconds'],
+      ['{"shutdown": {"workers": "kill"}}', 'shutdown.workers'],
+      ['{"crashLoop": {"maxBackoffSeconds": 1e10}}', 'crashLoop.maxBackoffSeconds'],
+      ['{"server": {"allowedHosts": "evil.example"}}', 'server.allowedHosts'],
+      ['{"server": {"allowedHosts": ["a b"]}}', 'server.allowedHosts.0'],
+      ['{"server": {"allowedHosts": ["http://x/"]}}', 'server.allowedHosts.0'],
+      ['{"server": {"bodyLimitBytes": 1e12}}', 'server.bodyLimitBytes'],
+      ['{"retention": {"runDays": 0}}', 'retention.runDays'],
+      ['{"retention": {"eventDays": "forever"}}', 'retention.eventDays'],
+      ['{"retention": {"runDays": 1, "x": 1}}', 'retention'],
+      [
+        '{"platforms": [{"name": "w", "type": "webhook", "options": {}, "breaker": {"resetTimeoutMs": 1e13}}]}',
+        'platforms.0.breaker.resetTimeoutMs',
+      ],
     ];
     for (const [text, key] of corpus) {
       const path = join(dir, 'c.json');

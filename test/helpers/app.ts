@@ -1,4 +1,5 @@
 // A real gateway in the test process: temp data dir, real SQLite file, real HTTP on 127.0.0.1:0.
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach } from 'vitest';
@@ -111,4 +112,38 @@ export function boardSnapshot(gw: TestGateway) {
     counts: board.counts(),
     tasks: board.list({ limit: 1000 }).tasks,
   };
+}
+
+/**
+ * One request sent exactly as given: the path as-is (no ../ folding) and only these headers
+ * (fetch would set Host and Origin its own way). A JSON answer is parsed.
+ */
+export function rawRequest(
+  url: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; body: any }> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, method, path, headers, setHost: false },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => {
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // not JSON
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
 }

@@ -23,7 +23,10 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
     async (req, reply) => {
       const run = RUN_ID.test(req.params.runId) ? board.runs.get(req.params.runId) : null;
       if (!run) throw new AppError('RUN_NOT_FOUND', `no run ${req.params.runId}`);
-      const text = await readLogTail(run.logPath, req.query.tail ?? 100);
+      const text = await readLogTail(run.logPath, {
+        lines: req.query.tail ?? 100,
+        maxLineChars: 16_384,
+      });
       return reply.type('text/plain; charset=utf-8').send(text);
     },
   );

@@ -82,6 +82,7 @@ export function platformRoutes(app: FastifyInstance, platforms: Platforms): void
 
   // The signature covers the raw body, so this route parses JSON itself, after verifying it.
   app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json');
     scope.addContentTypeParser(
       'application/json',
       { parseAs: 'buffer', bodyLimit: INBOUND_LIMIT },

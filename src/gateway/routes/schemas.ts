@@ -7,7 +7,8 @@ const strict = { additionalProperties: false } as const;
 export const TaskIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) }, strict);
 export const RunIdParams = Type.Object({ runId: Type.String({ maxLength: 64 }) }, strict);
 
-const title = Type.String({ minLength: 1, maxLength: 500, pattern: '\\S' });
+// Not blank: at least one character that is neither white space nor invisible (zero-width, control).
+const title = Type.String({ minLength: 1, maxLength: 500, pattern: '[^\\s\\p{Cf}\\p{Cc}]' });
 const body = Type.String({ maxLength: 100_000 });
 const assignee = Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()]);
 const priority = Type.Integer({ minimum: -1_000_000, maximum: 1_000_000 });

@@ -88,7 +88,9 @@ export class RunEndings {
     const dir = runDir(this.deps.dataDir, run.id);
     const exit = readExitRecord(dir) ?? worker.exit ?? null;
     const tail =
-      exit && exit.exitCode !== 0 ? await readLogTail(run.logPath, 20).catch(() => '') : '';
+      exit && exit.exitCode !== 0
+        ? await readLogTail(run.logPath, { lines: 20, maxLineChars: 500 }).catch(() => '')
+        : '';
     const c = classifyExit(exit, readVerdict(dir), tail, run.pid);
     const task = board.transact((tx) => {
       recordLeftovers(tx, run.taskId, run.id, left);

@@ -21,8 +21,14 @@ export function writeJsonAtomic(path: string, value: unknown): void {
   renameSync(tmp, path);
 }
 
+/** proc.json and exit.json are a few dozen bytes; anything much larger is not ours. */
+const MAX_RECORD_BYTES = 64 * 1024;
+
 function readJson(path: string): unknown {
   try {
+    const stat = statSync(path);
+    // Not a regular file (a FIFO would block the read forever) or far too large: not ours.
+    if (!stat.isFile() || stat.size > MAX_RECORD_BYTES) return undefined;
     return JSON.parse(readFileSync(path, 'utf8')) as unknown;
   } catch {
     return undefined;
@@ -94,8 +100,9 @@ export function readVerdict(dir: string): Verdict | null | string {
   const path = runFile(dir, 'result.json');
   let text: string;
   try {
-    if (statSync(path).size > MAX_RESULT_BYTES)
-      return `result.json is larger than ${MAX_RESULT_BYTES} bytes`;
+    const stat = statSync(path);
+    if (!stat.isFile()) return 'result.json is not a regular file';
+    if (stat.size > MAX_RESULT_BYTES) return `result.json is larger than ${MAX_RESULT_BYTES} bytes`;
     text = readFileSync(path, 'utf8');
   } catch {
     return null;

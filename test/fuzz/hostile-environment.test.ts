@@ -1,0 +1,166 @@
+// Broken environments and hostile files never wedge the daemon: a bad data dir or listen
+// address is a configuration error (exit 78, no stack trace); logs and run files of any shape
+// are read with bounded memory and time; errors say what is wrong and what is allowed.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  readExitRecord,
+  readProcRecord,
+  readVerdict,
+} from '../../src/kanban/dispatch/run-files.js';
+import { api, rawRequest, startGateway } from '../helpers/app.js';
+import { claim } from '../helpers/board.js';
+import { ROOT, runCli, startDaemon, tempDir, writeConfig } from '../helpers/daemon.js';
+import { spawnTracked } from '../helpers/procs.js';
+import { settledIn } from '../helpers/workers.js';
+
+async function exitsWithConfigError(daemon: ReturnType<typeof startDaemon>, names: string) {
+  const { code } = await daemon.closed;
+  expect(code, daemon.stderr()).toBe(78);
+  expect(daemon.stderr()).toContain(names);
+  expect(daemon.stderr()).not.toMatch(/\n\s+at /);
+}
+
+describe('environment errors at start exit 78, naming the path or key', () => {
+  it('a data dir that is a file', async () => {
+    const file = join(tempDir(), 'not-a-dir');
+    writeFileSync(file, 'x');
+    await exitsWithConfigError(startDaemon({ dataDir: file }), `dataDir ${file}`);
+  });
+
+  it('a data dir on a read-only file system', async () => {
+    const dir = tempDir();
+    // A read-only mount in a mount namespace of its own (unshare needs no privileges).
+    const daemon = spawnTracked(
+      [
+        'unshare',
+        '-rm',
+        'sh',
+        '-c',
+        'mount -t tmpfs -o ro tmpfs "$1" && exec "$0" "$2" run --data-dir "$1" --port 0',
+        process.execPath,
+        dir,
+        join(ROOT, 'bin/gatehouse.js'),
+      ],
+      { cwd: ROOT },
+    );
+    await exitsWithConfigError(daemon, `dataDir ${dir}: is not writable (EROFS)`);
+  });
+
+  it('a server.host that cannot be resolved or bound', async () => {
+    for (const host of ['nonexistent.invalid', '192.0.2.1']) {
+      const daemon = startDaemon({
+        dataDir: tempDir(),
+        extraArgs: ['--host', host],
+        env: { GATEHOUSE_TOKEN: 'a-token-for-a-public-bind' },
+      });
+      await exitsWithConfigError(daemon, `server.host ${host}`);
+    }
+  });
+
+  it('a duration no timer can hold, and a short token, each with what is allowed', async () => {
+    const cases: [object, string][] = [
+      [{ workers: { tickSeconds: 3_000_000 } }, 'workers.tickSeconds: must be at most 60'],
+      [{ workers: { claimTtlSeconds: 1e9 } }, 'workers.claimTtlSeconds: must be at most 2073600'],
+      [{ api: { token: 'fifteen-chars!!' } }, 'api.token: must be at least 16 characters, or null'],
+      [{ shutdown: { workers: 'kill' } }, 'shutdown.workers: must be one of "leave", "terminate"'],
+    ];
+    for (const [config, message] of cases) {
+      const daemon = startDaemon({ dataDir: tempDir(), config: writeConfig(tempDir(), config) });
+      await exitsWithConfigError(daemon, message);
+    }
+  });
+});
+
+describe('hostile files are read with bounded memory and time', () => {
+  it('answers the tail of a 700 MB log without a newline at once and with a bounded body', async () => {
+    const gw = await startGateway();
+    const task = gw.kanban.board.create({ title: 'huge log' }, { kind: 'api' });
+    const run = claim(gw.kanban.board, gw.dataDir, task.id).run;
+    mkdirSync(join(gw.dataDir, 'runs', run.id), { recursive: true });
+    writeFileSync(run.logPath, '');
+    truncateSync(run.logPath, 700 * 1024 * 1024);
+    const before = process.memoryUsage().rss;
+    const res = await api(gw.url, 'GET', `/runs/${run.id}/log?tail=5`);
+    expect(res.status).toBe(200);
+    expect(Buffer.byteLength(res.body)).toBeLessThanOrEqual(1024 * 1024);
+    expect(res.body).toMatch(/^\[… \d+ characters cut\]/);
+    expect(process.memoryUsage().rss - before).toBeLessThan(100 * 1024 * 1024);
+  });
+
+  it('keeps a crash reason short when the worker printed one enormous line', async () => {
+    const gw = await startGateway(
+      {
+        workers: {
+          tickSeconds: 0.1,
+          failureLimit: 1,
+          profiles: {
+            loud: { command: ['sh', '-c', 'head -c 5000000 /dev/zero | tr "\\0" x; exit 3'] },
+          },
+        },
+      },
+      { dispatch: true },
+    );
+    const task = (await api(gw.url, 'POST', '/tasks', { title: 'loud', assignee: 'loud' })).body;
+    const blocked = await settledIn(gw, task.id, 'blocked');
+    expect(blocked.runs[0]).toMatchObject({ outcome: 'crashed', exitCode: 3 });
+    expect(blocked.runs[0].error.length).toBeLessThan(2000);
+    expect(blocked.runs[0].error).toContain('characters cut');
+  });
+
+  it('reads a FIFO, a device, a huge file or a deep document in place of a run file as no record', () => {
+    const dir = join(tempDir(), 'r_000000000001');
+    mkdirSync(dir);
+    for (const name of ['proc.json', 'exit.json', 'result.json']) {
+      execFileSync('mkfifo', [join(dir, name)]);
+    }
+    expect(readProcRecord(dir)).toBeNull();
+    expect(readExitRecord(dir)).toBeNull();
+    expect(readVerdict(dir)).toBe('result.json is not a regular file');
+    const other = join(tempDir(), 'r_000000000002');
+    mkdirSync(other);
+    symlinkSync('/dev/zero', join(other, 'exit.json'));
+    symlinkSync('/dev/zero', join(other, 'result.json'));
+    expect(readExitRecord(other)).toBeNull();
+    expect(readVerdict(other)).toBe('result.json is not a regular file');
+    const big = join(tempDir(), 'r_000000000003');
+    mkdirSync(big);
+    writeFileSync(join(big, 'proc.json'), ' '.repeat(100_000));
+    writeFileSync(
+      join(big, 'result.json'),
+      `{"status":"done","summary":"${'x'.repeat(1_100_000)}"}`,
+    );
+    expect(readProcRecord(big)).toBeNull();
+    expect(readVerdict(big)).toMatch(/larger than 1048576 bytes/);
+    writeFileSync(
+      join(big, 'result.json'),
+      `{"status":"done","result":${'['.repeat(65)}${']'.repeat(65)}}`,
+    );
+    expect(readVerdict(big)).toMatch(/nested deeper than 64 levels/);
+  });
+});
+
+describe('errors a person can act on', () => {
+  it('says what is wrong with a __proto__ body, a blank-looking title, a bad id and a traversal', async () => {
+    const gw = await startGateway();
+    const proto = await api(gw.url, 'POST', '/tasks', '{"title":"x","__proto__":{"a":1}}');
+    expect(proto.status).toBe(400);
+    expect(proto.body.error.message).toMatch(/__proto__/);
+    for (const title of ['\u200b', ' \u200b\u2060 ', '\u0000']) {
+      const blank = await api(gw.url, 'POST', '/tasks', { title });
+      expect(blank.status, JSON.stringify(title)).toBe(400);
+    }
+    const traversal = await rawRequest(gw.url, 'GET', '/docs/static/../../tasks', {
+      host: new URL(gw.url).host,
+    });
+    expect(traversal.status).toBeGreaterThanOrEqual(400);
+    expect(traversal.status).toBeLessThan(500);
+    expect(traversal.body.error.code).not.toBe('BAD_REQUEST');
+    const cli = await runCli(['task', 'show', '..', '--data-dir', gw.dataDir]);
+    expect(cli.code).toBe(64);
+    expect(cli.stderr).toContain('is not a task id');
+    expect(cli.stderr).not.toMatch(/\n\s+at /);
+  });
+});
