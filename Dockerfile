@@ -17,12 +17,18 @@ COPY bin ./bin
 COPY examples ./examples
 COPY libexec ./libexec
 COPY public ./public
+# Container mode: nothing outlives the daemon here, so a stop ends the workers itself and their
+# runs are recorded `interrupted` (re-run, not failed). Mount your own config over this file,
+# keeping "shutdown": {"workers": "terminate"}.
+COPY contrib/container.json /etc/gatehouse/gatehouse.json
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data
 # Listening beyond loopback requires an API token: pass GATEHOUSE_TOKEN at `docker run`.
-ENV GATEHOUSE_DATA_DIR=/data GATEHOUSE_HOST=0.0.0.0 GATEHOUSE_PORT=8787
+ENV GATEHOUSE_DATA_DIR=/data GATEHOUSE_HOST=0.0.0.0 GATEHOUSE_PORT=8787 \
+    GATEHOUSE_CONFIG=/etc/gatehouse/gatehouse.json
 EXPOSE 8787
+# Asks /health on the port the instance actually bound (from its pid file).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:8787/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "libexec/healthcheck.mjs"]
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "bin/gatehouse.js", "run"]

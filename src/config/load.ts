@@ -271,6 +271,7 @@ export function loadConfig(
     workers: { ...raw.workers, profiles: resolveProfiles(raw.workers.profiles, baseDir) },
     platforms: resolvePlatforms(raw.platforms),
     source: file,
+    journalStream: env.JOURNAL_STREAM ?? null,
     workerEnv: Object.fromEntries(
       Object.entries(env).filter(
         (e): e is [string, string] => e[1] !== undefined && !e[0].startsWith('GATEHOUSE_'),

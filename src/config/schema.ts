@@ -146,6 +146,8 @@ export interface Config extends Omit<RawConfig, 'workers' | 'platforms'> {
   platforms: PlatformConfig[];
   /** The file it came from, or null for built-in defaults. */
   source: string | null;
+  /** systemd's JOURNAL_STREAM ("dev:inode" of the journal's stream), or null. */
+  journalStream: string | null;
   /** The environment workers inherit: the daemon's own, without any GATEHOUSE_* variable. */
   workerEnv: Record<string, string>;
 }

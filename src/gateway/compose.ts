@@ -2,6 +2,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
 import { Dispatcher } from '../kanban/dispatch/dispatcher.js';
+import { interruptAll } from '../kanban/dispatch/interrupt.js';
 import { createKanban, type Kanban } from '../kanban/kanban.js';
 import type { RunTerminator } from '../kanban/dispatch/run-terminator.js';
 import type { Store } from '../kanban/store/store.js';
@@ -30,7 +31,7 @@ export interface Gateway {
   platforms: Platforms;
   hub: EventStreamHub;
   app: FastifyInstance;
-  /** Shutdown steps in order, for the owner's Shutdown (workers are not stopped). */
+  /** Shutdown steps in order, for the owner's Shutdown (workers are stopped only in container mode). */
   closeSteps: { name: string; run: () => unknown }[];
 }
 
@@ -101,6 +102,9 @@ export function composeGateway(deps: GatewayDeps): Gateway {
     app,
     closeSteps: [
       { name: 'dispatcher', run: () => dispatcher.stop() },
+      ...(config.shutdown.workers === 'terminate'
+        ? [{ name: 'workers', run: () => interruptAll(kanban, logger) }]
+        : []),
       { name: 'platform notices', run: () => platforms.announce(2000, 'gatehouse is restarting') },
       {
         name: 'websocket clients',

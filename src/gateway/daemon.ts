@@ -37,7 +37,7 @@ function readConfig(overrides: ConfigOverrides): Config {
 export async function runDaemon(opts: RunOptions): Promise<void> {
   const config = readConfig(opts.overrides);
   prepareDataDir(config.dataDir);
-  const log = createLogger(config.log.level);
+  const log = createLogger(config.log.level, config.journalStream);
   const instance = await acquireInstance({
     dataDir: config.dataDir,
     replace: opts.replace,
