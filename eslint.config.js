@@ -12,6 +12,7 @@ export default tseslint.config(
       '**/*.mjs',
       'eslint.config.js',
       'vitest.config.ts',
+      'vitest.systemd.config.ts',
     ],
   },
   ...tseslint.configs.recommendedTypeChecked,

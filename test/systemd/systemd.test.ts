@@ -1,0 +1,311 @@
+// The shipped unit under a real systemd: booted as PID 1 of a container over this machine's root
+// (systemd-nspawn), driven with nsenter + systemctl. Needs root and systemd-container; run by
+// `npm run test:systemd` (and .ci/run), not by `npm test`.
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
+import { profile } from '../helpers/workers.js';
+
+const NOBODY = 65534;
+const PORT = 8787;
+const UNIT = 'gatehouse';
+const CGROUP = `gatehouse-systemd-test-${process.pid}`;
+const HIERARCHIES = ['/sys/fs/cgroup/systemd', '/sys/fs/cgroup/unified'];
+
+let scratch = '';
+let machine: { pid: number; exited: Promise<unknown>; kill: () => void } | null = null;
+let pid1 = 0;
+const timings: number[] = [];
+
+/** Runs a command inside the container; returns its stdout (throws on failure unless `ok`). */
+function inside(args: string[], opts: { ok?: boolean } = {}): string {
+  const res = spawnSync('nsenter', ['--target', String(pid1), '--all', ...args], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  if (res.status !== 0 && !opts.ok)
+    throw new Error(`${args.join(' ')} failed (${res.status}): ${res.stderr}`);
+  return res.stdout.trim();
+}
+
+function show(property: string): string {
+  return inside(['systemctl', 'show', '-p', property, '--value', UNIT]);
+}
+
+/** GET/POST inside the container's network (it has a private one). */
+function http(method: string, path: string, body?: object): { status: number; body: any } {
+  const script = `fetch('http://127.0.0.1:${PORT}${path}', ${body ? `{ method: '${method}', headers: { 'content-type': 'application/json' }, body: '${JSON.stringify(body)}' }` : `{ method: '${method}' }`}).then(async (r) => console.log(JSON.stringify({ status: r.status, body: await r.json().catch(() => null) })), () => console.log('{"status":0}'))`;
+  return JSON.parse(inside(['node', '-e', script]) || '{"status":0}');
+}
+
+const serving = () => http('GET', '/health').status === 200;
+const mainPid = () => Number(show('MainPID'));
+
+function childNamed(parent: number, name: string): number | null {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (Number(fields[1]) === parent && comm === name) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return null;
+}
+
+function installUnit(): void {
+  // The shipped unit with only its paths (and an existing user) adapted.
+  const unit = readFileSync(join(ROOT, 'contrib/gatehouse.service'), 'utf8')
+    .replace(/^User=.*$/m, 'User=nobody')
+    .replace(/^WorkingDirectory=.*$/m, `WorkingDirectory=${scratch}`)
+    .replace(/GATEHOUSE_DATA_DIR=\S+/, `GATEHOUSE_DATA_DIR=${scratch}/data`)
+    .replace(
+      '/usr/bin/node /opt/gatehouse/bin/gatehouse.js',
+      `${process.execPath} ${ROOT}/bin/gatehouse.js`,
+    )
+    .replace('/etc/gatehouse/gatehouse.json', `${scratch}/gatehouse.json`);
+  writeFileSync(join(scratch, 'gatehouse.service'), unit);
+  inside(['cp', join(scratch, 'gatehouse.service'), '/etc/systemd/system/gatehouse.service']);
+  inside(['systemctl', 'daemon-reload']);
+}
+
+function writeConfig(extra: object = {}): void {
+  writeFileSync(
+    join(scratch, 'gatehouse.json'),
+    JSON.stringify({
+      server: { port: PORT },
+      crashLoop: { maxStarts: 5, windowSeconds: 120, maxBackoffSeconds: 4 },
+      workers: {
+        tickSeconds: 0.2,
+        defaultProfile: 'waits',
+        profiles: {
+          waits: {
+            command: [
+              'sh',
+              '-c',
+              'while [ ! -e "$GATEHOUSE_RUN_DIR/go" ]; do sleep 0.05; done; exec "$0" "$1" worker complete --summary done',
+              process.execPath,
+              join(ROOT, 'bin/gatehouse.js'),
+            ],
+          },
+          fixture: profile('hang'),
+        },
+      },
+      ...extra,
+    }),
+  );
+}
+
+async function createRunningTask(): Promise<{ id: string; run: { id: string; pid: number } }> {
+  const id = http('POST', '/tasks', { title: 'under systemd' }).body.id as string;
+  const run = await waitFor(
+    'a running worker',
+    () =>
+      http('GET', `/tasks/${id}`).body?.runs?.[0]?.pid && http('GET', `/tasks/${id}`).body.runs[0],
+  );
+  return { id, run };
+}
+
+async function finish(id: string, runId: string) {
+  writeFileSync(join(scratch, 'data', 'runs', runId, 'go'), '');
+  return waitFor(
+    'done',
+    () => {
+      const task = http('GET', `/tasks/${id}`).body;
+      return task?.status === 'done' ? task : null;
+    },
+    30_000,
+  );
+}
+
+beforeAll(async () => {
+  // Not tempDir(): that is emptied after each test, and this one lives across them.
+  scratch = mkdtempSync(join(tmpdir(), 'gatehouse-systemd-'));
+  chmodSync(scratch, 0o755);
+  mkdirSync(join(scratch, 'data'));
+  chownSync(join(scratch, 'data'), NOBODY, NOBODY);
+  for (const h of HIERARCHIES) mkdirSync(join(h, CGROUP), { recursive: true });
+  const join_ = HIERARCHIES.map((h) => `echo $$ > ${h}/${CGROUP}/cgroup.procs`).join(' && ');
+  // Not spawnTracked: the machine outlives each test (afterEach ends tracked processes); it is
+  // powered off in afterAll whatever happened, and the suite's teardown checks it is gone.
+  const child = spawn(
+    'sh',
+    [
+      '-c',
+      `${join_} && exec systemd-nspawn -D / --volatile=yes --keep-unit --register=no --private-network --bind=${ROOT} --bind=${scratch} -M gh${process.pid} -b -- systemd.firstboot=off systemd.mask=systemd-networkd-wait-online.service systemd.mask=NetworkManager-wait-online.service`,
+    ],
+    { stdio: 'ignore', detached: true },
+  );
+  machine = {
+    pid: child.pid!,
+    exited: new Promise((r) => child.once('exit', r)),
+    kill: () => child.kill('SIGTERM'),
+  };
+  // sh execs systemd-nspawn, whose child is the container's PID 1.
+  pid1 = await waitFor(
+    'the container’s systemd',
+    () => childNamed(machine!.pid, 'systemd'),
+    60_000,
+  );
+  await waitFor(
+    'the container booted',
+    () =>
+      ['running', 'degraded'].includes(inside(['systemctl', 'is-system-running'], { ok: true })),
+    120_000,
+  );
+  writeConfig();
+  installUnit();
+  inside(['systemctl', 'start', UNIT]);
+  await waitFor('gatehouse serving', serving, 60_000);
+}, 200_000);
+
+afterAll(async () => {
+  // Powered off whatever happened; SIGTERM to nspawn also shuts the container down cleanly.
+  if (pid1) inside(['systemctl', 'poweroff'], { ok: true });
+  else machine?.kill();
+  if (machine) await Promise.race([machine.exited, new Promise((r) => setTimeout(r, 30_000))]);
+  for (const h of HIERARCHIES) {
+    const dirs = spawnSync('find', [join(h, CGROUP), '-depth', '-type', 'd'], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter(Boolean);
+    for (const dir of dirs) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // still busy: removed with the machine
+      }
+    }
+  }
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+  if (timings.length > 0) {
+    const sorted = [...timings].sort((a, b) => a - b);
+    console.log(
+      `kill -9 → serving again over ${sorted.length} kills: median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted.at(-1)} ms`,
+    );
+  }
+}, 60_000);
+
+describe('the shipped unit under a real systemd', () => {
+  it('comes back serving after each of a dozen kill -9s of the main process, never failed', async () => {
+    for (let i = 0; i < 12; i++) {
+      const before = mainPid();
+      const started = Date.now();
+      inside(['systemctl', 'kill', '--kill-whom=main', '-s', 'KILL', UNIT]);
+      await waitFor('a new main process', () => mainPid() !== before && mainPid() !== 0, 60_000);
+      await waitFor('serving again', serving, 60_000);
+      timings.push(Date.now() - started);
+      expect(inside(['systemctl', 'is-failed', UNIT], { ok: true })).not.toBe('failed');
+    }
+    expect(Number(show('NRestarts'))).toBeGreaterThanOrEqual(12);
+  }, 600_000);
+
+  it('shows the crash-loop guard’s warnings at warning priority in the journal', () => {
+    const warnings = inside(['journalctl', '-u', UNIT, '-p', 'warning', '--no-pager', '-o', 'cat']);
+    expect(warnings).toContain('crash-loop guard');
+  });
+
+  it('adopts a running worker across a kill -9; its task ends done with one completed run', async () => {
+    const { id, run } = await createRunningTask();
+    const before = mainPid();
+    inside(['systemctl', 'kill', '--kill-whom=main', '-s', 'KILL', UNIT]);
+    await waitFor('a new main process', () => mainPid() !== before && mainPid() !== 0, 60_000);
+    await waitFor('serving again', serving, 60_000);
+    const done = await finish(id, run.id);
+    expect(done.runs.map((r: { outcome: string }) => r.outcome)).toEqual(['completed']);
+  }, 120_000);
+
+  it('keeps workers across systemctl restart', async () => {
+    const { id, run } = await createRunningTask();
+    inside(['systemctl', 'restart', UNIT]);
+    await waitFor('serving again', serving, 60_000);
+    expect(inside(['kill', '-0', String(run.pid)], { ok: true })).toBe('');
+    const done = await finish(id, run.id);
+    expect(done.runs).toHaveLength(1);
+    expect(done.runs[0].outcome).toBe('completed');
+  }, 120_000);
+
+  it('a planned restart (exit 75) restarts and is not logged as a failure', async () => {
+    const cursor = inside(['journalctl', '-u', UNIT, '-n', '0', '--show-cursor', '--no-pager'])
+      .split('cursor: ')[1]!
+      .trim();
+    const before = mainPid();
+    expect(http('POST', '/admin/restart').status).toBe(200);
+    await waitFor('a new main process', () => mainPid() !== before && mainPid() !== 0, 60_000);
+    await waitFor('serving again', serving, 60_000);
+    const log = inside([
+      'journalctl',
+      '-u',
+      UNIT,
+      '--after-cursor',
+      cursor,
+      '--no-pager',
+      '-o',
+      'cat',
+    ]);
+    expect(log).not.toContain("Failed with result 'exit-code'");
+    expect(show('ActiveState')).toBe('active');
+  }, 120_000);
+
+  it('an operator’s stop (gatehouse stop, POST /admin/stop) leaves the unit stopped', async () => {
+    inside([
+      process.execPath,
+      join(ROOT, 'bin/gatehouse.js'),
+      'stop',
+      '--data-dir',
+      join(scratch, 'data'),
+      '--config',
+      join(scratch, 'gatehouse.json'),
+    ]);
+    // inactive/dead, not activating/auto-restart: no restart is pending.
+    await waitFor(
+      'stopped',
+      () => show('ActiveState') === 'inactive' && show('SubState') === 'dead',
+      30_000,
+    );
+    inside(['systemctl', 'start', UNIT]);
+    await waitFor('serving', serving, 60_000);
+    expect(http('POST', '/admin/stop').status).toBe(200);
+    await waitFor(
+      'stopped',
+      () => show('ActiveState') === 'inactive' && show('SubState') === 'dead',
+      30_000,
+    );
+    inside(['systemctl', 'start', UNIT]);
+    await waitFor('serving', serving, 60_000);
+    inside(['systemctl', 'stop', UNIT]);
+    expect(show('ActiveState')).toBe('inactive');
+  }, 120_000);
+
+  it('a bad config ends in a stopped unit with status 78, not a restart loop', async () => {
+    writeConfig({ workers: { tickSeconds: 3_000_000 } });
+    const restarts = Number(show('NRestarts'));
+    inside(['systemctl', 'start', UNIT], { ok: true });
+    await waitFor(
+      'given up',
+      () =>
+        show('ActiveState') === 'failed' ||
+        (show('ActiveState') === 'inactive' && show('SubState') === 'dead'),
+      30_000,
+    );
+    expect(show('ExecMainStatus')).toBe('78');
+    expect(Number(show('NRestarts'))).toBeLessThanOrEqual(restarts);
+    writeConfig();
+  }, 60_000);
+});
