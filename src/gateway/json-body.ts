@@ -19,7 +19,7 @@ function poisoned(value: unknown): boolean {
       Object.hasOwn(ctor, 'prototype')
     )
       return true;
-    stack.push(...Object.values(node));
+    stack.push(...(Object.values(node) as unknown[]));
   }
   return false;
 }

@@ -18,7 +18,7 @@ export async function interruptAll(kanban: Kanban, log: DispatcherLog): Promise<
     const fields = { taskId: run.taskId, runId: run.id };
     // A survivor keeps `terminating`; the next instance resumes it.
     if (result.status === 'rejected')
-      log.warn({ ...fields, err: result.reason }, 'worker not interrupted');
+      log.warn({ ...fields, err: result.reason as unknown }, 'worker not interrupted');
     else if (result.value.deferred)
       log.warn({ ...fields, ...result.value.report }, 'worker survived the interrupt');
   });
