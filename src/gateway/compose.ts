@@ -3,6 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
 import { Dispatcher } from '../kanban/dispatch/dispatcher.js';
 import { interruptAll } from '../kanban/dispatch/interrupt.js';
+import { Retention } from '../kanban/dispatch/retention.js';
 import { createKanban, type Kanban } from '../kanban/kanban.js';
 import type { RunTerminator } from '../kanban/dispatch/run-terminator.js';
 import type { Store } from '../kanban/store/store.js';
@@ -28,6 +29,7 @@ export interface GatewayDeps {
 export interface Gateway {
   kanban: Kanban;
   dispatcher: Dispatcher;
+  retention: Retention;
   platforms: Platforms;
   hub: EventStreamHub;
   app: FastifyInstance;
@@ -65,6 +67,9 @@ export function composeGateway(deps: GatewayDeps): Gateway {
     log: logger,
     observeTick: (ms) => metrics.observeTick(ms),
   });
+  const retention = new Retention(store, config, kanban.board.clock, logger, (done) =>
+    metrics.countPruned(done),
+  );
   const app = buildApp({
     logger,
     bodyLimitBytes: config.server.bodyLimitBytes,
@@ -97,10 +102,12 @@ export function composeGateway(deps: GatewayDeps): Gateway {
   return {
     kanban,
     dispatcher,
+    retention,
     platforms,
     hub,
     app,
     closeSteps: [
+      { name: 'retention', run: () => retention.stop() },
       { name: 'dispatcher', run: () => dispatcher.stop() },
       ...(config.shutdown.workers === 'terminate'
         ? [{ name: 'workers', run: () => interruptAll(kanban, logger) }]

@@ -89,6 +89,7 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
   );
   writePidFile(instance.pidPath, { ...instance.record, port });
   gateway.dispatcher.start(workerBaseUrl(config.server.host, port));
+  gateway.retention.start();
   gateway.platforms.start();
   log.info({ host: config.server.host, port, dataDir: config.dataDir }, 'gatehouse serving');
 }

@@ -18,7 +18,11 @@ export interface StreamOptions {
   pageSize?: number;
   /** How long a backlog page may take to drain before the client is called too slow (default 30 s). */
   drainTimeoutMs?: number;
+  /** A closing client whose buffer does not shrink for this long is cut off (default 30 s). */
+  closeStallMs?: number;
 }
+
+const CLOSE_POLL_MS = 250;
 
 /** Close codes: 1012 the server is restarting; 1013 the client reads too slowly. */
 export const CLOSE_RESTARTING = 1012;
@@ -48,6 +52,7 @@ export class EventStreamHub {
       maxPending: 50_000,
       pageSize: 500,
       drainTimeoutMs: 30_000,
+      closeStallMs: 30_000,
       ...opts,
     };
   }
@@ -136,8 +141,21 @@ export class EventStreamHub {
   private close(client: Client, code: number, reason: string): void {
     this.drop(client);
     client.ws.close(code, reason);
-    // A client that never reads would also never complete the closing handshake.
-    setTimeout(() => client.ws.terminate(), 2000).unref();
+    // The close frame waits behind what is still unsent: a client that keeps reading gets it
+    // (and the code, 1013); one that stopped reading is cut off once nothing drains for a while.
+    let last = client.ws.bufferedAmount;
+    let still = 0;
+    const watch = setInterval(() => {
+      const now = client.ws.bufferedAmount;
+      still = now < last ? 0 : still + 1;
+      last = now;
+      if (client.ws.readyState === client.ws.CLOSED) clearInterval(watch);
+      else if (still * CLOSE_POLL_MS >= this.opts.closeStallMs) {
+        clearInterval(watch);
+        client.ws.terminate();
+      }
+    }, CLOSE_POLL_MS);
+    watch.unref();
   }
 
   private drop(client: Client): void {

@@ -1,5 +1,5 @@
 // Prometheus metrics (/metrics): read from the board, dispatcher and platforms at scrape time.
-import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PlatformView } from '../platforms/supervisor.js';
 
 export interface MetricSources {
@@ -13,6 +13,8 @@ export interface MetricSources {
 export interface Metrics {
   registry: Registry;
   observeTick(ms: number): void;
+  /** Counts what a retention pass removed, by kind (run_folders, events, deliveries). */
+  countPruned(done: Record<string, number>): void;
 }
 
 const BREAKER_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
@@ -64,5 +66,17 @@ export function createMetrics(src: MetricSources): Metrics {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
     registers: [registry],
   });
-  return { registry, observeTick: (ms) => tick.observe(ms / 1000) };
+  const pruned = new Counter({
+    name: 'gatehouse_pruned_total',
+    help: 'What retention removed: run folders, events, inbound delivery ids',
+    labelNames: ['what'],
+    registers: [registry],
+  });
+  return {
+    registry,
+    observeTick: (ms) => tick.observe(ms / 1000),
+    countPruned: (done) => {
+      for (const [what, n] of Object.entries(done)) pruned.inc({ what }, n);
+    },
+  };
 }

@@ -41,7 +41,7 @@ export function createKanban(config: Config, store: Store, opts: KanbanOptions):
   );
   return {
     board,
-    operator: new OperatorActions(board, terminations),
+    operator: new OperatorActions(board, terminations, config.dataDir),
     worker: new WorkerActions(board, policy),
     terminations,
     terminator,

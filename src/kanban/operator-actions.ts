@@ -1,6 +1,7 @@
 // Operator transitions: archive, reclaim and unblock; the winner of a transition terminates the worker.
 import { AppError } from '../errors.js';
 import type { Board } from './board.js';
+import { removeRunDir } from './dispatch/run-files.js';
 import type { TerminationOutcome, Terminations } from './dispatch/terminations.js';
 import type { Task } from './model/types.js';
 import { archiveIdle } from './moves/archive.js';
@@ -11,7 +12,13 @@ export class OperatorActions {
   constructor(
     private readonly board: Board,
     private readonly terminations: Terminations,
+    private readonly dataDir: string,
   ) {}
+
+  /** Deletes an archived task; its run folders go at once (their logs would answer nothing). */
+  delete(id: string): void {
+    for (const runId of this.board.delete(id)) removeRunDir(this.dataDir, runId);
+  }
 
   async archive(id: string): Promise<Task> {
     const task = this.board.get(id);

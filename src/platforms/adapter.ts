@@ -27,8 +27,12 @@ export class PlatformError extends Error {
 }
 
 export interface AdapterContext {
-  /** Delivers an inbound message to the gateway (chat commands). */
-  onMessage(message: InboundMessage): void;
+  /**
+   * Delivers an inbound message to the gateway (chat commands). `handled` saves the adapter's
+   * position past it and runs in the same transaction as what the message created. False when
+   * it could not be handled: the adapter must not move past it (it is fetched again).
+   */
+  onMessage(message: InboundMessage, handled: () => void): boolean;
   /** Reports that a connected adapter lost its connection (the supervisor reconnects). */
   onDisconnect(error: Error): void;
   /** Small persistent state of the adapter (e.g. Telegram's update offset). */

@@ -1,4 +1,6 @@
-// Chat commands: /task TITLE, /tasks, /status ID; anything else gets a short help.
+// Chat commands: /task TITLE, /tasks, /status ID; anything else gets a short help. Each message
+// is handled in one transaction with what marks it handled (the adapter's position, a delivery
+// id), so a crash neither loses nor repeats it (SPEC §7).
 import { AppError } from '../errors.js';
 import type { Board } from '../kanban/board.js';
 import type { Task } from '../kanban/model/types.js';
@@ -6,42 +8,68 @@ import type { Task } from '../kanban/model/types.js';
 export const HELP =
   'Commands: /task TITLE (create a task), /tasks (open tasks), /status ID (one task)';
 
-const OPEN = new Set(['todo', 'ready', 'running', 'blocked']);
+/** How many open tasks /tasks lists; the rest are counted. */
+const LISTED = 20;
 
 function line(t: Task): string {
   return `${t.id} [${t.status}] ${t.title}`;
 }
 
-/**
- * Handles one chat message and returns the reply. `/task` subscribes the chat to the new task
- * in the same transaction that creates it, so no notification can be missed.
- */
+export interface ChatMessage {
+  platform: string;
+  channel: string;
+  text: string;
+}
+
+export interface ChatHooks {
+  /** Subscribes the chat to a task it created (in the creating transaction). */
+  subscribe: (taskId: string, afterEventId: number) => void;
+  /** Marks the message handled; runs in the transaction of whatever it created. */
+  record: (createdTaskId: string | null) => void;
+}
+
+export interface ChatResult {
+  reply: string;
+  taskId: string | null;
+}
+
 export function handleChatCommand(
   board: Board,
-  platform: string,
-  channel: string,
-  text: string,
-  subscribe: (taskId: string, afterEventId: number) => void,
-): string {
-  const match = /^\/(\w+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(text.trim());
+  message: ChatMessage,
+  hooks: ChatHooks,
+): ChatResult {
+  const match = /^\/(\w+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(message.text.trim());
   const [, command, rest = ''] = match ?? [];
   const arg = rest.trim();
+  if (command === 'task' && arg && arg.length <= 500) {
+    const origin = {
+      kind: 'platform' as const,
+      platform: message.platform,
+      channel: message.channel,
+    };
+    const task = board.create({ title: arg }, origin, (_tx, t, eventId) => {
+      hooks.subscribe(t.id, eventId);
+      hooks.record(t.id);
+    });
+    return {
+      reply: `Created ${task.id}: ${task.title}. I will tell you when it finishes.`,
+      taskId: task.id,
+    };
+  }
+  board.transact(() => hooks.record(null));
+  return { reply: answer(board, command, arg), taskId: null };
+}
+
+/** The reply to a command that creates nothing. */
+function answer(board: Board, command: string | undefined, arg: string): string {
   switch (command) {
-    case 'task': {
-      if (!arg) return 'usage: /task TITLE';
-      if (arg.length > 500) return 'a title is at most 500 characters';
-      const origin = { kind: 'platform' as const, platform, channel };
-      const task = board.create({ title: arg }, origin, (_tx, t, eventId) =>
-        subscribe(t.id, eventId),
-      );
-      return `Created ${task.id}: ${task.title}. I will tell you when it finishes.`;
-    }
+    case 'task':
+      return arg ? 'a title is at most 500 characters' : 'usage: /task TITLE';
     case 'tasks': {
-      const open = board
-        .list({ limit: 1000 })
-        .tasks.filter((t) => OPEN.has(t.status))
-        .slice(0, 20);
-      return open.length ? open.map(line).join('\n') : 'No open tasks.';
+      const { tasks, total } = board.tasks.open(LISTED);
+      if (total === 0) return 'No open tasks.';
+      const more = total - tasks.length;
+      return [...tasks.map(line), ...(more > 0 ? [`…and ${more} more`] : [])].join('\n');
     }
     case 'status': {
       try {

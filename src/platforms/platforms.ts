@@ -3,7 +3,7 @@ import type { PlatformConfig } from '../config/schema.js';
 import { AppError } from '../errors.js';
 import type { Board } from '../kanban/board.js';
 import type { AdapterFactory, InboundMessage } from './adapter.js';
-import { handleChatCommand } from './chat-commands.js';
+import { handleChatCommand, type ChatResult } from './chat-commands.js';
 import { Notifier } from './notifier.js';
 import type { PlatformStore } from '../kanban/store/platform-store.js';
 import { recordPlatformEvent } from '../kanban/moves/records.js';
@@ -54,7 +54,7 @@ export class Platforms {
               deps.board.clock(),
             ),
         },
-        onMessage: (message) => this.onMessage(config.name, message),
+        onMessage: (message, handled) => void this.onMessage(config.name, message, handled),
         onError: deps.onError,
         clock: deps.board.clock,
       });
@@ -97,18 +97,45 @@ export class Platforms {
     return this.notifier.backlog();
   }
 
-  /** An inbound chat message: run the command and reply through the breaker. */
-  onMessage(platform: string, message: InboundMessage): void {
-    const reply = handleChatCommand(
+  /**
+   * An inbound chat message: runs the command in one transaction with `handled` (the adapter's
+   * position, the delivery id), then replies through the breaker.
+   */
+  onMessage(
+    platform: string,
+    message: InboundMessage,
+    handled: (taskId: string | null) => void,
+  ): ChatResult {
+    const result = handleChatCommand(
       this.deps.board,
-      platform,
-      message.channel,
-      message.text,
-      (taskId, after) => this.store.subscribe(platform, message.channel, taskId, after),
+      { platform, channel: message.channel, text: message.text },
+      {
+        subscribe: (taskId, after) =>
+          this.store.subscribe(platform, message.channel, taskId, after),
+        record: handled,
+      },
     );
     this.get(platform)
-      .send(message.channel, reply, { event: 'reply', eventId: null })
+      .send(message.channel, result.reply, { event: 'reply', eventId: null })
       .catch((err: unknown) => this.deps.onError(err, `replying on ${platform}`));
+    return result;
+  }
+
+  /**
+   * A signed webhook delivery: handled once, whatever the sender repeats within the replay
+   * window; a repeat answers with what the first one created.
+   */
+  receive(
+    platform: string,
+    deliveryId: string,
+    message: InboundMessage,
+  ): { duplicate: boolean; taskId: string | null } {
+    const seen = this.store.delivery(platform, deliveryId);
+    if (seen) return { duplicate: true, taskId: seen.taskId };
+    const { taskId } = this.onMessage(platform, message, (created) =>
+      this.store.recordDelivery(platform, deliveryId, created, this.deps.board.clock()),
+    );
+    return { duplicate: false, taskId };
   }
 
   /**

@@ -44,7 +44,7 @@ export interface SupervisorDeps {
   persist: (view: PlatformView) => void;
   persisted: Partial<PlatformView> | null;
   adapterState: { load(): Record<string, unknown>; save(state: Record<string, unknown>): void };
-  onMessage: (message: InboundMessage) => void;
+  onMessage: (message: InboundMessage, handled: () => void) => void;
   onError: (err: unknown, what: string) => void;
   clock: () => number;
 }
@@ -112,9 +112,15 @@ export class PlatformSupervisor {
       ...deps.persisted?.counters,
     };
     const ctx: AdapterContext = {
-      onMessage: (message) => {
+      onMessage: (message, handled) => {
         this.counters.received++;
-        this.safely(() => deps.onMessage(message), 'inbound message');
+        try {
+          deps.onMessage(message, handled);
+          return true;
+        } catch (err) {
+          this.deps.onError(err, 'inbound message');
+          return false;
+        }
       },
       onDisconnect: (err) => this.safely(() => this.disconnected(err), 'disconnect'),
       loadState: () => deps.adapterState.load(),

@@ -56,12 +56,13 @@ export const createTelegram: AdapterFactory = (options, ctx): PlatformAdapter =>
         timeout,
       )) as Update[];
       for (const update of Array.isArray(updates) ? updates : []) {
-        // The offset is saved before the update is handled: a restart never handles it twice.
-        ctx.saveState({ ...ctx.loadState(), offset: update.update_id + 1 });
+        // The offset past an update is saved in the transaction that handles it: a crash
+        // neither loses it nor handles it twice.
+        const past = () => ctx.saveState({ ...ctx.loadState(), offset: update.update_id + 1 });
         const text = update.message?.text;
         const chat = update.message?.chat?.id;
-        if (typeof text === 'string' && chat !== undefined)
-          ctx.onMessage({ channel: String(chat), text });
+        if (typeof text !== 'string' || chat === undefined) past();
+        else if (!ctx.onMessage({ channel: String(chat), text }, past)) break;
       }
       if (pollSeconds === 0)
         await sleep(1000, undefined, { signal: controller.signal }).catch(() => undefined);

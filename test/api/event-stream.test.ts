@@ -105,4 +105,44 @@ describe('GET /events/stream', () => {
     await expect(connect(gw, '?after=abc')).rejects.toThrow('HTTP 400');
     await expect(connect(gw, '?kinds=DROP%20TABLE')).rejects.toThrow('HTTP 400');
   });
+
+  it('refuses an unknown kind or task in a filter instead of staying silent', async () => {
+    const gw = await startGateway();
+    await expect(connect(gw, '?kinds=completed,complted')).rejects.toThrow('HTTP 400');
+    await expect(connect(gw, '?task=t_000000000000')).rejects.toThrow('HTTP 400');
+    const task = gw.kanban.board.create({ title: 'known' }, { kind: 'api' });
+    const client = await connect(gw, `?kinds=completed,archived&task=${task.id}`);
+    client.ws.close();
+  });
+
+  it('sends 1013 to a slow client that is still reading, once it has read what was queued', async () => {
+    // The default limit (4 MiB): a slow reader takes seconds to get through it.
+    const gw = await startGateway();
+    const board = gw.kanban.board;
+    const task = board.create({ title: 'noisy' }, { kind: 'api' });
+    const client = await connect(gw, '');
+    const socket = (
+      client.ws as unknown as {
+        _socket: { pause(): void; resume(): void; once(e: 'data', f: () => void): void };
+      }
+    )._socket;
+    socket.pause();
+    const text = 'x'.repeat(4000);
+    for (let i = 0; i < 20_000 && gw.hub.size > 0; i++) {
+      board.comment(task.id, text, 'test');
+      if (i % 100 === 0) await new Promise((r) => setTimeout(r, 1));
+    }
+    expect(gw.hub.size).toBe(0);
+    // It reads again, slowly (one chunk every 25 ms) but surely: the close frame behind the
+    // data reaches it, however long the reading takes.
+    const started = Date.now();
+    const sip = setInterval(() => {
+      socket.once('data', () => socket.pause());
+      socket.resume();
+    }, 25);
+    const code = await client.closed;
+    clearInterval(sip);
+    expect(code).toBe(1013);
+    console.log(`slow reader got 1013 after ${Date.now() - started} ms of sipping`);
+  });
 });

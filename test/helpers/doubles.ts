@@ -1,7 +1,8 @@
 // Local HTTP servers that play the remote services: a Telegram Bot API double and a webhook receiver.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterEach } from 'vitest';
-import { verifySignature } from '../../src/platforms/webhook.js';
+import { randomUUID } from 'node:crypto';
+import { sign, verifySignature } from '../../src/platforms/webhook.js';
 
 const servers: Server[] = [];
 
@@ -118,6 +119,8 @@ export interface WebhookReceiver {
   /** Every correctly signed POST, whatever status it was answered with. */
   attempts: number;
   badSignatures: number;
+  /** X-Gatehouse-Delivery of every correctly signed POST, in order. */
+  deliveries: string[];
 }
 
 export async function webhookReceiver(
@@ -131,15 +134,24 @@ export async function webhookReceiver(
     received: [],
     attempts: 0,
     badSignatures: 0,
+    deliveries: [],
   };
   const server = createServer((req, res) => {
     void readBody(req).then((raw) => {
       const header = req.headers['x-gatehouse-signature'];
-      if (!verifySignature(secret, raw, typeof header === 'string' ? header : undefined)) {
+      const timestamp = String(req.headers['x-gatehouse-timestamp'] ?? '');
+      const fresh = Math.abs(Date.now() / 1000 - Number(timestamp)) <= 300;
+      const delivery = req.headers['x-gatehouse-delivery'];
+      if (
+        !fresh ||
+        typeof delivery !== 'string' ||
+        !verifySignature(secret, timestamp, raw, typeof header === 'string' ? header : undefined)
+      ) {
         receiver.badSignatures++;
         return res.writeHead(401).end();
       }
       receiver.attempts++;
+      receiver.deliveries.push(delivery);
       const message = JSON.parse(raw.toString()) as { channel: string; text: string };
       if (receiver.refuse(message)) return res.writeHead(400).end('{"error":"refused"}');
       if (receiver.status === 200) receiver.received.push(message);
@@ -148,4 +160,18 @@ export async function webhookReceiver(
   });
   receiver.url = `${await listen(server)}/hook`;
   return receiver;
+}
+
+/** The headers of a signed inbound delivery (SPEC §7), as a sender following docs/platforms.md sends them. */
+export function signedHeaders(
+  secret: string,
+  body: string,
+  opts: { timestamp?: number; delivery?: string } = {},
+): Record<string, string> {
+  const timestamp = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
+  return {
+    'x-gatehouse-timestamp': timestamp,
+    'x-gatehouse-delivery': opts.delivery ?? randomUUID(),
+    'x-gatehouse-signature': sign(secret, timestamp, body),
+  };
 }

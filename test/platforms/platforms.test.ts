@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { sign } from '../../src/platforms/webhook.js';
 import type { AdapterFactory } from '../../src/platforms/adapter.js';
 import { api, startGateway } from '../helpers/app.js';
-import { telegramDouble, webhookReceiver, type WebhookReceiver } from '../helpers/doubles.js';
+import {
+  signedHeaders,
+  telegramDouble,
+  webhookReceiver,
+  type WebhookReceiver,
+} from '../helpers/doubles.js';
 import { waitFor } from '../helpers/wait.js';
 import { profile } from '../helpers/workers.js';
 
@@ -128,16 +132,24 @@ describe('webhook inbound', () => {
     const receiver = await webhookReceiver();
     const gw = await startGateway({ platforms: [webhook(receiver)] });
     const body = JSON.stringify({ channel: 'ops-room', text: '/task check the backups' });
-    const bad = await api(gw.url, 'POST', '/platform/ops/inbound', body, {
-      'x-gatehouse-signature': sign('wrong-secret', body),
-    });
+    const bad = await api(
+      gw.url,
+      'POST',
+      '/platform/ops/inbound',
+      body,
+      signedHeaders('wrong-secret', body),
+    );
     expect(bad.status).toBe(401);
     const unsigned = await api(gw.url, 'POST', '/platform/ops/inbound', body);
     expect(unsigned.status).toBe(401);
     expect(gw.kanban.board.counts().ready).toBe(0);
-    const good = await api(gw.url, 'POST', '/platform/ops/inbound', body, {
-      'x-gatehouse-signature': sign(receiver.secret, body),
-    });
+    const good = await api(
+      gw.url,
+      'POST',
+      '/platform/ops/inbound',
+      body,
+      signedHeaders(receiver.secret, body),
+    );
     expect(good.status).toBe(202);
     await waitFor('the reply', () =>
       receiver.received.some((m) => m.text.startsWith('Created t_')),
@@ -150,17 +162,25 @@ describe('webhook inbound', () => {
     const junk = JSON.stringify({ channel: 'c', text: 'x', extra: 1 });
     expect(
       (
-        await api(gw.url, 'POST', '/platform/ops/inbound', junk, {
-          'x-gatehouse-signature': sign(receiver.secret, junk),
-        })
+        await api(
+          gw.url,
+          'POST',
+          '/platform/ops/inbound',
+          junk,
+          signedHeaders(receiver.secret, junk),
+        )
       ).status,
     ).toBe(400);
     const huge = JSON.stringify({ channel: 'c', text: 'x'.repeat(70_000) });
     expect(
       (
-        await api(gw.url, 'POST', '/platform/ops/inbound', huge, {
-          'x-gatehouse-signature': sign(receiver.secret, huge),
-        })
+        await api(
+          gw.url,
+          'POST',
+          '/platform/ops/inbound',
+          huge,
+          signedHeaders(receiver.secret, huge),
+        )
       ).status,
     ).toBe(413);
   });

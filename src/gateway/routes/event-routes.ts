@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Board } from '../../kanban/board.js';
+import { ALL_EVENT_KINDS, isEventKind } from '../../kanban/model/events.js';
 import { RUN_ID } from '../../kanban/model/ids.js';
 import { readLogTail } from '../../kanban/dispatch/run-log.js';
 import type { EventStreamHub } from '../event-stream.js';
@@ -23,6 +24,11 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
     async (req, reply) => {
       const run = RUN_ID.test(req.params.runId) ? board.runs.get(req.params.runId) : null;
       if (!run) throw new AppError('RUN_NOT_FOUND', `no run ${req.params.runId}`);
+      if (run.filesPrunedAt !== null)
+        throw new AppError(
+          'RUN_NOT_FOUND',
+          `the log of run ${run.id} was removed by retention (retention.runDays)`,
+        );
       const text = await readLogTail(run.logPath, {
         lines: req.query.tail ?? 100,
         maxLineChars: 16_384,
@@ -34,13 +40,28 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
   app.register(async (scope) => {
     scope.get<{ Querystring: Static<typeof StreamQuery> }>(
       '/events/stream',
-      { websocket: true, schema: { querystring: StreamQuery } },
+      {
+        websocket: true,
+        schema: { querystring: StreamQuery },
+        // Refused before the upgrade: a typo must not look like a quiet board.
+        preValidation: async (req) => {
+          const { task, kinds } = req.query as Static<typeof StreamQuery>;
+          const unknown = (kinds ?? '').split(',').filter((k) => k && !isEventKind(k));
+          if (unknown.length > 0)
+            throw new AppError(
+              'VALIDATION_FAILED',
+              `kinds: unknown event kind ${unknown.map((k) => `"${k}"`).join(', ')} (known: ${ALL_EVENT_KINDS.join(', ')})`,
+            );
+          if (task !== undefined && board.tasks.get(task) === null)
+            throw new AppError('VALIDATION_FAILED', `task: no task ${task}`);
+        },
+      },
       (socket, req) => {
         const { after, task, kinds } = req.query;
         hub.attach(socket, {
           after: after ?? board.events.lastId(),
           task: task ?? null,
-          kinds: kinds ? new Set(kinds.split(',')) : null,
+          kinds: kinds ? new Set<string>(kinds.split(',')) : null,
         });
       },
     );

@@ -3,7 +3,13 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Platforms } from '../../platforms/platforms.js';
-import { SIGNATURE_HEADER, verifySignature } from '../../platforms/webhook.js';
+import {
+  DELIVERY_HEADER,
+  MAX_SKEW_SECONDS,
+  SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
+  verifySignature,
+} from '../../platforms/webhook.js';
 
 const NameParams = Type.Object(
   { name: Type.String({ maxLength: 64 }) },
@@ -93,22 +99,54 @@ export function platformRoutes(app: FastifyInstance, platforms: Platforms): void
       { config: { auth: 'none' }, bodyLimit: INBOUND_LIMIT, schema: { params: NameParams } },
       async (req, reply) => {
         const config = platforms.config(req.params.name);
-        if (config.type !== 'webhook')
-          throw new AppError('NOT_FOUND', `platform ${config.name} takes no inbound webhooks`);
-        const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        const header = req.headers[SIGNATURE_HEADER];
-        if (
-          !verifySignature(
-            config.options.secret as string,
-            raw,
-            typeof header === 'string' ? header : undefined,
-          )
-        ) {
-          throw new AppError('UNAUTHORIZED', `missing or wrong ${SIGNATURE_HEADER}`);
-        }
-        platforms.onMessage(config.name, parseInbound(raw));
-        return reply.code(202).send({ accepted: true });
+        if (config.type !== 'webhook' || !config.enabled)
+          throw new AppError(
+            'NOT_FOUND',
+            `platform ${config.name} takes no inbound webhooks${config.enabled ? '' : ' (it is disabled)'}`,
+          );
+        const delivery = verifiedDelivery(req.headers, req.body, config.options.secret as string);
+        if (platforms.get(config.name).view().state === 'paused')
+          throw new AppError('PLATFORM_UNAVAILABLE', `platform ${config.name} is paused`, {
+            headers: { 'retry-after': '60' },
+          });
+        const result = platforms.receive(config.name, delivery.id, parseInbound(delivery.body));
+        return reply
+          .code(result.duplicate ? 200 : 202)
+          .send({ accepted: true, duplicate: result.duplicate, taskId: result.taskId });
       },
     );
   });
+}
+
+/**
+ * The delivery's id and body once its timestamp is fresh and its signature over
+ * "<timestamp>.<raw body>" is right; 401 otherwise, saying which.
+ */
+function verifiedDelivery(
+  headers: Record<string, string | string[] | undefined>,
+  body: unknown,
+  secret: string,
+): { id: string; body: Buffer } {
+  const raw = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
+  const header = (name: string) => {
+    const value = headers[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const timestamp = header(TIMESTAMP_HEADER);
+  const id = header(DELIVERY_HEADER);
+  if (!timestamp || !/^\d{1,12}$/.test(timestamp))
+    throw new AppError('UNAUTHORIZED', `missing or malformed ${TIMESTAMP_HEADER} (unix seconds)`);
+  if (Math.abs(Date.now() / 1000 - Number(timestamp)) > MAX_SKEW_SECONDS)
+    throw new AppError(
+      'UNAUTHORIZED',
+      `${TIMESTAMP_HEADER} is more than ${MAX_SKEW_SECONDS} s off`,
+    );
+  if (!id || !/^[\x21-\x7e]{1,200}$/.test(id))
+    throw new AppError(
+      'UNAUTHORIZED',
+      `missing or malformed ${DELIVERY_HEADER} (1-200 visible ASCII characters)`,
+    );
+  if (!verifySignature(secret, timestamp, raw, header(SIGNATURE_HEADER)))
+    throw new AppError('UNAUTHORIZED', `missing or wrong ${SIGNATURE_HEADER}`);
+  return { id, body: raw };
 }

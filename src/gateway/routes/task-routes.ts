@@ -89,7 +89,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
   );
 
   app.delete('/tasks/:id', { schema: { params } }, async (req: IdRequest, reply) => {
-    board.delete(req.params.id);
+    operator.delete(req.params.id);
     return reply.code(204).send();
   });
 

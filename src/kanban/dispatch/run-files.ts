@@ -1,5 +1,5 @@
 // The run folder (SPEC §3): task.json, log, proc.json, exit.json, result.json; read defensively.
-import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isPid } from '../../proc/index.js';
 import { MAX_RESULT_BYTES, MAX_JSON_DEPTH, nestedDeeperThan } from '../model/json-limits.js';
@@ -7,6 +7,11 @@ import type { ExitRecord, ProcRecord, Verdict } from '../model/types.js';
 
 export function runDir(dataDir: string, runId: string): string {
   return join(dataDir, 'runs', runId);
+}
+
+/** Removes a run's folder (retention, a deleted task); a folder already gone is fine. */
+export function removeRunDir(dataDir: string, runId: string): void {
+  rmSync(runDir(dataDir, runId), { recursive: true, force: true });
 }
 
 export const runFile = (

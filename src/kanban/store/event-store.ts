@@ -28,6 +28,7 @@ export class EventStore {
   private readonly forTask;
   private readonly last;
   private readonly lastOfKind;
+  private readonly pruneOld;
   private readonly kindsAfter = new Map<string, ReturnType<Db['prepare']>>();
   private readonly db: Db;
 
@@ -43,6 +44,9 @@ export class EventStore {
       'SELECT * FROM events WHERE task_id = ? AND id > ? ORDER BY id LIMIT ?',
     );
     this.last = db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM events');
+    this.pruneOld = db.prepare<[number, number]>(
+      'DELETE FROM events WHERE id IN (SELECT id FROM events WHERE at < ? ORDER BY id LIMIT ?)',
+    );
     this.lastOfKind = db.prepare<[string, string, string], { at: number | null }>(
       'SELECT max(at) AS at FROM events WHERE task_id = ? AND run_id = ? AND kind = ?',
     );
@@ -51,6 +55,11 @@ export class EventStore {
   /** When the run last recorded an event of `kind`, or null. */
   lastAt(taskId: string, runId: string, kind: EventKind): number | null {
     return this.lastOfKind.get(taskId, runId, kind)?.at ?? null;
+  }
+
+  /** Deletes up to `limit` of the oldest events written before `before`; how many. */
+  pruneBefore(before: number, limit: number): number {
+    return this.pruneOld.run(before, limit).changes;
   }
 
   append(event: NewEvent, at: number): BoardEvent {

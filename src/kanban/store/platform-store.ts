@@ -16,6 +16,9 @@ export class PlatformStore {
   private readonly advance;
   private readonly forTask;
   private readonly pending;
+  private readonly deliveryOf;
+  private readonly insertDelivery;
+  private readonly pruneDeliveries;
 
   constructor(db: Db) {
     this.loadState = db.prepare<[string], { state: string }>(
@@ -32,6 +35,13 @@ export class PlatformStore {
     this.forTask = db.prepare<[string], SubscriptionRow>(
       'SELECT * FROM subscriptions WHERE task_id = ?',
     );
+    this.deliveryOf = db.prepare<[string, string], { task_id: string | null }>(
+      'SELECT task_id FROM inbound_deliveries WHERE platform = ? AND delivery_id = ?',
+    );
+    this.insertDelivery = db.prepare(
+      'INSERT INTO inbound_deliveries (platform, delivery_id, task_id, at) VALUES (?, ?, ?, ?)',
+    );
+    this.pruneDeliveries = db.prepare('DELETE FROM inbound_deliveries WHERE at < ?');
     const kinds = NOTIFY_KINDS.map((k) => `'${k}'`).join(', ');
     this.pending = db.prepare<[], SubscriptionRow>(`SELECT s.* FROM subscriptions s WHERE EXISTS (
       SELECT 1 FROM events e WHERE e.task_id = s.task_id AND e.id > s.cursor AND e.kind IN (${kinds}))`);
@@ -71,6 +81,22 @@ export class PlatformStore {
 
   subscriptionsOf(taskId: string): Subscription[] {
     return this.forTask.all(taskId).map(toSubscription);
+  }
+
+  /** An inbound delivery seen before: what it created (null: nothing), or undefined if new. */
+  delivery(platform: string, deliveryId: string): { taskId: string | null } | undefined {
+    const row = this.deliveryOf.get(platform, deliveryId);
+    return row ? { taskId: row.task_id } : undefined;
+  }
+
+  /** Remembers a handled delivery; called in the transaction of what it created. */
+  recordDelivery(platform: string, deliveryId: string, taskId: string | null, at: number): void {
+    this.insertDelivery.run(platform, deliveryId, taskId, at);
+  }
+
+  /** Forgets deliveries older than `before` (their replay window has passed); how many. */
+  forgetDeliveries(before: number): number {
+    return this.pruneDeliveries.run(before).changes;
   }
 
   /** Subscriptions with at least one notifiable event past their cursor. */

@@ -24,6 +24,7 @@ interface RunRow {
   log_path: string;
   keep_descendants: number;
   proc_gone_at: number | null;
+  files_pruned_at: number | null;
 }
 
 /** A run with what only the daemon needs: the leader's identity and cleanup state. */
@@ -31,6 +32,8 @@ export interface RunRecord extends Run {
   bootId: string | null;
   keepDescendants: boolean;
   procGoneAt: number | null;
+  /** When retention removed the run's folder (its log), or null. */
+  filesPrunedAt: number | null;
 }
 
 export interface RunEnd {
@@ -55,6 +58,8 @@ export class RunStore {
   private readonly unreapedRuns;
   private readonly outcomes;
   private readonly lingering;
+  private readonly prunable;
+  private readonly pruned;
 
   constructor(db: Db) {
     this.insert = db.prepare(`INSERT INTO runs (id, task_id, profile, token_hash, started_at,
@@ -81,6 +86,11 @@ export class RunStore {
     this.lingering = db.prepare<[string], { id: string }>(
       'SELECT id FROM runs WHERE task_id = ? AND proc_gone_at IS NULL AND ended_at IS NOT NULL LIMIT 1',
     );
+    this.prunable = db.prepare<[number, number], { id: string }>(
+      `SELECT id FROM runs WHERE files_pruned_at IS NULL AND ended_at IS NOT NULL AND ended_at < ?
+        AND proc_gone_at IS NOT NULL ORDER BY ended_at LIMIT ?`,
+    );
+    this.pruned = db.prepare('UPDATE runs SET files_pruned_at = ? WHERE id = ?');
     this.unreapedRuns = db.prepare<[], RunRow>(
       'SELECT * FROM runs WHERE proc_gone_at IS NULL AND ended_at IS NOT NULL ORDER BY seq',
     );
@@ -154,6 +164,15 @@ export class RunStore {
     return this.lingering.get(taskId) !== undefined;
   }
 
+  /** Ended runs (nothing of them alive) that ended before `before` and still have their folder. */
+  prunableBefore(before: number, limit: number): string[] {
+    return this.prunable.all(before, limit).map((r) => r.id);
+  }
+
+  markPruned(id: string, at: number): void {
+    this.pruned.run(at, id);
+  }
+
   /** Closed runs whose process group has not been confirmed gone. */
   unreaped(): RunRecord[] {
     return this.unreapedRuns.all().map(toRecord);
@@ -181,11 +200,12 @@ function toRecord(row: RunRow): RunRecord {
     bootId: row.boot_id,
     keepDescendants: row.keep_descendants === 1,
     procGoneAt: row.proc_gone_at,
+    filesPrunedAt: row.files_pruned_at,
   };
 }
 
 /** The public shape of a run (what the API shows). */
 export function publicRun(run: RunRecord): Run {
-  const { bootId: _b, keepDescendants: _k, procGoneAt: _p, ...shown } = run;
+  const { bootId: _b, keepDescendants: _k, procGoneAt: _p, filesPrunedAt: _f, ...shown } = run;
   return shown;
 }

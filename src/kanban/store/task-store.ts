@@ -58,6 +58,7 @@ export class TaskStore {
   private readonly readyQueue;
   private readonly strandedQueue;
   private readonly runningTasks;
+  private readonly openTasks;
   private readonly pendingTermination;
   private readonly listStatements = new Map<string, ReturnType<Db['prepare']>>();
 
@@ -82,6 +83,9 @@ export class TaskStore {
     );
     this.pendingTermination = db.prepare<[string], { terminating: string | null }>(
       'SELECT terminating FROM tasks WHERE id = ?',
+    );
+    this.openTasks = db.prepare<[number], TaskRow>(
+      `SELECT *, ${PARENTS} FROM tasks WHERE status IN ('todo', 'ready', 'running', 'blocked') ORDER BY seq LIMIT ?`,
     );
     this.runningTasks = db.prepare<[], TaskRow>(
       `SELECT *, ${PARENTS} FROM tasks WHERE status = 'running'`,
@@ -135,6 +139,15 @@ export class TaskStore {
   /** Ready tasks assigned to a profile that is not configured (any more). */
   stranded(profiles: readonly string[]): { id: string; assignee: string }[] {
     return this.strandedQueue.all(JSON.stringify(profiles));
+  }
+
+  /** The oldest `limit` open tasks (todo, ready, running, blocked) and how many there are. */
+  open(limit: number): { tasks: Task[]; total: number } {
+    const c = this.counts();
+    return {
+      tasks: this.openTasks.all(limit).map((r) => this.toTask(r)),
+      total: c.todo + c.ready + c.running + c.blocked,
+    };
   }
 
   /** The termination pending on a running task, or null. */

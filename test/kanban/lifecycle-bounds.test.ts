@@ -1,0 +1,150 @@
+// Nothing waits forever and nothing grows forever: children of archived or deleted parents,
+// retention of run folders and events, heartbeat coalescing, /tasks on a large board.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { api, startGateway } from '../helpers/app.js';
+import { claim } from '../helpers/board.js';
+import { telegramDouble } from '../helpers/doubles.js';
+import { waitFor } from '../helpers/wait.js';
+import { createTask, eventsOf, getTask, profile } from '../helpers/workers.js';
+
+const DAY = 24 * 3600 * 1000;
+
+describe('children of a parent that will never be done', () => {
+  it('are blocked when their only parent is archived, and run once unblocked', async () => {
+    const gw = await startGateway();
+    const parent = await createTask(gw, { title: 'parent' });
+    const child = await createTask(gw, { title: 'child', parents: [parent.id] });
+    expect((await getTask(gw, child.id)).status).toBe('todo');
+    expect((await api(gw.url, 'POST', `/tasks/${parent.id}/archive`)).status).toBe(200);
+    const blocked = await getTask(gw, child.id);
+    expect(blocked).toMatchObject({
+      status: 'blocked',
+      blockReason: `parent ${parent.id} archived`,
+    });
+    expect((await eventsOf(gw, child.id)).map((e) => e.kind)).toContain('blocked');
+    const unblocked = await api(gw.url, 'POST', `/tasks/${child.id}/unblock`);
+    expect(unblocked.body).toMatchObject({ status: 'ready', parents: [] });
+  });
+
+  it('with several parents: one archived blocks it; unblocked it waits in todo for the others', async () => {
+    const gw = await startGateway();
+    const a = await createTask(gw, { title: 'a' });
+    const b = await createTask(gw, { title: 'b' });
+    const child = await createTask(gw, { title: 'child', parents: [a.id, b.id] });
+    await api(gw.url, 'POST', `/tasks/${a.id}/archive`);
+    expect((await getTask(gw, child.id)).status).toBe('blocked');
+    expect((await api(gw.url, 'POST', `/tasks/${child.id}/unblock`)).body).toMatchObject({
+      status: 'todo',
+      parents: [b.id],
+    });
+    // b completes: the child is promoted.
+    const run = claim(gw.kanban.board, gw.dataDir, b.id);
+    gw.kanban.worker.complete(b.id, run.token, {});
+    expect((await getTask(gw, child.id)).status).toBe('ready');
+  });
+
+  it('are promoted when the parent they still waited on is deleted and every remaining parent is done', async () => {
+    const gw = await startGateway();
+    const done = await createTask(gw, { title: 'done one' });
+    const run = claim(gw.kanban.board, gw.dataDir, done.id);
+    gw.kanban.worker.complete(done.id, run.token, {});
+    const pending = await createTask(gw, { title: 'pending one' });
+    const child = await createTask(gw, { title: 'child', parents: [done.id, pending.id] });
+    // Archiving the done parent changes nothing for the child; its pending parent is archived
+    // (child blocked), unblocked, then deleted: only the done parent remains.
+    await api(gw.url, 'POST', `/tasks/${done.id}/archive`);
+    expect((await getTask(gw, child.id)).status).toBe('todo');
+    await api(gw.url, 'POST', `/tasks/${pending.id}/archive`);
+    expect((await getTask(gw, child.id)).status).toBe('blocked');
+    expect((await api(gw.url, 'POST', `/tasks/${child.id}/unblock`)).body.status).toBe('ready');
+    expect((await api(gw.url, 'DELETE', `/tasks/${pending.id}`)).status).toBe(204);
+    expect((await getTask(gw, child.id)).status).toBe('ready');
+  });
+});
+
+describe('retention', () => {
+  it('removes old run folders and events in batches, and a deleted task’s folders at once', async () => {
+    let now = Date.now();
+    const gw = await startGateway(
+      { retention: { runDays: 30, eventDays: 7 } },
+      { clock: () => now },
+    );
+    const { board } = gw.kanban;
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const task = board.create({ title: `old ${i}` }, { kind: 'api' });
+      const run = claim(board, gw.dataDir, task.id);
+      gw.kanban.worker.complete(task.id, run.token, {});
+      board.runs.markGone(run.run.id, now);
+      ids.push(run.run.id);
+    }
+    for (const id of ids) expect(existsSync(join(gw.dataDir, 'runs', id))).toBe(false);
+    // Give them folders as the dispatcher would, then let time pass.
+    for (const id of ids) {
+      mkdirSync(join(gw.dataDir, 'runs', id), { recursive: true });
+      writeFileSync(join(gw.dataDir, 'runs', id, 'log'), 'output\n');
+    }
+    const events = board.events.lastId();
+    now += 8 * DAY;
+    expect(gw.retention.pass()).toMatchObject({ run_folders: 0, events });
+    now += 23 * DAY;
+    expect(gw.retention.pass()).toMatchObject({ run_folders: 3 });
+    for (const id of ids) expect(existsSync(join(gw.dataDir, 'runs', id))).toBe(false);
+    const log = await api(gw.url, 'GET', `/runs/${ids[0]}/log`);
+    expect(log.status).toBe(404);
+    expect(log.body.error.message).toMatch(/removed by retention/);
+    const metrics = (await api(gw.url, 'GET', '/metrics')).body as string;
+    expect(metrics).toMatch(/gatehouse_pruned_total\{what="run_folders"\} 3/);
+
+    const gone = board.create({ title: 'to delete' }, { kind: 'api' });
+    const run = claim(board, gw.dataDir, gone.id);
+    mkdirSync(join(gw.dataDir, 'runs', run.run.id), { recursive: true });
+    gw.kanban.worker.complete(gone.id, run.token, {});
+    await api(gw.url, 'POST', `/tasks/${gone.id}/archive`);
+    expect((await api(gw.url, 'DELETE', `/tasks/${gone.id}`)).status).toBe(204);
+    expect(existsSync(join(gw.dataDir, 'runs', run.run.id))).toBe(false);
+  });
+});
+
+describe('bounded output', () => {
+  it('coalesces a worker’s heartbeats into at most one event per 30 s, while each refreshes its lease', async () => {
+    const gw = await startGateway(
+      { workers: { tickSeconds: 0.1, profiles: { beats: profile('heartbeat-always') } } },
+      { dispatch: true },
+    );
+    const task = await createTask(gw, { title: 'chatty', assignee: 'beats' });
+    const beats = () =>
+      gw.kanban.board.tasks.running().find((t) => t.id === task.id)?.lastHeartbeatAt;
+    const first = await waitFor('a heartbeat', beats);
+    await waitFor('many more heartbeats', () => (beats() ?? 0) > first + 1000);
+    const kinds = (await eventsOf(gw, task.id)).map((e) => e.kind);
+    expect(kinds.filter((k) => k === 'heartbeat')).toHaveLength(1);
+  });
+
+  it('answers /tasks in chat from the open tasks however large the board, with a count of the rest', async () => {
+    const tg = await telegramDouble();
+    const gw = await startGateway({
+      workers: { maxConcurrent: 0 },
+      platforms: [
+        {
+          name: 'tg',
+          type: 'telegram',
+          options: { token: tg.token, apiBase: tg.url, pollTimeoutSeconds: 1 },
+        },
+      ],
+    });
+    const { board } = gw.kanban;
+    for (let i = 0; i < 1100; i++) {
+      const t = board.create({ title: `closed ${i}` }, { kind: 'api' });
+      await api(gw.url, 'POST', `/tasks/${t.id}/archive`);
+    }
+    for (let i = 0; i < 25; i++) board.create({ title: `open ${i}` }, { kind: 'api' });
+    await waitFor('connected', () => gw.platforms.get('tg').view().state === 'connected');
+    tg.say(5, '/tasks');
+    const reply = await waitFor('the reply', () => tg.sent.find((m) => m.text.includes('open 0')));
+    expect(reply.text.split('\n')).toHaveLength(21);
+    expect(reply.text).toMatch(/…and 5 more$/);
+  });
+});

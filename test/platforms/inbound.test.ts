@@ -1,0 +1,188 @@
+// Inbound messages are handled exactly once (SPEC §7): a signed webhook delivery cannot be
+// replayed, a paused or disabled platform takes nothing in, and SIGKILLs of the daemon while
+// chat messages arrive neither lose nor double a /task.
+import { describe, expect, it } from 'vitest';
+import { api, startGateway } from '../helpers/app.js';
+import { freePort, startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
+import { signedHeaders, telegramDouble, webhookReceiver } from '../helpers/doubles.js';
+import type { Spawned } from '../helpers/procs.js';
+import { waitFor } from '../helpers/wait.js';
+import { prng } from '../chaos/interleave.js';
+
+const SECRET = 'an-inbound-webhook-secret';
+
+function webhookPlatform(url: string, extra: object = {}) {
+  return { name: 'ops', type: 'webhook', options: { url, secret: SECRET }, ...extra };
+}
+
+describe('signed webhook deliveries', () => {
+  it('create one task however often the same delivery is repeated, answering with what it created', async () => {
+    const receiver = await webhookReceiver(SECRET);
+    const gw = await startGateway({ platforms: [webhookPlatform(receiver.url)] });
+    const body = JSON.stringify({ channel: 'c', text: '/task only once' });
+    const headers = signedHeaders(SECRET, body, { delivery: 'delivery-1' });
+    const first = await api(gw.url, 'POST', '/platform/ops/inbound', body, headers);
+    expect(first.status).toBe(202);
+    for (let i = 0; i < 2; i++) {
+      const again = await api(gw.url, 'POST', '/platform/ops/inbound', body, headers);
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual({ accepted: true, duplicate: true, taskId: first.body.taskId });
+    }
+    expect(gw.kanban.board.counts().ready).toBe(1);
+  });
+
+  it('refuses a stale timestamp, a signature over another timestamp, and a missing delivery id', async () => {
+    const receiver = await webhookReceiver(SECRET);
+    const gw = await startGateway({ platforms: [webhookPlatform(receiver.url)] });
+    const body = JSON.stringify({ channel: 'c', text: '/task nope' });
+    const now = Math.floor(Date.now() / 1000);
+    const stale = signedHeaders(SECRET, body, { timestamp: now - 301 });
+    const moved = {
+      ...signedHeaders(SECRET, body, { timestamp: now - 10 }),
+      'x-gatehouse-timestamp': String(now),
+    };
+    const { 'x-gatehouse-delivery': _d, ...anonymous } = signedHeaders(SECRET, body);
+    for (const [what, headers] of [
+      ['stale', stale],
+      ['moved', moved],
+      ['anonymous', anonymous],
+    ] as const) {
+      const res = await api(gw.url, 'POST', '/platform/ops/inbound', body, headers);
+      expect(res.status, what).toBe(401);
+    }
+    expect(gw.kanban.board.counts().ready).toBe(0);
+  });
+
+  it('are refused by a paused platform (503) and a disabled one (404), creating nothing', async () => {
+    const receiver = await webhookReceiver(SECRET);
+    const gw = await startGateway({
+      platforms: [
+        webhookPlatform(receiver.url),
+        webhookPlatform(receiver.url, { name: 'off', enabled: false }),
+      ],
+    });
+    const body = JSON.stringify({ channel: 'c', text: '/task nope' });
+    expect((await api(gw.url, 'POST', '/platform/ops/pause')).status).toBe(200);
+    const paused = await api(
+      gw.url,
+      'POST',
+      '/platform/ops/inbound',
+      body,
+      signedHeaders(SECRET, body),
+    );
+    expect(paused.status).toBe(503);
+    const disabled = await api(
+      gw.url,
+      'POST',
+      '/platform/off/inbound',
+      body,
+      signedHeaders(SECRET, body),
+    );
+    expect(disabled.status).toBe(404);
+    expect(gw.kanban.board.counts().ready).toBe(0);
+  });
+
+  it('outbound deliveries carry a timestamp, a delivery id and a signature over both', async () => {
+    const receiver = await webhookReceiver(SECRET);
+    const gw = await startGateway({ platforms: [webhookPlatform(receiver.url)] });
+    expect(
+      (await api(gw.url, 'POST', '/platform/ops/send', { channel: 'c', text: 'hello' })).status,
+    ).toBe(200);
+    expect(receiver.badSignatures).toBe(0);
+    expect(receiver.deliveries).toHaveLength(1);
+  });
+});
+
+// A short run here; GH_INBOUND_MINUTES=10 npm test -- inbound (or the soak) runs it longer.
+const minutes = Number(process.env.GH_INBOUND_MINUTES ?? 0);
+
+describe('chat messages while the daemon is SIGKILLed', () => {
+  it(
+    'are each turned into exactly one task, from Telegram and from webhook senders that retry',
+    async () => {
+      const seed = Number(process.env.GH_INBOUND_SEED ?? 1130);
+      const random = prng(seed);
+      const tg = await telegramDouble();
+      const dataDir = tempDir();
+      const port = await freePort();
+      const config = writeConfig(tempDir(), {
+        workers: { maxConcurrent: 0 },
+        platforms: [
+          {
+            name: 'tg',
+            type: 'telegram',
+            options: { token: tg.token, apiBase: tg.url, pollTimeoutSeconds: 1 },
+          },
+          webhookPlatform('http://127.0.0.1:9/unused'),
+        ],
+      });
+      let daemon: Spawned = startDaemon({ dataDir, port, config });
+      let url = await waitServing(dataDir, daemon.pid);
+      const total = minutes > 0 ? Number.MAX_SAFE_INTEGER : 120;
+      const until = Date.now() + minutes * 60_000;
+      let sent = 0;
+      let kills = 0;
+      // Webhook senders retry until they get a 2xx, with the same delivery id each time.
+      const deliver = async (i: number) => {
+        const body = JSON.stringify({ channel: 'c', text: `/task wh-${i}` });
+        const headers = signedHeaders(SECRET, body, { delivery: `wh-${i}` });
+        for (;;) {
+          try {
+            const res = await api(url, 'POST', '/platform/ops/inbound', body, headers);
+            if (res.status < 300) return;
+          } catch {
+            // the daemon is down: try again
+          }
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
+      const senders: Promise<void>[] = [];
+      while (sent < total && (minutes === 0 || Date.now() < until)) {
+        tg.say(1, `/task tg-${sent}`);
+        senders.push(deliver(sent));
+        sent++;
+        await new Promise((r) => setTimeout(r, Math.floor(random() * 60)));
+        if (random() < 0.05) {
+          daemon.child.kill('SIGKILL');
+          await daemon.exited;
+          kills++;
+          daemon = startDaemon({ dataDir, port, config });
+          url = await waitServing(dataDir, daemon.pid);
+        }
+      }
+      await Promise.all(senders);
+      const titles = await waitFor(
+        'every message handled',
+        async () => {
+          const res = await api(url, 'GET', '/tasks?limit=1000');
+          const all: string[] = [];
+          let body = res.body;
+          all.push(...body.tasks.map((t: { title: string }) => t.title));
+          while (body.nextCursor) {
+            body = (await api(url, 'GET', `/tasks?limit=1000&cursor=${body.nextCursor}`)).body;
+            all.push(...body.tasks.map((t: { title: string }) => t.title));
+          }
+          return all.length >= sent * 2 ? all : null;
+        },
+        60_000,
+      );
+      const count = (title: string) => titles.filter((t) => t === title).length;
+      const lost = [];
+      const doubled = [];
+      for (let i = 0; i < sent; i++) {
+        for (const title of [`tg-${i}`, `wh-${i}`]) {
+          if (count(title) === 0) lost.push(title);
+          if (count(title) > 1) doubled.push(title);
+        }
+      }
+      console.log(
+        `inbound: seed ${seed}, ${sent * 2} messages, ${kills} kills, ${titles.length} tasks, ${lost.length} lost, ${doubled.length} doubled`,
+      );
+      expect({ lost, doubled }).toEqual({ lost: [], doubled: [] });
+      expect(titles).toHaveLength(sent * 2);
+      daemon.child.kill('SIGTERM');
+      await daemon.exited;
+    },
+    Math.max(3, minutes + 3) * 60_000,
+  );
+});
