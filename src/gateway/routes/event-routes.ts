@@ -45,7 +45,7 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
         schema: { querystring: StreamQuery },
         // Refused before the upgrade: a typo must not look like a quiet board.
         preValidation: async (req) => {
-          const { task, kinds } = req.query as Static<typeof StreamQuery>;
+          const { task, kinds } = req.query;
           const unknown = (kinds ?? '').split(',').filter((k) => k && !isEventKind(k));
           if (unknown.length > 0)
             throw new AppError(
