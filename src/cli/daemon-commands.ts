@@ -3,7 +3,14 @@ import { runDaemon } from '../gateway/daemon.js';
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
 import { pidExists, waitUntil } from '../proc/index.js';
 import { parseFlags, parseInteger } from './args.js';
-import { baseUrl, callApi, cliConfig, findInstance, requireInstance } from './instance-client.js';
+import {
+  baseUrl,
+  callApi,
+  cliConfig,
+  findInstance,
+  notRunning,
+  requireInstance,
+} from './instance-client.js';
 import { formatDuration, print } from './output.js';
 
 const configFlags = {
@@ -35,11 +42,7 @@ export async function statusCommand(args: string[]): Promise<number> {
   const record = findInstance(config);
   const json = values.json ?? false;
   if (!record) {
-    print(
-      json,
-      { running: false, dataDir: config.dataDir },
-      () => `gatehouse is not running for ${config.dataDir}`,
-    );
+    print(json, { running: false, dataDir: config.dataDir }, () => notRunning(config.dataDir));
     return 3;
   }
   let ready: Awaited<ReturnType<typeof callApi>>;

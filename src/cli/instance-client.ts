@@ -21,10 +21,14 @@ export function findInstance(config: Config): PidRecord | null {
   return record && ownerIsLive(record, config.dataDir) ? record : null;
 }
 
+/** Says which data dir was looked at and how to point a command at another one. */
+export function notRunning(dataDir: string): string {
+  return `no instance is running for the data dir ${dataDir}; start one with 'gatehouse run', or point this command at the running one with --data-dir D, --config F or GATEHOUSE_DATA_DIR`;
+}
+
 export function requireInstance(config: Config): PidRecord {
   const record = findInstance(config);
-  if (!record)
-    throw new ExitError(ExitCode.failure, `gatehouse is not running for ${config.dataDir}`);
+  if (!record) throw new ExitError(ExitCode.failure, notRunning(config.dataDir));
   return record;
 }
 

@@ -1,22 +1,41 @@
 // The `gatehouse` command: picks the subcommand, maps errors to exit codes and stderr.
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
+import { VERSION } from '../version.js';
 import { usageError } from './args.js';
 import { runCommand, statusCommand, stopCommand } from './daemon-commands.js';
 import { taskCommand } from './task-commands.js';
 import { workerCommand } from './worker-commands.js';
 
-const USAGE = `usage: gatehouse <command> [options]
+const FIND =
+  'Commands that talk to a running gatehouse find it by its data dir: --data-dir D, else --config F (its dataDir), else $GATEHOUSE_DATA_DIR, else ./.gatehouse.';
 
-  run [--config F] [--data-dir D] [--host H] [--port P] [--replace]
-  status [--json]
-  stop
-  task add TITLE [--body B] [--assignee P] [--priority N] [--parent ID]… [--max-runtime 30m] [--max-retries N]
-  task ls [--status S] [--assignee P]
-  task show|archive|unblock ID · task reclaim ID [--force] · task comment ID TEXT · task log ID [--follow]
+const COMMAND_USAGE: Record<string, string> = {
+  run: `gatehouse run [--config F] [--data-dir D] [--host H] [--port P] [--replace]
+  Runs the daemon in the foreground (its pid is the one systemd supervises).
+  --replace  take over from a running instance of the same data dir`,
+  status: `gatehouse status [--config F] [--data-dir D] [--json]
+  Is an instance running for this data dir: pid, port, uptime, board counts, platforms.
+  Exit 0 running, 3 not running.`,
+  stop: `gatehouse stop [--config F] [--data-dir D]
+  Planned stop of the running instance (it exits 0; under the shipped unit it stays stopped).`,
+  task: `gatehouse task add TITLE [--body B] [--assignee P] [--priority N] [--parent ID]… [--max-runtime 30m] [--max-retries N]
+gatehouse task ls [--status S] [--assignee P]
+gatehouse task show|archive|unblock ID · task reclaim ID [--force] · task comment ID TEXT · task log ID [--follow]
+  Each also takes --config F, --data-dir D and --json.`,
+  worker: `gatehouse worker complete [--summary S] [--result-file F] [--wait 10m]
+gatehouse worker block --reason R [--wait 10m]
+gatehouse worker heartbeat [--note N] [--wait 30s]
+  Inside a worker: reads GATEHOUSE_URL, GATEHOUSE_TASK_ID and GATEHOUSE_RUN_TOKEN. While the
+  daemon cannot be reached it retries for --wait, then complete and block leave the verdict in
+  $GATEHOUSE_RUN_DIR/result.json and exit 0.`,
+};
 
-  worker complete [--summary S] [--result-file F] [--wait 10m] · worker block --reason R [--wait 10m] · worker heartbeat [--note N] [--wait 30s]
+const USAGE = `usage: gatehouse <command> [options]    (gatehouse <command> --help for one)
 
-Every command but worker takes --config F and --data-dir D to find the instance, and --json for JSON output.
+${Object.values(COMMAND_USAGE).join('\n\n')}
+
+${FIND}
+gatehouse --version prints the version.
 `;
 
 type Command = (args: string[], env: NodeJS.ProcessEnv) => Promise<number | void>;
@@ -32,12 +51,22 @@ const COMMANDS: Record<string, Command> = {
 export async function main(argv: string[]): Promise<void> {
   const [name, ...rest] = argv;
   try {
-    if (name === '--help' || name === 'help') {
+    if (name === '--help' || name === '-h' || name === 'help') {
       process.stdout.write(USAGE);
+      return;
+    }
+    if (name === '--version' || name === '-V') {
+      process.stdout.write(`${VERSION}\n`);
       return;
     }
     const command = name === undefined ? undefined : COMMANDS[name];
     if (!command) throw usageError(name ? `unknown command "${name}"\n${USAGE}` : USAGE);
+    if (rest.includes('--help') || rest.includes('-h')) {
+      process.stdout.write(
+        `${COMMAND_USAGE[name!]}\n\n${name === 'worker' || name === 'run' ? '' : `${FIND}\n`}`,
+      );
+      return;
+    }
     const code = await command(rest, process.env);
     if (typeof code === 'number') process.exit(code);
   } catch (err) {

@@ -106,6 +106,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
   });
   app.setValidatorCompiler(validatorCompiler);
+  // Response schemas document the answers (and the contract test checks real ones against
+  // them); they do not reshape what is sent.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandling(app);
   installJsonParser(app);
   // JSON is the only body this API reads: a web page's simple cross-site request (text/plain,

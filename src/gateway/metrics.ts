@@ -19,10 +19,19 @@ export interface Metrics {
 
 const BREAKER_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
 
+const MISNAMED_GAUGES = [
+  'nodejs_active_handles',
+  'nodejs_active_requests',
+  'nodejs_active_resources',
+];
+
 /** Labels are bounded: statuses, outcomes, profile and platform names from config, never ids. */
 export function createMetrics(src: MetricSources): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // prom-client also offers three gauges under a counter's _total suffix, which promtool (and
+  // Prometheus' naming rules) reject; the same values stand without the suffix.
+  for (const name of MISNAMED_GAUGES) registry.removeSingleMetric(name);
   /** A gauge whose labelled values are read from `read()` at scrape time. */
   const gauge = (name: string, help: string, label: string, read: () => Record<string, number>) =>
     new Gauge({

@@ -1,4 +1,5 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { api, startGateway } from '../helpers/app.js';
 import { waitFor } from '../helpers/wait.js';
@@ -71,5 +72,25 @@ describe('/metrics', () => {
         .maxLength,
     ).toBe(500);
     expect((await fetch(`${gw.url}/docs/`)).status).toBe(200);
+  });
+
+  it('passes promtool check metrics (Debian prometheus; .ci/run installs it)', async () => {
+    const gw = await startGateway({
+      platforms: [
+        {
+          name: 'ops',
+          type: 'webhook',
+          options: { url: 'http://127.0.0.1:9/x', secret: 's'.repeat(16) },
+        },
+      ],
+    });
+    await api(gw.url, 'POST', '/tasks', { title: 'counted' });
+    const text = (await api(gw.url, 'GET', '/metrics')).body as string;
+    const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    if (check.error)
+      throw new Error(`promtool is missing: apt-get install prometheus (${check.error.message})`);
+    expect(`${check.stdout}${check.stderr}`).toBe('');
+    expect(check.status).toBe(0);
+    expect(text).toMatch(/^nodejs_active_handles \d+$/m);
   });
 });

@@ -1,8 +1,9 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
 import {
+  ROOT,
   pidRecord,
   runCli,
   startDaemon,
@@ -78,7 +79,23 @@ describe('the gatehouse command line', () => {
     const after = await runCli(['status', '--json', ...d]);
     expect(after.code).toBe(3);
     expect(JSON.parse(after.stdout).running).toBe(false);
-    expect((await runCli(['stop', ...d])).code).toBe(1);
+    const again = await runCli(['stop', ...d]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe(
+      `gatehouse: no instance is running for the data dir ${dataDir}; start one with 'gatehouse run', or point this command at the running one with --data-dir D, --config F or GATEHOUSE_DATA_DIR\n`,
+    );
+  });
+
+  it('prints its version and each command’s usage, exit 0', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    const printed = await runCli(['--version']);
+    expect(printed).toMatchObject({ code: 0, stdout: `${version}\n` });
+    for (const command of ['run', 'status', 'stop', 'task', 'worker']) {
+      const help = await runCli([command, '--help']);
+      expect(help.code, command).toBe(0);
+      expect(help.stdout).toContain(`gatehouse ${command}`);
+    }
+    expect((await runCli(['--help'])).stdout).toContain('--data-dir D');
   });
 
   it('rejects bad flags and values with exit 64', async () => {

@@ -1,14 +1,28 @@
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { identityOf, isPid, pidExists, readProcStat } from '../../src/proc/index.js';
+import { identityOf, isPid, pidExists, readCmdline, readProcStat } from '../../src/proc/index.js';
 import { parseProcStat } from '../../src/proc/proc-stat.js';
+import { tempDir } from '../helpers/daemon.js';
 import { spawnTracked } from '../helpers/procs.js';
 import { waitFor } from '../helpers/wait.js';
 
-/** A zombie: `true` exits while its parent (exec'd into sleep) never reaps it. */
+/**
+ * A zombie: a child exits while its parent (exec'd into sleep) never reaps it. The child waits
+ * for a file that appears only once the parent is sleep, so no shell is left to reap it.
+ */
 async function makeZombie(): Promise<number> {
-  const parent = spawnTracked(['sh', '-c', 'true & echo $!; exec sleep 60']);
-  const pid = Number(await waitFor('the zombie pid', () => parent.output().trim() || null));
+  const go = join(tempDir(), 'go');
+  const parent = spawnTracked([
+    'sh',
+    '-c',
+    'while [ ! -e "$0" ]; do sleep 0.01; done & echo $!; exec sleep 60',
+    go,
+  ]);
+  const pid = Number(await waitFor('the child pid', () => parent.output().trim() || null));
+  await waitFor('the parent to be sleep', () => readCmdline(parent.pid)?.[0] === 'sleep');
+  writeFileSync(go, '');
   await waitFor('the child to become a zombie', () => readProcStat(pid)?.state === 'Z');
   return pid;
 }

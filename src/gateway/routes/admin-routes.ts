@@ -1,5 +1,7 @@
 // /admin/restart and /admin/stop: planned restart (exit 75) or stop (exit 0) after the reply is sent.
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { describe } from './responses.js';
 import { ExitCode } from '../exit-codes.js';
 
 export function adminRoutes(
@@ -11,6 +13,18 @@ export function adminRoutes(
       reply.raw.once('finish', () => requestStop(code, reason));
       return { status: 'stopping', exitCode: code };
     };
-  app.post('/admin/restart', plan(ExitCode.restart, 'restart requested over the API'));
-  app.post('/admin/stop', plan(ExitCode.ok, 'stop requested over the API'));
+  const answer = Type.Object(
+    { status: Type.Literal('stopping'), exitCode: Type.Integer() },
+    { additionalProperties: false },
+  );
+  app.post(
+    '/admin/restart',
+    { schema: describe('operations', 'Planned restart: drain, then exit 75', { 200: answer }) },
+    plan(ExitCode.restart, 'restart requested over the API'),
+  );
+  app.post(
+    '/admin/stop',
+    { schema: describe('operations', 'Planned stop: drain, then exit 0', { 200: answer }) },
+    plan(ExitCode.ok, 'stop requested over the API'),
+  );
 }

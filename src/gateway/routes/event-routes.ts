@@ -7,12 +7,18 @@ import { ALL_EVENT_KINDS, isEventKind } from '../../kanban/model/events.js';
 import { RUN_ID } from '../../kanban/model/ids.js';
 import { readLogTail } from '../../kanban/dispatch/run-log.js';
 import type { EventStreamHub } from '../event-stream.js';
+import { EventList, describe } from './responses.js';
 import { EventsQuery, LogQuery, RunIdParams, StreamQuery } from './schemas.js';
 
 export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStreamHub): void {
   app.get<{ Querystring: Static<typeof EventsQuery> }>(
     '/events',
-    { schema: { querystring: EventsQuery } },
+    {
+      schema: {
+        querystring: EventsQuery,
+        ...describe('history', 'Events after an id (backfill)', { 200: EventList }),
+      },
+    },
     (req) => ({
       events: board.events.list(req.query.after ?? 0, req.query.limit ?? 100),
     }),
@@ -20,7 +26,23 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
 
   app.get<{ Params: Static<typeof RunIdParams>; Querystring: Static<typeof LogQuery> }>(
     '/runs/:runId/log',
-    { schema: { params: RunIdParams, querystring: LogQuery } },
+    {
+      schema: {
+        params: RunIdParams,
+        querystring: LogQuery,
+        ...describe(
+          'history',
+          'The tail of a run’s log (at most 1 MiB)',
+          {
+            200: {
+              description: 'the log, as text',
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            },
+          },
+          [404],
+        ),
+      },
+    },
     async (req, reply) => {
       const run = RUN_ID.test(req.params.runId) ? board.runs.get(req.params.runId) : null;
       if (!run) throw new AppError('RUN_NOT_FOUND', `no run ${req.params.runId}`);
@@ -42,7 +64,7 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
       '/events/stream',
       {
         websocket: true,
-        schema: { querystring: StreamQuery },
+        schema: { querystring: StreamQuery, hide: true },
         // Refused before the upgrade: a typo must not look like a quiet board.
         preValidation: async (req) => {
           const { task, kinds } = req.query;

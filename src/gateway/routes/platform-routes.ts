@@ -3,6 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Platforms } from '../../platforms/platforms.js';
+import { Platform, PlatformList, describe } from './responses.js';
 import {
   DELIVERY_HEADER,
   MAX_SKEW_SECONDS,
@@ -23,6 +24,18 @@ const SendBody = Type.Object(
   { additionalProperties: false },
 );
 const INBOUND_LIMIT = 64 * 1024;
+const SendResult = Type.Object(
+  { sent: Type.Boolean(), channel: Type.String() },
+  { additionalProperties: false },
+);
+const InboundResult = Type.Object(
+  {
+    accepted: Type.Boolean(),
+    duplicate: Type.Boolean(),
+    taskId: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
 
 type P = Static<typeof NameParams>;
 
@@ -54,15 +67,40 @@ function parseInbound(raw: Buffer): { channel: string; text: string } {
 }
 
 export function platformRoutes(app: FastifyInstance, platforms: Platforms): void {
-  app.get('/platform', () => ({ platforms: platforms.views() }));
-  app.get<{ Params: P }>('/platform/:name', { schema: { params: NameParams } }, (req) =>
-    platforms.get(req.params.name).view(),
+  app.get(
+    '/platform',
+    {
+      schema: describe('platforms', 'Every platform: state, breaker, counters', {
+        200: PlatformList,
+      }),
+    },
+    () => ({ platforms: platforms.views() }),
+  );
+  app.get<{ Params: P }>(
+    '/platform/:name',
+    {
+      schema: {
+        params: NameParams,
+        ...describe('platforms', 'One platform', { 200: Platform }, [404]),
+      },
+    },
+    (req) => platforms.get(req.params.name).view(),
   );
 
   for (const action of ['pause', 'resume', 'reconnect'] as const) {
     app.post<{ Params: P }>(
       `/platform/:name/${action}`,
-      { schema: { params: NameParams } },
+      {
+        schema: {
+          params: NameParams,
+          ...describe(
+            'platforms',
+            `${action[0]!.toUpperCase()}${action.slice(1)} a platform (resume and reconnect reset its breaker)`,
+            { 200: Platform },
+            [404],
+          ),
+        },
+      },
       (req) => {
         const supervisor = platforms.get(req.params.name);
         supervisor[action]();
@@ -73,7 +111,18 @@ export function platformRoutes(app: FastifyInstance, platforms: Platforms): void
 
   app.post<{ Params: P; Body: Static<typeof SendBody> }>(
     '/platform/:name/send',
-    { schema: { params: NameParams, body: SendBody } },
+    {
+      schema: {
+        params: NameParams,
+        body: SendBody,
+        ...describe(
+          'platforms',
+          'Send a message through the platform’s breaker',
+          { 200: SendResult },
+          [404, 413, 415, 503],
+        ),
+      },
+    },
     async (req) => {
       const channel = req.body.channel ?? platforms.config(req.params.name).homeChannel;
       if (!channel)
@@ -96,7 +145,20 @@ export function platformRoutes(app: FastifyInstance, platforms: Platforms): void
     );
     scope.post<{ Params: P; Body: Buffer }>(
       '/platform/:name/inbound',
-      { config: { auth: 'none' }, bodyLimit: INBOUND_LIMIT, schema: { params: NameParams } },
+      {
+        config: { auth: 'none' },
+        bodyLimit: INBOUND_LIMIT,
+        schema: {
+          params: NameParams,
+          ...describe(
+            'platforms',
+            'A signed inbound webhook delivery (X-Gatehouse-Timestamp, -Delivery, -Signature)',
+            { 202: InboundResult, 200: InboundResult },
+            [404, 413, 415, 503],
+            { public: true },
+          ),
+        },
+      },
       async (req, reply) => {
         const config = platforms.config(req.params.name);
         if (config.type !== 'webhook' || !config.enabled)

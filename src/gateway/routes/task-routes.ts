@@ -15,6 +15,7 @@ import {
   ReclaimBody,
   TaskIdParams,
 } from './schemas.js';
+import { Comment, EventList, RunList, Task, TaskDetail, TaskList, describe } from './responses.js';
 
 export interface WorkerSample {
   pid: number;
@@ -50,7 +51,12 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
 
   app.post<{ Body: Static<typeof CreateTaskBody> }>(
     '/tasks',
-    { schema: { body: CreateTaskBody } },
+    {
+      schema: {
+        body: CreateTaskBody,
+        ...describe('tasks', 'Create a task', { 201: Task }, [404, 413, 415]),
+      },
+    },
     async (req, reply) => {
       checkAssignee(deps.profiles, req.body.assignee);
       return reply.code(201).send(board.create(req.body, originOf(req)));
@@ -59,7 +65,12 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
 
   app.get<{ Querystring: Static<typeof ListTasksQuery> }>(
     '/tasks',
-    { schema: { querystring: ListTasksQuery } },
+    {
+      schema: {
+        querystring: ListTasksQuery,
+        ...describe('tasks', 'List tasks, oldest first, a page at a time', { 200: TaskList }),
+      },
+    },
     (req) =>
       board.list({
         status: req.query.status,
@@ -70,59 +81,129 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       }),
   );
 
-  app.get('/tasks/:id', { schema: { params } }, (req: IdRequest) => {
-    const task = board.get(req.params.id);
-    return {
-      ...task,
-      runs: board.runs.forTask(task.id).map(publicRun),
-      worker: deps.workerInfo(task.id),
-    };
-  });
+  app.get(
+    '/tasks/:id',
+    {
+      schema: {
+        params,
+        ...describe('tasks', 'One task with its runs and live worker', { 200: TaskDetail }, [404]),
+      },
+    },
+    (req: IdRequest) => {
+      const task = board.get(req.params.id);
+      return {
+        ...task,
+        runs: board.runs.forTask(task.id).map(publicRun),
+        worker: deps.workerInfo(task.id),
+      };
+    },
+  );
 
   app.patch<{ Params: Static<typeof TaskIdParams>; Body: Static<typeof PatchTaskBody> }>(
     '/tasks/:id',
-    { schema: { params, body: PatchTaskBody } },
+    {
+      schema: {
+        params,
+        body: PatchTaskBody,
+        ...describe('tasks', 'Edit a task', { 200: Task }, [404, 409, 413, 415]),
+      },
+    },
     (req) => {
       checkAssignee(deps.profiles, req.body.assignee);
       return board.edit(req.params.id, req.body);
     },
   );
 
-  app.delete('/tasks/:id', { schema: { params } }, async (req: IdRequest, reply) => {
-    operator.delete(req.params.id);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/tasks/:id',
+    {
+      schema: {
+        params,
+        ...describe(
+          'tasks',
+          'Delete an archived task (and its run folders)',
+          { 204: { description: 'deleted' } },
+          [404, 409],
+        ),
+      },
+    },
+    async (req: IdRequest, reply) => {
+      operator.delete(req.params.id);
+      return reply.code(204).send();
+    },
+  );
 
-  app.post('/tasks/:id/archive', { schema: { params } }, (req: IdRequest) =>
-    operator.archive(req.params.id),
+  app.post(
+    '/tasks/:id/archive',
+    {
+      schema: {
+        params,
+        ...describe(
+          'tasks',
+          'Archive a task, terminating its worker first',
+          { 200: Task },
+          [404, 409],
+        ),
+      },
+    },
+    (req: IdRequest) => operator.archive(req.params.id),
   );
 
   app.post<{ Params: Static<typeof TaskIdParams>; Body: Static<typeof ReclaimBody> }>(
     '/tasks/:id/reclaim',
-    { schema: { params, body: ReclaimBody } },
+    {
+      schema: {
+        params,
+        body: ReclaimBody,
+        ...describe('tasks', 'Release a running task to ready', { 200: Task }, [404, 409, 415]),
+      },
+    },
     (req) => operator.reclaim(req.params.id, req.body?.force ?? false),
   );
 
-  app.post('/tasks/:id/unblock', { schema: { params } }, (req: IdRequest) =>
-    operator.unblock(req.params.id),
+  app.post(
+    '/tasks/:id/unblock',
+    { schema: { params, ...describe('tasks', 'Unblock a task', { 200: Task }, [404, 409]) } },
+    (req: IdRequest) => operator.unblock(req.params.id),
   );
 
   app.post<{ Params: Static<typeof TaskIdParams>; Body: Static<typeof CommentBody> }>(
     '/tasks/:id/comments',
-    { schema: { params, body: CommentBody } },
+    {
+      schema: {
+        params,
+        body: CommentBody,
+        ...describe('tasks', 'Comment on a task', { 201: Comment }, [404, 413, 415]),
+      },
+    },
     async (req, reply) =>
       reply
         .code(201)
         .send(board.comment(req.params.id, req.body.text, req.body.author ?? 'operator')),
   );
 
-  app.get('/tasks/:id/runs', { schema: { params } }, (req: IdRequest) => ({
-    runs: board.runs.forTask(board.get(req.params.id).id).map(publicRun),
-  }));
+  app.get(
+    '/tasks/:id/runs',
+    {
+      schema: {
+        params,
+        ...describe('history', 'A task’s runs, oldest first', { 200: RunList }, [404]),
+      },
+    },
+    (req: IdRequest) => ({
+      runs: board.runs.forTask(board.get(req.params.id).id).map(publicRun),
+    }),
+  );
 
   app.get<{ Params: Static<typeof TaskIdParams>; Querystring: Static<typeof EventsQuery> }>(
     '/tasks/:id/events',
-    { schema: { params, querystring: EventsQuery } },
+    {
+      schema: {
+        params,
+        querystring: EventsQuery,
+        ...describe('history', 'A task’s events', { 200: EventList }, [404]),
+      },
+    },
     (req) => ({
       events: board.events.listForTask(
         board.get(req.params.id).id,
