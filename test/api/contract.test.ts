@@ -41,7 +41,7 @@ function checker(doc: Doc) {
   const checked = new Set<string>();
   return {
     checked,
-    check(method: string, route: string, status: number, body: unknown) {
+    check: (method: string, route: string, status: number, body: unknown) => {
       const answer = doc.paths[route]?.[method.toLowerCase()]?.responses[String(status)];
       expect(answer, `${method} ${route} ${status} is documented`).toBeDefined();
       const schema = answer?.content?.['application/json']?.schema;
