@@ -215,6 +215,7 @@ export class PlatformSupervisor {
     if (this.state === 'disabled') return;
     this.clearRetry();
     this.breaker.close();
+    this.sendsFailing = false;
     this.attempts = 0;
     this.setState('connecting');
     void this.connect();

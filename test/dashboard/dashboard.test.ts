@@ -89,6 +89,8 @@ describe('the dashboard, in a real browser', () => {
     await page.reload();
     await row.locator('.breaker.state-open').waitFor();
     await row.locator('.last-error', { hasText: 'HTTP 500' }).waitFor();
+    // Not "connected": its sends fail and its breaker is open.
+    expect(await row.locator('.platform-state').textContent()).not.toBe('connected');
     receiver.status = 200;
     await row.getByRole('button', { name: 'reconnect ops' }).click();
     await row.locator('.breaker.state-closed').waitFor();
@@ -110,5 +112,67 @@ describe('the dashboard, in a real browser', () => {
     await api(url, 'POST', '/tasks', { title: 'after the restart', assignee: 'slow' });
     await card(page, 'running', 'after the restart').waitFor();
     expect(await page.locator('#conn').textContent()).toBe('live');
+  });
+
+  it('asks for the token before any click when the API needs one, and keeps what was typed', async () => {
+    const token = 'a-dashboard-api-token';
+    const dataDir = tempDir();
+    const daemon = startDaemon({
+      dataDir,
+      config: writeConfig(tempDir(), {
+        api: { token },
+        workers: { tickSeconds: 0.1, defaultProfile: 'ok', profiles: { ok: profile('complete') } },
+      }),
+    });
+    const url = await waitServing(dataDir, daemon.pid);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const notFound: string[] = [];
+    page.on('response', (res) => {
+      if (res.status() === 404) notFound.push(res.url());
+    });
+    await page.goto(url);
+    await page.locator('#token').waitFor();
+    await page.getByLabel('Title').fill('typed before the token');
+    await page.locator('#token').fill(token);
+    await page.getByRole('button', { name: 'Use token' }).click();
+    await page.locator('#conn.live').waitFor();
+    expect(await page.getByLabel('Title').inputValue()).toBe('typed before the token');
+    await page.getByRole('button', { name: 'Create task' }).click();
+    await card(page, 'done', 'typed before the token').waitFor({ timeout: 15_000 });
+
+    // A burst of events is one refresh: a couple of requests, not one per column and panel.
+    const requests: string[] = [];
+    page.on('request', (req) => {
+      if (new URL(req.url()).pathname !== '/events/stream') requests.push(req.url());
+    });
+    for (let i = 0; i < 20; i++)
+      await api(
+        url,
+        'POST',
+        '/tasks',
+        { title: `burst ${i}` },
+        { authorization: `Bearer ${token}` },
+      );
+    await card(page, 'done', 'burst 19').waitFor({ timeout: 15_000 });
+    const perBurst = requests.filter((r) => r.includes('/tasks?')).length;
+    expect(perBurst).toBeLessThan(20);
+    expect(notFound).toEqual([]);
+    await context.close();
+  });
+
+  it('fits all six columns at 1280 and 1920 px, with no empty band under the header', async () => {
+    const receiver = await webhookReceiver();
+    const { page } = await daemonWithPage(receiver.url, receiver.secret);
+    mkdirSync(join(ROOT, 'test-artifacts'), { recursive: true });
+    for (const width of [1280, 1920]) {
+      await page.setViewportSize({ width, height: 900 });
+      const board = (await page.locator('#board').boundingBox())!;
+      const last = (await page.locator('.column[data-status="archived"]').boundingBox())!;
+      expect(last.x + last.width, `${width} px`).toBeLessThanOrEqual(board.x + board.width + 1);
+      const header = (await page.locator('header').boundingBox())!;
+      expect(board.y - (header.y + header.height), `${width} px`).toBeLessThan(24);
+      await page.screenshot({ path: join(ROOT, `test-artifacts/dashboard-${width}.png`) });
+    }
   });
 });
