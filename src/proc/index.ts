@@ -20,4 +20,6 @@ export {
 export type { ProcessIdentity } from './identity.js';
 export { provenRunProcesses, terminateProcess, terminateRun } from './terminate.js';
 export type { RunProof, TerminateOptions, TerminateResult } from './terminate.js';
+export { processUsage } from './usage.js';
+export type { Usage } from './usage.js';
 export { waitUntil } from './wait.js';

@@ -1,7 +1,7 @@
 // The dispatch loop: ready tasks become supervised workers, one pass per wake-up, with a tick
 // as the safety net and the clock for adopted workers, deadlines, leftovers and samples.
 import type { Config, Profile } from '../../config/schema.js';
-import { listProcesses, startTimeNow, statMatches } from '../../proc/index.js';
+import { listProcesses, startTimeNow, statMatches, type ProcStat } from '../../proc/index.js';
 import type { Kanban } from '../kanban.js';
 import { WAKE_KINDS } from '../model/events.js';
 import { claimTask, type Claim } from '../moves/claim.js';
@@ -12,7 +12,7 @@ import { adoptRunning } from './adoption.js';
 import { Deadlines } from './deadlines.js';
 import { LiveWorkers, type LiveWorker } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
-import { ResourceSampler } from './resource-sampler.js';
+import { platformSampler } from './resource-sampler.js';
 import { RunEndings } from './run-endings.js';
 import { decodeStatus, readExitRecord, runDir } from './run-files.js';
 import { RunReaper } from './run-reaper.js';
@@ -32,7 +32,7 @@ export class Dispatcher {
   private readonly endings: RunEndings;
   private readonly reaper: RunReaper;
   private readonly deadlines: Deadlines;
-  private readonly sampler = new ResourceSampler();
+  private readonly sampler = platformSampler();
   /** Work started and not yet finished; stop() waits for it before the database closes. */
   private readonly inFlight = new Set<Promise<unknown>>();
   private timer: NodeJS.Timeout | null = null;
@@ -284,7 +284,7 @@ export class Dispatcher {
       for (const run of this.board.runs.unreaped()) {
         if (!this.live.get(run.id)) this.track('reap', () => this.reaper.reap(run));
       }
-      this.sample(snapshot);
+      await this.sample(snapshot);
       this.giveUpStranded();
       this.dispatch();
     } finally {
@@ -304,14 +304,15 @@ export class Dispatcher {
     }
   }
 
-  private sample(snapshot: Parameters<ResourceSampler['sample']>[0]): void {
+  private async sample(snapshot: readonly ProcStat[]): Promise<void> {
     const workers = this.live.all().filter((w) => w.leader !== null && w.exit === undefined);
     if (workers.length === 0) return;
-    const samples = this.sampler.sample(
+    const samples = await this.sampler.sample(
       snapshot,
       workers.map((w) => w.leader!.pid),
       this.board.clock(),
     );
+    if (this.stopping) return;
     for (const w of workers) {
       const s = samples.get(w.leader!.pid);
       if (!s) continue;
