@@ -20,9 +20,9 @@ export interface Metrics {
 const BREAKER_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
 
 const MISNAMED_GAUGES = [
-  'nodejs_active_handles',
-  'nodejs_active_requests',
-  'nodejs_active_resources',
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
 ];
 
 /** Labels are bounded: statuses, outcomes, profile and platform names from config, never ids. */
