@@ -6,7 +6,6 @@ import { api } from '../helpers/app.js';
 import { existsSync } from 'node:fs';
 import { readCmdline, readEnviron } from '../../src/proc/index.js';
 import {
-  BIN,
   ROOT,
   freePort,
   startDaemon,
@@ -15,7 +14,7 @@ import {
   writeConfig,
 } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
-import { profile } from '../helpers/workers.js';
+import { profile, reportsWhenToldProfile } from '../helpers/workers.js';
 
 async function setup(behaviour: string, arg: string) {
   return setupWith(profile(behaviour, {}, arg));
@@ -30,18 +29,18 @@ async function setupWith(worker: object) {
   return { dataDir, port, config };
 }
 
-/** A worker that waits for RUN_DIR/go, then reports with `gatehouse worker complete …`. */
-function helperWorker(...flags: string[]) {
-  return {
-    command: [
-      'sh',
-      '-c',
-      'node=$0 bin=$1; shift; while [ ! -e "$GATEHOUSE_RUN_DIR/go" ]; do sleep 0.05; done; exec "$node" "$bin" worker complete --summary "finished while gatehouse was away" "$@"',
-      process.execPath,
-      BIN,
-      ...flags,
-    ],
-  };
+const helperWorker = (...flags: string[]) =>
+  reportsWhenToldProfile('finished while gatehouse was away', flags);
+
+/** Starts a daemon, waits for a running worker, and stops the daemon (exit 0) under it. */
+async function stoppedUnderAWorker(worker: object) {
+  const { dataDir, port, config } = await setupWith(worker);
+  const first = startDaemon({ dataDir, port, config });
+  const url = await waitServing(dataDir, first.pid);
+  const { id, run } = await runningTask(url);
+  first.child.kill('SIGTERM');
+  expect((await first.exited).code).toBe(0);
+  return { dataDir, port, config, url, id, run };
 }
 
 /** Live `gatehouse worker complete` helpers of a run. */
@@ -134,12 +133,7 @@ describe('workers across daemon restarts', () => {
   });
 
   it('a worker helper that cannot reach the daemon retries, and its verdict lands at the next instance', async () => {
-    const { dataDir, port, config } = await setupWith(helperWorker());
-    const first = startDaemon({ dataDir, port, config });
-    const url = await waitServing(dataDir, first.pid);
-    const { id, run } = await runningTask(url);
-    first.child.kill('SIGTERM');
-    expect((await first.exited).code).toBe(0);
+    const { dataDir, port, config, url, id, run } = await stoppedUnderAWorker(helperWorker());
     writeFileSync(join(dataDir, 'runs', run.id, 'go'), '');
     await waitFor('the helper retrying', () => helpersOf(run.id).length > 0);
     const second = startDaemon({ dataDir, port, config });
@@ -149,12 +143,9 @@ describe('workers across daemon restarts', () => {
   });
 
   it('a verdict that cannot be delivered within --wait is left in result.json and counts', async () => {
-    const { dataDir, port, config } = await setupWith(helperWorker('--wait', '1s'));
-    const first = startDaemon({ dataDir, port, config });
-    const url = await waitServing(dataDir, first.pid);
-    const { id, run } = await runningTask(url);
-    first.child.kill('SIGTERM');
-    expect((await first.exited).code).toBe(0);
+    const { dataDir, port, config, url, id, run } = await stoppedUnderAWorker(
+      helperWorker('--wait', '1s'),
+    );
     writeFileSync(join(dataDir, 'runs', run.id, 'go'), '');
     await waitFor('the worker to exit', () => !pidExists(run.pid), 15_000);
     expect(existsSync(join(dataDir, 'runs', run.id, 'result.json'))).toBe(true);
@@ -165,15 +156,10 @@ describe('workers across daemon restarts', () => {
   });
 
   it('the demo worker finishes its task across a planned restart', async () => {
-    const { dataDir, port, config } = await setupWith({
+    const { dataDir, port, config, url, id } = await stoppedUnderAWorker({
       command: ['node', 'examples/workers/demo.mjs'],
       cwd: ROOT,
     });
-    const first = startDaemon({ dataDir, port, config });
-    const url = await waitServing(dataDir, first.pid);
-    const { id } = await runningTask(url);
-    first.child.kill('SIGTERM');
-    expect((await first.exited).code).toBe(0);
     const second = startDaemon({ dataDir, port, config });
     await waitServing(dataDir, second.pid);
     await doneWithOneCompletedRun(url, id);

@@ -10,6 +10,7 @@ import { api } from '../helpers/app.js';
 import { ROOT, freePort, tempDir, waitServing } from '../helpers/daemon.js';
 import { spawnTracked } from '../helpers/procs.js';
 import { waitFor } from '../helpers/wait.js';
+import { reportsWhenToldProfile } from '../helpers/workers.js';
 
 const NOBODY = 65534;
 
@@ -71,14 +72,7 @@ describe('container mode', () => {
             tickSeconds: 0.1,
             defaultProfile: 'waits',
             profiles: {
-              waits: {
-                command: [
-                  'sh',
-                  '-c',
-                  'while [ ! -e "$GATEHOUSE_RUN_DIR/go" ]; do sleep 0.05; done; exec node "$0" worker complete --summary "after the restart"',
-                  join(app, 'bin/gatehouse.js'),
-                ],
-              },
+              waits: reportsWhenToldProfile('after the restart', [], join(app, 'bin/gatehouse.js')),
             },
           },
         }),

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { api, type TestGateway } from './app.js';
-import { ROOT } from './daemon.js';
+import { BIN, ROOT } from './daemon.js';
 import { waitFor } from './wait.js';
 
 export const FIXTURE = join(ROOT, 'test/fixtures/workers/behave.mjs');
@@ -50,6 +50,23 @@ export function settledIn(
     },
     timeoutMs,
   );
+}
+
+/**
+ * A profile whose worker waits for RUN_DIR/go, then reports through `gatehouse worker complete`
+ * (of the checkout at `bin`, default this one) with `flags`.
+ */
+export function reportsWhenToldProfile(summary: string, flags: string[] = [], bin = BIN) {
+  return {
+    command: [
+      'sh',
+      '-c',
+      `node=$0 bin=$1; shift; while [ ! -e "$GATEHOUSE_RUN_DIR/go" ]; do sleep 0.05; done; exec "$node" "$bin" worker complete --summary "${summary}" "$@"`,
+      process.execPath,
+      bin,
+      ...flags,
+    ],
+  };
 }
 
 /** The pid a worker wrote to RUN_DIR/<name> (a `stubborn` worker's grandchild, a job). */

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
-import { profile } from '../helpers/workers.js';
+import { reportsWhenToldProfile } from '../helpers/workers.js';
 
 const NOBODY = 65534;
 const PORT = 8787;
@@ -53,6 +53,14 @@ function http(method: string, path: string, body?: object): { status: number; bo
 }
 
 const serving = () => http('GET', '/health').status === 200;
+
+/** inactive/dead, not activating (auto-restart): no restart is pending. */
+const stoppedForGood = () =>
+  waitFor(
+    'stopped for good',
+    () => show('ActiveState') === 'inactive' && show('SubState') === 'dead',
+    30_000,
+  );
 const mainPid = () => Number(show('MainPID'));
 
 function childNamed(parent: number, name: string): number | null {
@@ -96,16 +104,7 @@ function writeConfig(extra: object = {}): void {
         tickSeconds: 0.2,
         defaultProfile: 'waits',
         profiles: {
-          waits: {
-            command: [
-              'sh',
-              '-c',
-              'while [ ! -e "$GATEHOUSE_RUN_DIR/go" ]; do sleep 0.05; done; exec "$0" "$1" worker complete --summary done',
-              process.execPath,
-              join(ROOT, 'bin/gatehouse.js'),
-            ],
-          },
-          fixture: profile('hang'),
+          waits: reportsWhenToldProfile('done'),
         },
       },
       ...extra,
@@ -273,20 +272,11 @@ describe('the shipped unit under a real systemd', () => {
       '--config',
       join(scratch, 'gatehouse.json'),
     ]);
-    // inactive/dead, not activating/auto-restart: no restart is pending.
-    await waitFor(
-      'stopped',
-      () => show('ActiveState') === 'inactive' && show('SubState') === 'dead',
-      30_000,
-    );
+    await stoppedForGood();
     inside(['systemctl', 'start', UNIT]);
     await waitFor('serving', serving, 60_000);
     expect(http('POST', '/admin/stop').status).toBe(200);
-    await waitFor(
-      'stopped',
-      () => show('ActiveState') === 'inactive' && show('SubState') === 'dead',
-      30_000,
-    );
+    await stoppedForGood();
     inside(['systemctl', 'start', UNIT]);
     await waitFor('serving', serving, 60_000);
     inside(['systemctl', 'stop', UNIT]);
