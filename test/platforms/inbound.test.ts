@@ -107,6 +107,8 @@ describe('chat messages while the daemon is SIGKILLed', () => {
       const port = await freePort();
       const config = writeConfig(tempDir(), {
         workers: { maxConcurrent: 0 },
+        // Killing is the point here: the crash-loop guard's backoff would only slow it down.
+        crashLoop: { maxStarts: 100_000 },
         platforms: [
           {
             name: 'tg',
