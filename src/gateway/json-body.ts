@@ -19,7 +19,7 @@ function poisoned(value: unknown): boolean {
       Object.hasOwn(ctor, 'prototype')
     )
       return true;
-    stack.push(...(Object.values(node) as unknown[]));
+    for (const child of Object.values(node) as unknown[]) stack.push(child);
   }
   return false;
 }

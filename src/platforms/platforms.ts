@@ -127,13 +127,13 @@ export class Platforms {
    */
   receive(
     platform: string,
-    deliveryId: string,
+    delivery: { id: string; signature: string },
     message: InboundMessage,
   ): { duplicate: boolean; taskId: string | null } {
-    const seen = this.store.delivery(platform, deliveryId);
+    const seen = this.store.delivery(platform, delivery);
     if (seen) return { duplicate: true, taskId: seen.taskId };
     const { taskId } = this.onMessage(platform, message, (created) =>
-      this.store.recordDelivery(platform, deliveryId, created, this.deps.board.clock()),
+      this.store.recordDelivery(platform, delivery, created, this.deps.board.clock()),
     );
     return { duplicate: false, taskId };
   }

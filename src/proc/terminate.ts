@@ -7,7 +7,7 @@ import {
   sameIdentity,
   type ProcessIdentity,
 } from './identity.js';
-import { listProcesses, readEnviron, type ProcStat } from './proc-stat.js';
+import { listProcesses, readEnviron, startTimeNow, type ProcStat } from './proc-stat.js';
 import { waitUntil } from './wait.js';
 
 export interface TerminateOptions {
@@ -61,8 +61,10 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(pid, sig);
   } catch (err) {
-    // ESRCH: it ended between our check and the signal, which is what we wanted.
-    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+    // ESRCH: it ended between our check and the signal, which is what we wanted. EPERM: it is
+    // ours but not ours to signal (a setuid child): it stays alive and is reported a survivor.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ESRCH' && code !== 'EPERM') throw err;
   }
 }
 
@@ -125,20 +127,29 @@ function leaderHoldsGroup(leader: ProcessIdentity): boolean {
 
 /**
  * Terminates everything of a run (see provenRunProcesses): the group is signalled as one while
- * its leader is proven alive, and every other proven process by pid after re-checking its
- * start time.
+ * its leader is proven alive, and every other proven process (outside that group, or all of
+ * them once the leader is gone) by pid after re-checking its start time. While the leader is
+ * seen alive the group is proven the run's up to that moment, so members without the marker
+ * stay proven after the leader dies mid-way.
  */
 export function terminateRun(
   leader: ProcessIdentity,
   proof: RunProof,
   opts: TerminateOptions,
 ): Promise<TerminateResult> {
+  let held = proof.groupHeldUntil;
+  const current = (): RunProof => {
+    if (leaderHoldsGroup(leader)) held = startTimeNow();
+    return { marker: proof.marker, groupHeldUntil: held };
+  };
   return escalate(
     {
-      alive: () => provenRunProcesses(leader, proof).map((p) => p.pid),
+      alive: () => provenRunProcesses(leader, current()).map((p) => p.pid),
       send: (sig) => {
-        if (leaderHoldsGroup(leader)) signal(-leader.pid, sig);
-        for (const member of provenRunProcesses(leader, proof)) {
+        const asGroup = leaderHoldsGroup(leader);
+        if (asGroup) signal(-leader.pid, sig);
+        for (const member of provenRunProcesses(leader, current())) {
+          if (asGroup && member.pgid === leader.pid) continue;
           const still = identityOf(member.pid);
           if (still && still.startTime === member.startTime) signal(member.pid, sig);
         }

@@ -113,6 +113,19 @@ describe('nothing outlives its run', () => {
   });
 });
 
+describe('a worker that gave its verdict', () => {
+  it('gets killGraceSeconds to exit, then is ended, and its slot freed', async () => {
+    const gw = await gatewayWith({ stays: profile('complete-then-hang') }, {});
+    const task = await createTask(gw, { title: 'said done, stays', assignee: 'stays' });
+    const done = await settledIn(gw, task.id, 'done');
+    const reaped = await waitFor('worker_terminated', async () =>
+      (await eventsOf(gw, task.id)).find((e) => e.kind === 'worker_terminated'),
+    );
+    expect(reaped.payload.pids).toContain(done.runs[0].pid);
+    await waitFor('its slot freed', () => gw.dispatcher.liveCount() === 0);
+  });
+});
+
 describe('an ending is recorded as what it was', () => {
   it('a deferred reclaim is retried each tick and ends as reclaimed, never as a crash', async () => {
     let refusals = 1;

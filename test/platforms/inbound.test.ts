@@ -28,6 +28,11 @@ describe('signed webhook deliveries', () => {
       expect(again.status).toBe(200);
       expect(again.body).toEqual({ accepted: true, duplicate: true, taskId: first.body.taskId });
     }
+    // The signature does not cover the id: the same request resent under a new id is a repeat.
+    const renamed = { ...headers, 'x-gatehouse-delivery': 'delivery-2' };
+    const replayed = await api(gw.url, 'POST', '/platform/ops/inbound', body, renamed);
+    expect(replayed.status).toBe(200);
+    expect(replayed.body.duplicate).toBe(true);
     expect(gw.kanban.board.counts().ready).toBe(1);
   });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   listProcessGroup,
   pidExists,
+  readCmdline,
   readProcStat,
   startTimeNow,
   terminateProcess,
@@ -97,5 +98,24 @@ describe('terminateRun', () => {
     expect(result.terminated).toBe(true);
     expect(result.ended).toContain(job);
     expect(pidExists(job)).toBe(false);
+  });
+
+  it('keeps ending an unmarked member that ignores TERM after the leader died of it', async () => {
+    // The leader dies at the first TERM; its env -i member ignores TERM and carries no marker.
+    const leader = spawnTracked([
+      'sh',
+      '-c',
+      `env -i /bin/sh -c "trap '' TERM; exec sleep 60" & echo $!; wait`,
+    ]);
+    const member = Number(await waitFor('member pid', () => leader.output().trim() || null));
+    await waitFor('the member to ignore TERM', () => readCmdline(member)?.[0] === 'sleep');
+    const result = await terminateRun(
+      leader.identity,
+      { marker: TEST_MARK, groupHeldUntil: null },
+      fast,
+    );
+    expect(result).toMatchObject({ terminated: true, sigkill: true, survived: false });
+    expect(result.ended).toContain(member);
+    await waitFor('the member to be gone', () => !pidExists(member));
   });
 });

@@ -171,7 +171,7 @@ export function platformRoutes(app: FastifyInstance, platforms: Platforms): void
           throw new AppError('PLATFORM_UNAVAILABLE', `platform ${config.name} is paused`, {
             headers: { 'retry-after': '60' },
           });
-        const result = platforms.receive(config.name, delivery.id, parseInbound(delivery.body));
+        const result = platforms.receive(config.name, delivery, parseInbound(delivery.body));
         return reply
           .code(result.duplicate ? 200 : 202)
           .send({ accepted: true, duplicate: result.duplicate, taskId: result.taskId });
@@ -188,7 +188,7 @@ function verifiedDelivery(
   headers: Record<string, string | string[] | undefined>,
   body: unknown,
   secret: string,
-): { id: string; body: Buffer } {
+): { id: string; signature: string; body: Buffer } {
   const raw = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
   const header = (name: string) => {
     const value = headers[name];
@@ -208,7 +208,8 @@ function verifiedDelivery(
       'UNAUTHORIZED',
       `missing or malformed ${DELIVERY_HEADER} (1-200 visible ASCII characters)`,
     );
-  if (!verifySignature(secret, timestamp, raw, header(SIGNATURE_HEADER)))
+  const signature = header(SIGNATURE_HEADER);
+  if (!signature || !verifySignature(secret, timestamp, raw, signature))
     throw new AppError('UNAUTHORIZED', `missing or wrong ${SIGNATURE_HEADER}`);
-  return { id, body: raw };
+  return { id, signature, body: raw };
 }

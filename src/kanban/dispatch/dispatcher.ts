@@ -234,7 +234,6 @@ export class Dispatcher {
       return;
     }
     const { child, proc } = spawned;
-    this.board.transact((tx) => recordSpawn(tx, claim.task.id, claim.run.id, proc, profile.name));
     const worker: LiveWorker = {
       runId: claim.run.id,
       taskId: claim.task.id,
@@ -256,6 +255,14 @@ export class Dispatcher {
       this.endRun(worker);
     });
     child.unref();
+    // Supervised first: if recording it fails (a full disk), its exit still ends the run, from
+    // proc.json and exit.json.
+    try {
+      this.board.transact((tx) => recordSpawn(tx, claim.task.id, claim.run.id, proc, profile.name));
+    } catch (err) {
+      log.error({ err, workerPid: proc.pid }, 'worker spawned but not recorded');
+      return;
+    }
     log.info({ workerPid: proc.pid }, 'worker spawned');
   }
 
@@ -281,8 +288,12 @@ export class Dispatcher {
         if (w.exit !== undefined) this.endRun(w);
       }
       this.deadlines.check();
+      // Closed runs with something left: not yet handled by an ending, or a worker that gave its
+      // verdict and has not exited (it gets killGraceSeconds to, then it is ended).
       for (const run of this.board.runs.unreaped()) {
-        if (!this.live.get(run.id)) this.track('reap', () => this.reaper.reap(run));
+        const w = this.live.get(run.id);
+        if (!w || w.exit === undefined)
+          this.track('reap', () => this.reaper.reap(run, w?.groupHeldUntil ?? null));
       }
       await this.sample(snapshot);
       this.giveUpStranded();

@@ -113,6 +113,17 @@ export function spawnWorker(req: SpawnRequest): Spawned {
     startTime: stat?.startTime ?? 0,
     bootId: currentBootId(),
   };
-  writeJsonAtomic(runFile(dir, 'proc.json'), proc);
+  try {
+    writeJsonAtomic(runFile(dir, 'proc.json'), proc);
+  } catch (err) {
+    // Unrecorded, it could not be adopted after a restart: end it now (our own child, its
+    // group still led by it), and say nothing was started.
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    return { ok: false, error: `cannot record the worker's identity: ${(err as Error).message}` };
+  }
   return { ok: true, child, proc };
 }

@@ -153,16 +153,20 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX tasks_assignee ON tasks (assignee, seq);
   CREATE INDEX tasks_dispatch ON tasks (assignee, priority DESC, seq) WHERE status = 'ready';
   `,
-  // 3: inbound webhook deliveries remembered for their replay window, and retention: a run's
+  // 3: inbound webhook deliveries remembered for their replay window (by id, and by signature:
+  // the signature does not cover the id, so a captured request resent under a new id is caught
+  // too), and retention: a run's
   // folder removed once it is old enough, events found by age.
   `
   CREATE TABLE inbound_deliveries (
     platform TEXT NOT NULL,
     delivery_id TEXT NOT NULL,
+    signature TEXT NOT NULL,
     task_id TEXT,
     at INTEGER NOT NULL,
     PRIMARY KEY (platform, delivery_id)
   );
+  CREATE INDEX inbound_deliveries_signature ON inbound_deliveries (platform, signature);
   CREATE INDEX inbound_deliveries_at ON inbound_deliveries (at);
   ALTER TABLE runs ADD COLUMN files_pruned_at INTEGER;
   CREATE INDEX runs_prunable ON runs (ended_at) WHERE files_pruned_at IS NULL AND ended_at IS NOT NULL;

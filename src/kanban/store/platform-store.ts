@@ -35,11 +35,12 @@ export class PlatformStore {
     this.forTask = db.prepare<[string], SubscriptionRow>(
       'SELECT * FROM subscriptions WHERE task_id = ?',
     );
-    this.deliveryOf = db.prepare<[string, string], { task_id: string | null }>(
-      'SELECT task_id FROM inbound_deliveries WHERE platform = ? AND delivery_id = ?',
+    this.deliveryOf = db.prepare<[string, string, string], { task_id: string | null }>(
+      `SELECT task_id FROM inbound_deliveries WHERE platform = ? AND (delivery_id = ? OR signature = ?)
+        LIMIT 1`,
     );
     this.insertDelivery = db.prepare(
-      'INSERT INTO inbound_deliveries (platform, delivery_id, task_id, at) VALUES (?, ?, ?, ?)',
+      'INSERT INTO inbound_deliveries (platform, delivery_id, signature, task_id, at) VALUES (?, ?, ?, ?, ?)',
     );
     this.pruneDeliveries = db.prepare('DELETE FROM inbound_deliveries WHERE at < ?');
     const kinds = NOTIFY_KINDS.map((k) => `'${k}'`).join(', ');
@@ -83,15 +84,26 @@ export class PlatformStore {
     return this.forTask.all(taskId).map(toSubscription);
   }
 
-  /** An inbound delivery seen before: what it created (null: nothing), or undefined if new. */
-  delivery(platform: string, deliveryId: string): { taskId: string | null } | undefined {
-    const row = this.deliveryOf.get(platform, deliveryId);
+  /**
+   * An inbound delivery seen before, by its id or its signature: what it created (null:
+   * nothing), or undefined if new.
+   */
+  delivery(
+    platform: string,
+    delivery: { id: string; signature: string },
+  ): { taskId: string | null } | undefined {
+    const row = this.deliveryOf.get(platform, delivery.id, delivery.signature);
     return row ? { taskId: row.task_id } : undefined;
   }
 
   /** Remembers a handled delivery; called in the transaction of what it created. */
-  recordDelivery(platform: string, deliveryId: string, taskId: string | null, at: number): void {
-    this.insertDelivery.run(platform, deliveryId, taskId, at);
+  recordDelivery(
+    platform: string,
+    delivery: { id: string; signature: string },
+    taskId: string | null,
+    at: number,
+  ): void {
+    this.insertDelivery.run(platform, delivery.id, delivery.signature, taskId, at);
   }
 
   /** Forgets deliveries older than `before` (their replay window has passed); how many. */
