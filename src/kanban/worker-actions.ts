@@ -1,5 +1,6 @@
 // Worker transitions (complete, block, heartbeat), authorised by the run's own token.
 import { AppError } from '../errors.js';
+import { pidExists, startTimeNow } from '../proc/index.js';
 import type { Board } from './board.js';
 import { hashToken } from './model/ids.js';
 import type { RunOutcome, Task } from './model/types.js';
@@ -60,12 +61,21 @@ export class WorkerActions {
     fields: { summary?: string | null; result?: unknown; blockReason?: string },
   ): Task {
     const run = this.authorize(taskId, token);
+    // The worker is still running: what its group holds now is the run's, so its leftovers
+    // can be told apart later, even by the next instance.
+    const held =
+      run.pid !== null && run.startTime !== null && run.bootId !== null
+        ? pidExists(run.pid, { pid: run.pid, startTime: run.startTime, bootId: run.bootId })
+          ? startTimeNow()
+          : null
+        : null;
     return this.board.transact((tx) => {
       const settled = settleRun(tx, this.policy, {
         taskId,
         runId: run.id,
         outcome,
         terminating: null,
+        groupHeldUntil: held,
         ...fields,
       });
       if (settled) return settled;

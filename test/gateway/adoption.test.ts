@@ -1,4 +1,4 @@
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pidExists } from '../../src/proc/index.js';
@@ -163,5 +163,37 @@ describe('workers across daemon restarts', () => {
     const second = startDaemon({ dataDir, port, config });
     await waitServing(dataDir, second.pid);
     await doneWithOneCompletedRun(url, id);
+  });
+
+  it('ends an unmarked child left by a worker that reported, exited while no daemon ran', async () => {
+    const { dataDir, port, config } = await setupWith(profile('env-i-child-complete-wait'));
+    const first = startDaemon({ dataDir, port, config });
+    const url = await waitServing(dataDir, first.pid);
+    const created = await api(url, 'POST', '/tasks', { title: 'leaves a child', assignee: 'w' });
+    const done = await waitFor('done', async () => {
+      const task = (await api(url, 'GET', `/tasks/${created.body.id}`)).body;
+      return task.status === 'done' ? task : null;
+    });
+    const run = done.runs[0];
+    const job = Number(
+      await waitFor('the job pid', () => {
+        try {
+          return readFileSync(join(dataDir, 'runs', run.id, 'job'), 'utf8') || null;
+        } catch {
+          return null;
+        }
+      }),
+    );
+    first.child.kill('SIGKILL');
+    await first.exited;
+    writeFileSync(join(dataDir, 'runs', run.id, 'go'), '');
+    await waitFor('the worker to exit unwatched', () => !pidExists(run.pid));
+    expect(pidExists(job)).toBe(true);
+    const second = startDaemon({ dataDir, port, config });
+    await waitServing(dataDir, second.pid);
+    await waitFor('the unmarked child ended', () => !pidExists(job));
+    const events = (await api(url, 'GET', `/tasks/${created.body.id}/events`)).body.events;
+    const reaped = events.find((e: { kind: string }) => e.kind === 'worker_terminated');
+    expect(reaped.payload.pids).toContain(job);
   });
 });

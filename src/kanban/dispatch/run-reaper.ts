@@ -28,7 +28,8 @@ export class RunReaper {
     if (pidExists(leader.pid, leader) && now - run.endedAt < this.graceMs) return;
     this.busy.add(run.id);
     try {
-      const result = await this.terminator(run, groupHeldUntil);
+      const held = Math.max(groupHeldUntil ?? -1, run.groupHeldUntil ?? -1);
+      const result = await this.terminator(run, held < 0 ? null : held);
       this.board.transact((tx) => recordLeftovers(tx, run.taskId, run.id, result));
     } finally {
       this.busy.delete(run.id);

@@ -23,6 +23,8 @@ export interface RunEnding {
   payload?: Partial<RunEndPayload>;
   /** Nothing of the run's processes is left (or it is not ours to clean up). */
   procGone?: boolean;
+  /** A start time by which the run's group was proven its own, for ending its leftovers later. */
+  groupHeldUntil?: number | null;
 }
 
 export interface SettlementPolicy {
@@ -75,6 +77,7 @@ export function settleRun(tx: Tx, policy: SettlementPolicy, ending: RunEnding): 
     summary: ending.summary ?? null,
     // A run that never had a process cannot leave one behind.
     procGone: ending.procGone ?? run?.pid === null,
+    groupHeldUntil: ending.groupHeldUntil ?? null,
   });
   tx.emit({
     taskId: ending.taskId,

@@ -155,7 +155,8 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // 3: inbound webhook deliveries remembered for their replay window (by id, and by signature:
   // the signature does not cover the id, so a captured request resent under a new id is caught
-  // too), and retention: a run's
+  // too); the moment a closed run's group was last proven its own (for its leftovers, after a
+  // restart); and retention: a run's
   // folder removed once it is old enough, events found by age.
   `
   CREATE TABLE inbound_deliveries (
@@ -169,6 +170,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX inbound_deliveries_signature ON inbound_deliveries (platform, signature);
   CREATE INDEX inbound_deliveries_at ON inbound_deliveries (at);
   ALTER TABLE runs ADD COLUMN files_pruned_at INTEGER;
+  ALTER TABLE runs ADD COLUMN group_held_until INTEGER;
   CREATE INDEX runs_prunable ON runs (ended_at) WHERE files_pruned_at IS NULL AND ended_at IS NOT NULL;
   CREATE INDEX events_at ON events (at);
   `,

@@ -25,6 +25,7 @@ interface RunRow {
   keep_descendants: number;
   proc_gone_at: number | null;
   files_pruned_at: number | null;
+  group_held_until: number | null;
 }
 
 /** A run with what only the daemon needs: the leader's identity and cleanup state. */
@@ -34,6 +35,8 @@ export interface RunRecord extends Run {
   procGoneAt: number | null;
   /** When retention removed the run's folder (its log), or null. */
   filesPrunedAt: number | null;
+  /** A start time by which its process group was proven the run's (see RunProof), or null. */
+  groupHeldUntil: number | null;
 }
 
 export interface RunEnd {
@@ -44,6 +47,8 @@ export interface RunEnd {
   summary?: string | null;
   /** The process group is known to be gone (or is not ours to clean up). */
   procGone?: boolean;
+  /** A start time by which the run's group was proven its own (its leader seen alive). */
+  groupHeldUntil?: number | null;
 }
 
 export class RunStore {
@@ -72,7 +77,8 @@ export class RunStore {
     this.end =
       db.prepare(`UPDATE runs SET ended_at = @at, outcome = @outcome, exit_code = @exitCode,
       signal = @signal, error = @error, summary = @summary,
-      proc_gone_at = CASE WHEN @procGone THEN @at ELSE proc_gone_at END
+      proc_gone_at = CASE WHEN @procGone THEN @at ELSE proc_gone_at END,
+      group_held_until = coalesce(@groupHeldUntil, group_held_until)
       WHERE id = @id AND ended_at IS NULL`);
     this.gone = db.prepare(
       'UPDATE runs SET proc_gone_at = ? WHERE id = ? AND proc_gone_at IS NULL',
@@ -142,6 +148,7 @@ export class RunStore {
         error: end.error ?? null,
         summary: end.summary ?? null,
         procGone: end.procGone ? 1 : 0,
+        groupHeldUntil: end.groupHeldUntil ?? null,
       }).changes === 1
     );
   }
@@ -201,11 +208,19 @@ function toRecord(row: RunRow): RunRecord {
     keepDescendants: row.keep_descendants === 1,
     procGoneAt: row.proc_gone_at,
     filesPrunedAt: row.files_pruned_at,
+    groupHeldUntil: row.group_held_until,
   };
 }
 
 /** The public shape of a run (what the API shows). */
 export function publicRun(run: RunRecord): Run {
-  const { bootId: _b, keepDescendants: _k, procGoneAt: _p, filesPrunedAt: _f, ...shown } = run;
+  const {
+    bootId: _b,
+    keepDescendants: _k,
+    procGoneAt: _p,
+    filesPrunedAt: _f,
+    groupHeldUntil: _g,
+    ...shown
+  } = run;
   return shown;
 }
