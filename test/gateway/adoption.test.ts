@@ -191,9 +191,12 @@ describe('workers across daemon restarts', () => {
     expect(pidExists(job)).toBe(true);
     const second = startDaemon({ dataDir, port, config });
     await waitServing(dataDir, second.pid);
-    await waitFor('the unmarked child ended', () => !pidExists(job));
-    const events = (await api(url, 'GET', `/tasks/${created.body.id}/events`)).body.events;
-    const reaped = events.find((e: { kind: string }) => e.kind === 'worker_terminated');
+    const reaped = await waitFor('worker_terminated', async () =>
+      (await api(url, 'GET', `/tasks/${created.body.id}/events`)).body.events.find(
+        (e: { kind: string }) => e.kind === 'worker_terminated',
+      ),
+    );
     expect(reaped.payload.pids).toContain(job);
+    expect(pidExists(job)).toBe(false);
   });
 });

@@ -8,6 +8,8 @@ import {
   terminateProcess,
   terminateRun,
 } from '../../src/proc/index.js';
+import { runTerminator } from '../../src/kanban/dispatch/run-terminator.js';
+import type { RunRecord } from '../../src/kanban/store/run-store.js';
 import { TEST_MARK, spawnTracked } from '../helpers/procs.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -117,5 +119,20 @@ describe('terminateRun', () => {
     expect(result).toMatchObject({ terminated: true, sigkill: true, survived: false });
     expect(result.ended).toContain(member);
     await waitFor('the member to be gone', () => !pidExists(member));
+  });
+
+  it('ends a run whose leader was never recorded by its run id alone', async () => {
+    // The daemon died between the spawn and proc.json: the run has no pid, its processes live.
+    const runId = 'r_0123456789ab';
+    const orphan = spawnTracked(['sh', '-c', 'sleep 60 & wait'], {
+      env: { ...process.env, GATEHOUSE_RUN_ID: runId },
+    });
+    await waitFor('its child', () => listProcessGroup(orphan.pid).length === 2);
+    const terminator = runTerminator({ graceMs: 300, killWaitMs: 2000 });
+    const unrecorded = { id: runId, pid: null, startTime: null, bootId: null } as RunRecord;
+    const result = await terminator(unrecorded, null);
+    expect(result).toMatchObject({ terminated: true, survived: false });
+    expect(result.ended).toContain(orphan.pid);
+    await waitFor('all of it gone', () => !pidExists(orphan.pid));
   });
 });

@@ -20,12 +20,15 @@ export class RunReaper {
   async reap(run: RunRecord, groupHeldUntil: number | null = null): Promise<void> {
     if (run.endedAt === null || run.procGoneAt !== null || this.busy.has(run.id)) return;
     const now = this.board.clock();
-    if (run.keepDescendants || run.pid === null || run.startTime === null || run.bootId === null) {
+    if (run.keepDescendants) {
       this.board.runs.markGone(run.id, now);
       return;
     }
-    const leader = { pid: run.pid, startTime: run.startTime, bootId: run.bootId };
-    if (pidExists(leader.pid, leader) && now - run.endedAt < this.graceMs) return;
+    const leader =
+      run.pid !== null && run.startTime !== null && run.bootId !== null
+        ? { pid: run.pid, startTime: run.startTime, bootId: run.bootId }
+        : null;
+    if (leader && pidExists(leader.pid, leader) && now - run.endedAt < this.graceMs) return;
     this.busy.add(run.id);
     try {
       const held = Math.max(groupHeldUntil ?? -1, run.groupHeldUntil ?? -1);

@@ -1,5 +1,5 @@
 // Ending everything of a run: its process group and its marked background jobs, identity-checked.
-import { terminateRun, type TerminateResult } from '../../proc/index.js';
+import { currentBootId, terminateRun, type TerminateResult } from '../../proc/index.js';
 import type { RunRecord } from '../store/run-store.js';
 
 /**
@@ -11,25 +11,25 @@ export type RunTerminator = (
   groupHeldUntil: number | null,
 ) => Promise<TerminateResult>;
 
-const NOTHING_TO_END: TerminateResult = {
-  terminated: true,
-  sigkill: false,
-  survived: false,
-  ended: [],
-  survivors: [],
-};
-
 /** The environment entry every process of a run carries: proof it is ours once its leader is gone. */
 export function runMarker(runId: string): string {
   return `GATEHOUSE_RUN_ID=${runId}`;
 }
 
-/** Terminates a run's processes (SPEC §6 "Termination", "Nothing outlives its run"). */
+/**
+ * Terminates a run's processes (SPEC §6 "Termination", "Nothing outlives its run"). A run whose
+ * leader was never recorded (the daemon died between the spawn and proc.json) is ended by its
+ * marker alone: only processes carrying its own random run id.
+ */
 export function runTerminator(opts: { graceMs: number; killWaitMs: number }): RunTerminator {
   return (run, groupHeldUntil) => {
+    const marker = runMarker(run.id);
     if (run.pid === null || run.startTime === null || run.bootId === null)
-      return Promise.resolve(NOTHING_TO_END);
+      return terminateRun(UNKNOWN_LEADER(), { marker, groupHeldUntil: null }, opts);
     const leader = { pid: run.pid, startTime: run.startTime, bootId: run.bootId };
-    return terminateRun(leader, { marker: runMarker(run.id), groupHeldUntil }, opts);
+    return terminateRun(leader, { marker, groupHeldUntil }, opts);
   };
 }
+
+/** No pid: no group is signalled as one, every process is proven by the marker. */
+const UNKNOWN_LEADER = () => ({ pid: 0, startTime: 0, bootId: currentBootId() });
