@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 
 const strict = { additionalProperties: false } as const;
 /** The longest a Node timer can wait (2^31 − 1 ms, about 24.8 days): every duration stays below. */
-export const MAX_TIMER_SECONDS = 24 * 24 * 3600;
+const MAX_TIMER_SECONDS = 24 * 24 * 3600;
 const seconds = (min = 0, max = MAX_TIMER_SECONDS) => Type.Number({ minimum: min, maximum: max });
 const millis = (min = 1) => Type.Number({ minimum: min, maximum: MAX_TIMER_SECONDS * 1000 });
 const days = () => Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 36_500 }), Type.Null()]);

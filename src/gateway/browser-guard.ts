@@ -9,7 +9,7 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
 
 /** "Example.COM:8787" → "example.com"; "[::1]:80" → "::1"; a trailing dot dropped. */
-export function hostName(hostHeader: string): string {
+function hostName(hostHeader: string): string {
   const host = hostHeader.trim().toLowerCase();
   const bare = host.startsWith('[')
     ? host.slice(1, host.indexOf(']') < 0 ? undefined : host.indexOf(']'))
@@ -32,7 +32,7 @@ export interface BrowserGuardOptions {
   allowedHosts: readonly string[];
 }
 
-export function hostAllowed(name: string, opts: BrowserGuardOptions): boolean {
+function hostAllowed(name: string, opts: BrowserGuardOptions): boolean {
   if (isLoopbackName(name)) return true;
   if (name === hostName(opts.serverHost) && !['0.0.0.0', '::'].includes(name)) return true;
   return opts.allowedHosts.some((allowed) => hostName(allowed) === name);

@@ -24,7 +24,7 @@ function poisoned(value: unknown): boolean {
   return false;
 }
 
-export function parseJsonBody(text: string): unknown {
+function parseJsonBody(text: string): unknown {
   if (text.trim() === '')
     throw new AppError('BAD_REQUEST', 'body is empty: send a JSON document, or no content-type');
   let value: unknown;

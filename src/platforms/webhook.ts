@@ -8,8 +8,6 @@ export const TIMESTAMP_HEADER = 'x-gatehouse-timestamp';
 export const DELIVERY_HEADER = 'x-gatehouse-delivery';
 /** An inbound delivery whose timestamp is further off than this is refused (SPEC §7). */
 export const MAX_SKEW_SECONDS = 300;
-/** How long an inbound delivery id is remembered: a repeat within it creates nothing. */
-export const REPLAY_WINDOW_MS = 24 * 3600 * 1000;
 
 /** `sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>">` */
 export function sign(secret: string, timestamp: string, body: string | Buffer): string {

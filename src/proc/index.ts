@@ -18,7 +18,7 @@ export {
   statMatches,
 } from './identity.js';
 export type { ProcessIdentity } from './identity.js';
-export { provenRunProcesses, terminateProcess, terminateRun } from './terminate.js';
+export { terminateProcess, terminateRun } from './terminate.js';
 export type { RunProof, TerminateOptions, TerminateResult } from './terminate.js';
 export { processUsage } from './usage.js';
 export type { Usage } from './usage.js';

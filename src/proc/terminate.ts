@@ -101,7 +101,7 @@ export interface RunProof {
  * anywhere on the machine, processes that started after the leader in this boot and carry the
  * run's marker (background jobs that called setsid). Anything else is left alone.
  */
-export function provenRunProcesses(leader: ProcessIdentity, proof: RunProof): ProcStat[] {
+function provenRunProcesses(leader: ProcessIdentity, proof: RunProof): ProcStat[] {
   const holds = leaderHoldsGroup(leader);
   const sameBoot = currentBootId() === leader.bootId;
   const found: ProcStat[] = [];

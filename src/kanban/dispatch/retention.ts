@@ -10,7 +10,7 @@ const DAY_MS = 24 * 3600 * 1000;
 /** What one pass removes at most of each kind; the next pass takes the rest. */
 const BATCH = 200;
 const INTERVAL_MS = 60_000;
-/** Inbound delivery ids are kept for the replay window (SPEC §7: 24 h). */
+/** Inbound delivery ids are kept for the replay window (SPEC §7: a repeat within 24 h). */
 const DELIVERY_WINDOW_MS = DAY_MS;
 
 export type Pruned = Record<'run_folders' | 'events' | 'deliveries', number>;
