@@ -3,6 +3,8 @@
 // actions (their timing still depends on the machine). Used by interleaving.test.ts (a short
 // run) and `npm run soak:interleave` (a long one).
 import Database from 'better-sqlite3';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { identityOf, readEnviron, readProcStat } from '../../src/proc/index.js';
 import { api } from '../helpers/app.js';
@@ -89,7 +91,13 @@ export async function runCase(seed: number, actionCount: number): Promise<CaseRe
       defaultProfile: 'complete',
     },
   });
-  let daemon: Spawned = startDaemon({ dataDir, port, config });
+  const daemons: Spawned[] = [];
+  const start = (replace = false) => {
+    const started = startDaemon({ dataDir, port, config, replace });
+    daemons.push(started);
+    return started;
+  };
+  let daemon = start();
   const url = await waitServing(dataDir, daemon.pid);
   const found = new Set<string>();
   const violate = (what: string) => {
@@ -149,10 +157,10 @@ export async function runCase(seed: number, actionCount: number): Promise<CaseRe
     } else if (action === 'kill-daemon') {
       daemon.child.kill('SIGKILL');
       await daemon.exited;
-      daemon = startDaemon({ dataDir, port, config });
+      daemon = start();
       await waitServing(dataDir, daemon.pid);
     } else if (action === 'replace') {
-      const next = startDaemon({ dataDir, port, config, replace: true });
+      const next = start(true);
       await daemon.exited;
       daemon = next;
       await waitServing(dataDir, daemon.pid);
@@ -210,6 +218,15 @@ export async function runCase(seed: number, actionCount: number): Promise<CaseRe
   reader.close();
   daemon.child.kill('SIGTERM');
   await daemon.exited;
+  if (found.size > 0) {
+    // The daemons' own account of the case, kept past the test's temporary directories.
+    const log = join(tmpdir(), `gatehouse-interleave-${seed}.log`);
+    writeFileSync(
+      log,
+      daemons.map((d, i) => `=== daemon ${i + 1}, pid ${d.pid}\n${d.output()}`).join('\n'),
+    );
+    found.add(`seed ${seed}: daemon output in ${log}`);
+  }
   return {
     seed,
     actions: actionCount,
