@@ -1,11 +1,10 @@
 // `gatehouse run`, `status` and `stop`: the daemon's own lifecycle from the command line.
-import { runDaemon } from '../gateway/daemon.js';
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
 import { pidExists, waitUntil } from '../proc/index.js';
+import { callApi } from './api-client.js';
 import { parseFlags, parseInteger } from './args.js';
 import {
   baseUrl,
-  callApi,
   cliConfig,
   findInstance,
   notRunning,
@@ -25,6 +24,8 @@ export async function runCommand(args: string[]): Promise<void> {
     port: { type: 'string' },
     replace: { type: 'boolean' },
   });
+  // Loaded here so that status and stop start without the daemon's modules.
+  const { runDaemon } = await import('../gateway/daemon.js');
   await runDaemon({
     overrides: {
       config: values.config,

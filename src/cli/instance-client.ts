@@ -1,4 +1,4 @@
-// Finding the running instance of a data dir (pid file, identity) and calling its API.
+// Finding the running instance of a data dir (pid file, identity) and the URL to call it on.
 import { join } from 'node:path';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../config/load.js';
 import type { Config } from '../config/schema.js';
@@ -39,51 +39,4 @@ function connectHost(host: string): string {
 
 export function baseUrl(config: Config, record: PidRecord): string {
   return `http://${connectHost(config.server.host)}:${record.port}`;
-}
-
-export interface ApiResponse {
-  status: number;
-  body: unknown;
-}
-
-/** One JSON request; network failures become a clear error. */
-export async function callApi(
-  url: string,
-  method: string,
-  token: string | null,
-  body?: unknown,
-  extraHeaders: Record<string, string> = {},
-): Promise<ApiResponse> {
-  const headers: Record<string, string> = { ...extraHeaders };
-  if (token) headers.authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method,
-      headers,
-      body: body === undefined ? null : JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
-  } catch (err) {
-    throw new ExitError(ExitCode.failure, `cannot reach ${url}: ${(err as Error).message}`);
-  }
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // Not JSON (the metrics text, a log): keep the text.
-  }
-  return { status: res.status, body: parsed };
-}
-
-/** Throws with the API's own error message unless the status is 2xx. */
-export function expectOk(res: ApiResponse): unknown {
-  if (res.status >= 200 && res.status < 300) return res.body;
-  const error = (res.body as { error?: { code?: string; message?: string } } | null)?.error;
-  throw new ExitError(
-    ExitCode.failure,
-    error ? `${error.code ?? 'ERROR'}: ${error.message ?? ''}` : `HTTP ${res.status}`,
-  );
 }

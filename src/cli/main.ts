@@ -2,9 +2,6 @@
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
 import { VERSION } from '../version.js';
 import { usageError } from './args.js';
-import { runCommand, statusCommand, stopCommand } from './daemon-commands.js';
-import { taskCommand } from './task-commands.js';
-import { workerCommand } from './worker-commands.js';
 
 const FIND =
   'Commands that talk to a running gatehouse find it by its data dir: --data-dir D, else --config F (its dataDir), else $GATEHOUSE_DATA_DIR, else ./.gatehouse.';
@@ -40,12 +37,14 @@ gatehouse --version prints the version.
 
 type Command = (args: string[], env: NodeJS.ProcessEnv) => Promise<number | void>;
 
-const COMMANDS: Record<string, Command> = {
-  run: runCommand,
-  status: statusCommand,
-  stop: stopCommand,
-  task: taskCommand,
-  worker: workerCommand,
+// Each command loads only its own modules: a worker's `gatehouse worker complete` or a
+// `gatehouse status` starts without the daemon's server, database and schemas.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  run: async () => (await import('./daemon-commands.js')).runCommand,
+  status: async () => (await import('./daemon-commands.js')).statusCommand,
+  stop: async () => (await import('./daemon-commands.js')).stopCommand,
+  task: async () => (await import('./task-commands.js')).taskCommand,
+  worker: async () => (await import('./worker-commands.js')).workerCommand,
 };
 
 export async function main(argv: string[]): Promise<void> {
@@ -67,7 +66,7 @@ export async function main(argv: string[]): Promise<void> {
       );
       return;
     }
-    const code = await command(rest, process.env);
+    const code = await (await command())(rest, process.env);
     if (typeof code === 'number') process.exit(code);
   } catch (err) {
     if (err instanceof ExitError) {

@@ -2,8 +2,9 @@
 import { open } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Run, Task } from '../kanban/model/types.js';
+import { callApi, expectOk } from './api-client.js';
 import { parseDuration, parseFlags, parseInteger, usageError } from './args.js';
-import { baseUrl, callApi, cliConfig, expectOk, requireInstance } from './instance-client.js';
+import { baseUrl, cliConfig, requireInstance } from './instance-client.js';
 import { print } from './output.js';
 
 const common = {

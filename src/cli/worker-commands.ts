@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
 import { parseDuration, parseFlags, usageError } from './args.js';
-import { callApi, expectOk, type ApiResponse } from './instance-client.js';
+import { callApi, expectOk, type ApiResponse } from './api-client.js';
 
 interface RunEnv {
   url: string;

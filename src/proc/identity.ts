@@ -40,14 +40,3 @@ export function pidExists(pid: number, identity?: ProcessIdentity): boolean {
 export function sameIdentity(a: ProcessIdentity, b: ProcessIdentity): boolean {
   return a.pid === b.pid && a.startTime === b.startTime && a.bootId === b.bootId;
 }
-
-/** True if `stat` (from a process-table snapshot) is the live, non-zombie process `identity` names. */
-export function statMatches(stat: ProcStat | undefined, identity: ProcessIdentity): boolean {
-  return (
-    stat !== undefined &&
-    !isZombie(stat) &&
-    stat.pid === identity.pid &&
-    stat.startTime === identity.startTime &&
-    identity.bootId === currentBootId()
-  );
-}

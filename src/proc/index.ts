@@ -6,17 +6,11 @@ export {
   readCmdline,
   readEnviron,
   readProcStat,
+  scanProcesses,
   startTimeNow,
 } from './proc-stat.js';
 export type { ProcStat } from './proc-stat.js';
-export {
-  currentBootId,
-  identityOf,
-  isZombie,
-  pidExists,
-  sameIdentity,
-  statMatches,
-} from './identity.js';
+export { currentBootId, identityOf, isZombie, pidExists, sameIdentity } from './identity.js';
 export type { ProcessIdentity } from './identity.js';
 export { terminateProcess, terminateRun } from './terminate.js';
 export type { RunProof, TerminateOptions, TerminateResult } from './terminate.js';

@@ -89,13 +89,34 @@ export function readProcStat(pid: number): ProcStat | null {
   return readPsStat(pid);
 }
 
+function procPids(): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number);
+}
+
 /** Every process on the machine (zombies included), read in one pass. */
 export function listProcesses(): ProcStat[] {
   if (!hasProc) return listPs();
   const all: ProcStat[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const stat = readProcStat(Number(name));
+  for (const pid of procPids()) {
+    const stat = readProcStat(pid);
+    if (stat) all.push(stat);
+  }
+  return all;
+}
+
+/**
+ * listProcesses for a table too large to read in one go: it yields to the event loop after
+ * every `slice` processes, so requests and exits are served while it reads.
+ */
+export async function scanProcesses(slice = 128): Promise<ProcStat[]> {
+  if (!hasProc) return listPs();
+  const all: ProcStat[] = [];
+  const pids = procPids();
+  for (let i = 0; i < pids.length; i++) {
+    if (i > 0 && i % slice === 0) await new Promise((resolve) => setImmediate(resolve));
+    const stat = readProcStat(pids[i]!);
     if (stat) all.push(stat);
   }
   return all;

@@ -1,7 +1,8 @@
-// The dispatch loop: ready tasks become supervised workers, one pass per wake-up, with a tick
-// as the safety net and the clock for adopted workers, deadlines, leftovers and samples.
+// The dispatch loop: ready tasks become supervised workers, one spawn per turn of the event
+// loop, with a tick as the safety net and the clock for adopted workers, deadlines, leftovers
+// and samples.
 import type { Config, Profile } from '../../config/schema.js';
-import { listProcesses, startTimeNow, statMatches, type ProcStat } from '../../proc/index.js';
+import { pidExists, scanProcesses, startTimeNow } from '../../proc/index.js';
 import type { Kanban } from '../kanban.js';
 import { WAKE_KINDS } from '../model/events.js';
 import { claimTask, type Claim } from '../moves/claim.js';
@@ -39,6 +40,9 @@ export class Dispatcher {
   private unsubscribe: (() => void) | null = null;
   private wakePending = false;
   private ticking = false;
+  private sampling = false;
+  /** Where the next dispatch pass starts among the profiles (round robin). */
+  private nextProfile = 0;
   private stopping = false;
   private baseUrl = '';
   /** Durations of recent ticks in ms, newest last (for metrics and benchmarks). */
@@ -169,22 +173,23 @@ export class Dispatcher {
     this.inFlight.add(running);
   }
 
-  /** The best ready task of every profile with a free slot, within the global cap. */
-  dispatch(): void {
-    if (this.stopping) return;
-    let free = this.workers.maxConcurrent - this.live.size;
-    if (free <= 0) return;
+  /**
+   * Starts the best ready task of the next profile, in turn, with a free slot within the global
+   * cap, and asks for another pass: one spawn per turn of the event loop, because a spawn blocks
+   * the loop for a fork and requests that arrive during a burst are served between spawns.
+   */
+  private dispatch(): void {
+    if (this.stopping || this.live.size >= this.workers.maxConcurrent) return;
     const now = this.board.clock();
     const busy = this.live.countByProfile();
-    for (const profile of Object.values(this.workers.profiles)) {
-      if (free <= 0) break;
-      const slots = Math.min(free, (profile.maxConcurrent ?? Infinity) - (busy[profile.name] ?? 0));
-      if (slots <= 0) continue;
+    const profiles = Object.values(this.workers.profiles);
+    for (let i = 0; i < profiles.length; i++) {
+      const turn = (this.nextProfile + i) % profiles.length;
+      const profile = profiles[turn]!;
+      if ((busy[profile.name] ?? 0) >= (profile.maxConcurrent ?? Infinity)) continue;
       const isDefault = profile.name === this.workers.defaultProfile;
-      // A few more than the slots: a task whose last run still lingers is skipped, not waited on.
-      let taken = 0;
-      for (const task of this.board.tasks.dispatchable(now, profile.name, isDefault, slots + 8)) {
-        if (taken >= slots) break;
+      // A few candidates: a task whose last run still lingers is skipped, not waited on.
+      for (const task of this.board.tasks.dispatchable(now, profile.name, isDefault, 9)) {
         const claim = this.board.transact((tx) =>
           claimTask(tx, {
             taskId: task.id,
@@ -195,9 +200,10 @@ export class Dispatcher {
           }),
         );
         if (!claim) continue;
-        taken++;
-        free--;
+        this.nextProfile = (turn + 1) % profiles.length;
         this.launch(claim, profile);
+        this.wake();
+        return;
       }
     }
   }
@@ -270,19 +276,17 @@ export class Dispatcher {
     this.track('run ending', () => this.endings.end(worker));
   }
 
-  /** The safety net: adopted workers' liveness, unfinished endings, deadlines, leftovers, samples. */
+  /** The safety net: adopted workers' liveness, unfinished endings, deadlines, leftovers; then samples. */
   async tick(): Promise<void> {
     if (this.ticking || this.stopping) return;
     this.ticking = true;
     const started = performance.now();
     try {
-      // One snapshot of the process table serves liveness and sampling for every worker.
-      const snapshot = this.live.size > 0 ? listProcesses() : [];
-      const byPid = new Map(snapshot.map((p) => [p.pid, p]));
+      // Adopted leaders (no exit event will come for them) are checked by their own stat only.
       const seenAt = startTimeNow();
       for (const w of this.live.all()) {
         if (w.exit === undefined && w.child === null) {
-          if (w.leader && statMatches(byPid.get(w.leader.pid), w.leader)) w.groupHeldUntil = seenAt;
+          if (w.leader && pidExists(w.leader.pid, w.leader)) w.groupHeldUntil = seenAt;
           else w.exit = null;
         }
         if (w.exit !== undefined) this.endRun(w);
@@ -295,7 +299,6 @@ export class Dispatcher {
         if (!w || w.exit === undefined)
           this.track('reap', () => this.reaper.reap(run, w?.groupHeldUntil ?? null));
       }
-      await this.sample(snapshot);
       this.giveUpStranded();
       this.dispatch();
     } finally {
@@ -306,6 +309,7 @@ export class Dispatcher {
       this.deps.observeTick?.(ms);
       if (this.tickDurations.length > 100) this.tickDurations.shift();
     }
+    this.startSampling();
   }
 
   /** Ready tasks assigned to a profile that is not configured can never run: blocked, said why. */
@@ -315,9 +319,21 @@ export class Dispatcher {
     }
   }
 
-  private async sample(snapshot: readonly ProcStat[]): Promise<void> {
+  /**
+   * One sample of every live worker's group per tick, from a scan of the process table that
+   * runs beside the event loop rather than inside the tick (a table of thousands of processes
+   * takes tens of ms to read). A tick that finds the previous scan still going starts none.
+   */
+  private startSampling(): void {
+    if (this.sampling || this.live.size === 0) return;
+    this.sampling = true;
+    this.track('sample', () => this.sample().finally(() => (this.sampling = false)));
+  }
+
+  private async sample(): Promise<void> {
+    const snapshot = await scanProcesses();
     const workers = this.live.all().filter((w) => w.leader !== null && w.exit === undefined);
-    if (workers.length === 0) return;
+    if (workers.length === 0 || this.stopping) return;
     const samples = await this.sampler.sample(
       snapshot,
       workers.map((w) => w.leader!.pid),

@@ -1,6 +1,6 @@
-// CPU and memory of live workers' process groups. On Linux from the tick's one snapshot of the
-// process table (which also serves liveness); elsewhere the snapshot (ps) says who is in which
-// group and pidusage measures them.
+// CPU and memory of live workers' process groups. On Linux from one snapshot of the process
+// table per tick; elsewhere the snapshot (ps) says who is in which group and pidusage measures
+// them.
 import { isZombie, processUsage, type ProcStat, type Usage } from '../../proc/index.js';
 
 export interface GroupSample {
