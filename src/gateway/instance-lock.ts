@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import { ExitCode, ExitError } from './exit-codes.js';
 
 export const LOCK_FILE = 'gatehouse.lock';
+const LOCK_PATIENCE_MS = 250;
 
 /**
  * Holds an exclusive SQLite transaction on the lock file for the life of the instance. The
@@ -12,9 +13,13 @@ export const LOCK_FILE = 'gatehouse.lock';
 export class InstanceLock {
   private constructor(private readonly db: Database.Database) {}
 
-  /** The lock, or null while another process holds it. */
+  /**
+   * The lock, or null while another process holds it. A start that merely reads the file at the
+   * same moment (two racing starts both do) holds it for microseconds: the attempt waits up to
+   * LOCK_PATIENCE_MS for that, or two racing starts can each see the other and both give up.
+   */
   static tryAcquire(path: string): InstanceLock | null {
-    const db = new Database(path, { timeout: 0 });
+    const db = new Database(path, { timeout: LOCK_PATIENCE_MS });
     try {
       db.exec('BEGIN EXCLUSIVE');
       return new InstanceLock(db);

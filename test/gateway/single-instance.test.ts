@@ -1,9 +1,18 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { InstanceLock, LOCK_FILE } from '../../src/gateway/instance-lock.js';
 import { identityOf, pidExists } from '../../src/proc/index.js';
-import { pidRecord, startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
+import {
+  ROOT,
+  pidRecord,
+  startDaemon,
+  tempDir,
+  waitServing,
+  writeConfig,
+} from '../helpers/daemon.js';
 import { spawnTracked } from '../helpers/procs.js';
+import { waitFor } from '../helpers/wait.js';
 
 describe('single instance per data dir', () => {
   it('refuses a second plain run with exit 73 while the owner keeps serving', async () => {
@@ -28,6 +37,30 @@ describe('single instance per data dir', () => {
       expect((await first.exited).code).toBe(73);
       await waitServing(dataDir, winner.pid);
     }
+  });
+
+  it('takes the lock that a racing start touched only for a moment', async () => {
+    // Two starts at the same instant both read the lock file before either can lock it; with
+    // no patience at all each saw the other and both exited 73, leaving nobody serving.
+    const path = join(tempDir(), LOCK_FILE);
+    InstanceLock.tryAcquire(path)!.release();
+    const reader = spawnTracked(
+      [
+        process.execPath,
+        '-e',
+        `const db = new (require('better-sqlite3'))(process.argv[1]);
+         db.exec('BEGIN'); db.prepare('SELECT count(*) FROM sqlite_master').get();
+         console.log('reading');
+         setTimeout(() => db.exec('COMMIT'), 30);`,
+        path,
+      ],
+      { cwd: ROOT },
+    );
+    await waitFor('the reader to hold its lock', () => reader.output().includes('reading'));
+    const lock = InstanceLock.tryAcquire(path);
+    expect(lock).not.toBeNull();
+    lock?.release();
+    expect((await reader.closed).code).toBe(0);
   });
 
   it.each([
