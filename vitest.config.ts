@@ -1,13 +1,17 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
-// Tests spawn and signal real processes: each file runs in its own forked process.
+/** The long runs: `npm run test:long` (chaos, soak) and `npm run test:systemd`; CI runs both. */
+export const LONG_RUNS = ['test/chaos/**', 'test/soak/**', 'test/systemd/**'];
+
+// `npm test`: every other file, several at a time, each in its own forked process (tests spawn
+// and signal real processes). Tests wait for states with deadlines rather than for time, so a
+// loaded machine makes them slower, not red; speed is measured in bench/, not asserted here.
 export default defineConfig({
   test: {
     pool: 'forks',
-    // One file at a time: the chaos and soak runs load both cores, and timing-sensitive tests
-    // beside them would measure the machine rather than gatehouse.
-    fileParallelism: false,
+    maxWorkers: 3,
     include: ['test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, ...LONG_RUNS],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
