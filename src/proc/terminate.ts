@@ -7,7 +7,8 @@ import {
   sameIdentity,
   type ProcessIdentity,
 } from './identity.js';
-import { listProcesses, readEnviron, startTimeNow, type ProcStat } from './proc-stat.js';
+import { startTimeNow, type ProcStat } from './proc-stat.js';
+import { ProcessTable, freshProcessTable } from './process-table.js';
 import { waitUntil } from './wait.js';
 
 export interface TerminateOptions {
@@ -31,22 +32,23 @@ export interface TerminateResult {
 }
 
 interface Target {
-  alive(): number[];
+  alive(): Promise<number[]>;
   send(signal: NodeJS.Signals): void;
 }
 
 async function escalate(target: Target, opts: TerminateOptions): Promise<TerminateResult> {
-  const before = target.alive();
+  const before = await target.alive();
   if (before.length === 0)
     return { terminated: true, sigkill: false, survived: false, ended: [], survivors: [] };
   target.send('SIGTERM');
   let sigkill = false;
-  if (!(await waitUntil(() => target.alive().length === 0, opts.graceMs))) {
+  const gone = async () => (await target.alive()).length === 0;
+  if (!(await waitUntil(gone, opts.graceMs))) {
     sigkill = true;
     target.send('SIGKILL');
-    await waitUntil(() => target.alive().length === 0, opts.killWaitMs);
+    await waitUntil(gone, opts.killWaitMs);
   }
-  const survivors = target.alive();
+  const survivors = await target.alive();
   const after = new Set(survivors);
   return {
     terminated: after.size === 0,
@@ -75,7 +77,7 @@ export function terminateProcess(
 ): Promise<TerminateResult> {
   return escalate(
     {
-      alive: () => (pidExists(identity.pid, identity) ? [identity.pid] : []),
+      alive: () => Promise.resolve(pidExists(identity.pid, identity) ? [identity.pid] : []),
       send: (sig) => {
         if (pidExists(identity.pid, identity)) signal(identity.pid, sig);
       },
@@ -101,11 +103,15 @@ export interface RunProof {
  * anywhere on the machine, processes that started after the leader in this boot and carry the
  * run's marker (background jobs that called setsid). Anything else is left alone.
  */
-function provenRunProcesses(leader: ProcessIdentity, proof: RunProof): ProcStat[] {
+function provenRunProcesses(
+  leader: ProcessIdentity,
+  proof: RunProof,
+  table: ProcessTable,
+): ProcStat[] {
   const holds = leaderHoldsGroup(leader);
   const sameBoot = currentBootId() === leader.bootId;
   const found: ProcStat[] = [];
-  for (const p of listProcesses()) {
+  for (const p of table.processes) {
     if (isZombie(p)) continue;
     if (p.pgid === leader.pid && holds) {
       found.push(p);
@@ -114,7 +120,7 @@ function provenRunProcesses(leader: ProcessIdentity, proof: RunProof): ProcStat[
     if (!sameBoot || p.startTime < leader.startTime || p.pid === process.pid) continue;
     const early = proof.groupHeldUntil !== null && p.startTime <= proof.groupHeldUntil;
     if (p.pgid === leader.pid && early) found.push(p);
-    else if (proof.marker !== null && (readEnviron(p.pid)?.includes(proof.marker) ?? false))
+    else if (proof.marker !== null && (table.environ(p.pid)?.includes(proof.marker) ?? false))
       found.push(p);
   }
   return found;
@@ -144,11 +150,16 @@ export function terminateRun(
   };
   return escalate(
     {
-      alive: () => provenRunProcesses(leader, current()).map((p) => p.pid),
+      // Whether anything is left: from a table read shared with the endings that asked at the
+      // same time. What to signal: from a table read right before the signal.
+      alive: async () => {
+        const table = await freshProcessTable();
+        return provenRunProcesses(leader, current(), table).map((p) => p.pid);
+      },
       send: (sig) => {
         const asGroup = leaderHoldsGroup(leader);
         if (asGroup) signal(-leader.pid, sig);
-        for (const member of provenRunProcesses(leader, current())) {
+        for (const member of provenRunProcesses(leader, current(), ProcessTable.read())) {
           if (asGroup && member.pgid === leader.pid) continue;
           const still = identityOf(member.pid);
           if (still && still.startTime === member.startTime) signal(member.pid, sig);
