@@ -56,6 +56,7 @@ export class TaskStore {
   private readonly childrenOf;
   private readonly countByStatus;
   private readonly readyQueue;
+  private readonly unassignedQueue;
   private readonly strandedQueue;
   private readonly runningTasks;
   private readonly openTasks;
@@ -70,13 +71,15 @@ export class TaskStore {
     this.countByStatus = db.prepare<[], { status: TaskStatus; n: number }>(
       'SELECT status, count(*) AS n FROM tasks GROUP BY status',
     );
-    this.readyQueue = db.prepare<
-      [{ now: number; profile: string; isDefault: number; limit: number }],
-      TaskRow
-    >(`SELECT *, ${PARENTS} FROM tasks
-      WHERE status = 'ready' AND (not_before IS NULL OR not_before <= @now)
-        AND (assignee = @profile OR (@isDefault AND assignee IS NULL))
-      ORDER BY priority DESC, seq LIMIT @limit`);
+    // Each walks the dispatch index in order and stops at the limit: no sort of the whole queue.
+    const ready = (assignee: string) =>
+      db.prepare<[{ now: number; profile: string; limit: number }], TaskRow>(
+        `SELECT *, ${PARENTS} FROM tasks
+          WHERE status = 'ready' AND ${assignee} AND (not_before IS NULL OR not_before <= @now)
+          ORDER BY priority DESC, seq LIMIT @limit`,
+      );
+    this.readyQueue = ready('assignee = @profile');
+    this.unassignedQueue = ready('assignee IS NULL AND @profile IS NOT NULL');
     this.strandedQueue = db.prepare<[string], { id: string; assignee: string }>(
       `SELECT id, assignee FROM tasks WHERE status = 'ready' AND assignee IS NOT NULL
         AND assignee NOT IN (SELECT value FROM json_each(?)) LIMIT 100`,
@@ -131,9 +134,12 @@ export class TaskStore {
    * unassigned tasks count as the default profile's.
    */
   dispatchable(now: number, profile: string, isDefault: boolean, limit: number): Task[] {
-    return this.readyQueue
-      .all({ now, profile, isDefault: isDefault ? 1 : 0, limit })
-      .map((r) => this.toTask(r));
+    const rows = this.readyQueue.all({ now, profile, limit });
+    if (isDefault) {
+      rows.push(...this.unassignedQueue.all({ now, profile, limit }));
+      rows.sort((a, b) => b.priority - a.priority || a.seq - b.seq).splice(limit);
+    }
+    return rows.map((r) => this.toTask(r));
   }
 
   /** Ready tasks assigned to a profile that is not configured (any more). */
