@@ -91,6 +91,7 @@ export async function run() {
         value: loadedRss,
         baselineName: 'idle daemon, empty board',
         baseline: idleRss,
+        goal: '<= 100 MiB',
       },
     ]);
   } finally {

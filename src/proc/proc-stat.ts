@@ -1,6 +1,7 @@
 // The kernel's facts about one process (state, parent, group, session, start time), from /proc or ps.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { endianness } from 'node:os';
 
 export interface ProcStat {
   pid: number;
@@ -19,20 +20,44 @@ export interface ProcStat {
 
 const hasProc = process.platform === 'linux';
 
-/** Clock ticks per second and page size, the units of /proc/<pid>/stat (read once). */
-function sysconf(name: string, fallback: number): number {
-  if (!hasProc) return fallback;
+const AT_PAGESZ = 6;
+const AT_CLKTCK = 17;
+const WORD = ['arm', 'ia32', 'mips', 'mipsel', 'ppc', 's390'].includes(process.arch) ? 4 : 8;
+
+/**
+ * Clock ticks per second and page size, the units of /proc/<pid>/stat, as getconf would say
+ * them: from the auxiliary vector the kernel gave this process (pairs of native words), so
+ * start-up runs no subprocess for them.
+ */
+function readKernelUnits(): { clockTicks: number; pageSize: number } {
+  const units = { clockTicks: 100, pageSize: 4096 };
+  if (!hasProc) return units;
   try {
-    const value = Number(execFileSync('getconf', [name], { encoding: 'utf8' }).trim());
-    return Number.isFinite(value) && value > 0 ? value : fallback;
+    const auxv = readFileSync('/proc/self/auxv');
+    const read = (at: number) =>
+      Number(
+        WORD === 8
+          ? endianness() === 'LE'
+            ? auxv.readBigUInt64LE(at)
+            : auxv.readBigUInt64BE(at)
+          : endianness() === 'LE'
+            ? auxv.readUInt32LE(at)
+            : auxv.readUInt32BE(at),
+      );
+    for (let at = 0; at + 2 * WORD <= auxv.length; at += 2 * WORD) {
+      const value = read(at + WORD);
+      if (read(at) === AT_CLKTCK && value > 0) units.clockTicks = value;
+      if (read(at) === AT_PAGESZ && value > 0) units.pageSize = value;
+    }
   } catch {
-    return fallback;
+    // Keep Linux's usual units.
   }
+  return units;
 }
-// Read on first use, not at import: start-up runs no subprocess it does not need.
+
 let units: { clockTicks: number; pageSize: number } | undefined;
 function kernelUnits(): { clockTicks: number; pageSize: number } {
-  units ??= { clockTicks: sysconf('CLK_TCK', 100), pageSize: sysconf('PAGESIZE', 4096) };
+  units ??= readKernelUnits();
   return units;
 }
 
