@@ -3,7 +3,8 @@ import Database from 'better-sqlite3';
 import { ExitCode, ExitError } from './exit-codes.js';
 
 export const LOCK_FILE = 'gatehouse.lock';
-const LOCK_PATIENCE_MS = 250;
+/** How long a start waits out a lock that no live instance holds (see tryAcquire). */
+export const LOCK_PATIENCE_MS = 250;
 
 /**
  * Holds an exclusive SQLite transaction on the lock file for the life of the instance. The
@@ -15,11 +16,11 @@ export class InstanceLock {
 
   /**
    * The lock, or null while another process holds it. A start that merely reads the file at the
-   * same moment (two racing starts both do) holds it for microseconds: the attempt waits up to
-   * LOCK_PATIENCE_MS for that, or two racing starts can each see the other and both give up.
+   * same moment (two racing starts both do) holds it for microseconds; `patienceMs` waits that
+   * out, or two racing starts can each see the other and both give up.
    */
-  static tryAcquire(path: string): InstanceLock | null {
-    const db = new Database(path, { timeout: LOCK_PATIENCE_MS });
+  static tryAcquire(path: string, patienceMs = 0): InstanceLock | null {
+    const db = new Database(path, { timeout: patienceMs });
     try {
       db.exec('BEGIN EXCLUSIVE');
       return new InstanceLock(db);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { currentBootId, identityOf, type ProcessIdentity } from '../proc/index.js';
 import { ExitCode, ExitError } from './exit-codes.js';
-import { InstanceLock, LOCK_FILE } from './instance-lock.js';
+import { InstanceLock, LOCK_FILE, LOCK_PATIENCE_MS } from './instance-lock.js';
 import { PID_FILE, ownerIsLive, readPidFile, writePidFile, type PidRecord } from './pid-file.js';
 import { TAKEOVER_FILE, clearTakeover, endOwner } from './takeover.js';
 
@@ -47,9 +47,16 @@ export async function acquireInstance(opts: AcquireOptions): Promise<Instance> {
   const pidPath = join(opts.dataDir, PID_FILE);
   const lockPath = join(opts.dataDir, LOCK_FILE);
   const markPath = join(opts.dataDir, TAKEOVER_FILE);
+  const liveOwner = () => {
+    const record = readPidFile(pidPath);
+    return record !== null && ownerIsLive(record, opts.dataDir) ? record : null;
+  };
   let deadline = Date.now() + opts.replaceTimeoutMs;
   for (;;) {
-    const lock = InstanceLock.tryAcquire(lockPath);
+    // No live instance holds it: perhaps another start touching the file this very moment.
+    const lock =
+      InstanceLock.tryAcquire(lockPath) ??
+      (liveOwner() ? null : InstanceLock.tryAcquire(lockPath, LOCK_PATIENCE_MS));
     if (lock) {
       const uncleanPrevious = existsSync(pidPath);
       if (uncleanPrevious)
@@ -67,16 +74,15 @@ export async function acquireInstance(opts: AcquireOptions): Promise<Instance> {
       writePidFile(pidPath, record);
       return { lock, self, pidPath, record, uncleanPrevious };
     }
-    const owner = readPidFile(pidPath);
-    const live = owner !== null && ownerIsLive(owner, opts.dataDir);
+    const owner = liveOwner();
     if (!opts.replace) {
-      const who = live ? `pid ${owner.pid}` : 'another instance that is starting';
+      const who = owner ? `pid ${owner.pid}` : 'another instance that is starting';
       throw new ExitError(
         ExitCode.alreadyRunning,
         `gatehouse is already running for ${opts.dataDir} (${who}); use 'gatehouse run --replace' to take over or 'gatehouse stop' to stop it`,
       );
     }
-    if (live) {
+    if (owner) {
       opts.log(`taking over from pid ${owner.pid}`);
       const { sigkill } = await endOwner(owner, markPath, {
         timeoutMs: opts.replaceTimeoutMs,

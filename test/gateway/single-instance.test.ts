@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InstanceLock, LOCK_FILE } from '../../src/gateway/instance-lock.js';
+import { InstanceLock, LOCK_FILE, LOCK_PATIENCE_MS } from '../../src/gateway/instance-lock.js';
 import { identityOf, pidExists } from '../../src/proc/index.js';
 import {
   ROOT,
@@ -57,7 +57,7 @@ describe('single instance per data dir', () => {
       { cwd: ROOT },
     );
     await waitFor('the reader to hold its lock', () => reader.output().includes('reading'));
-    const lock = InstanceLock.tryAcquire(path);
+    const lock = InstanceLock.tryAcquire(path, LOCK_PATIENCE_MS);
     expect(lock).not.toBeNull();
     lock?.release();
     expect((await reader.closed).code).toBe(0);
