@@ -92,8 +92,13 @@ async function burstLatencies(dataDir, spawning) {
   const gh = await startGatehouse(dataDir, {
     maxConcurrent: spawning ? 200 : 0,
     defaultProfile: 'burst',
-    profiles: { burst: { command: ['/bin/sleep', '60'], maxConcurrent: 200 } },
+    profiles: {
+      burst: { command: ['/bin/sleep', '60'], maxConcurrent: 200 },
+      parked: { command: ['/bin/true'], maxConcurrent: 0 },
+    },
   });
+  // Warm: the first requests compile their schemas and the JIT has not run yet.
+  for (let i = 0; i < 100; i++) await postTask(gh.url, { title: 'warm', assignee: 'parked' });
   const latencies = [];
   let next = 0;
   const lane = async () => {
@@ -120,12 +125,15 @@ async function burstLatencies(dataDir, spawning) {
 function seedTasks(dataDir, n) {
   const db = openDatabase(join(dataDir, 'gatehouse.db'));
   const insert = db.prepare(
-    'INSERT INTO tasks (id, title, status, created_at, updated_at, origin) VALUES (?, ?, ?, ?, ?, \'{"kind":"api"}\')',
+    'INSERT INTO tasks (id, title, status, created_at, updated_at, origin, block_reason) VALUES (?, ?, ?, ?, ?, \'{"kind":"api"}\', ?)',
   );
   const statuses = ['ready', 'done', 'blocked', 'archived'];
   db.transaction(() => {
-    for (let i = 0; i < n; i++)
-      insert.run(`t_${randomBytes(6).toString('hex')}`, `task ${i}`, statuses[i % 4], i, i);
+    for (let i = 0; i < n; i++) {
+      const status = statuses[i % 4];
+      const reason = status === 'blocked' ? 'seeded' : null;
+      insert.run(`t_${randomBytes(6).toString('hex')}`, `task ${i}`, status, i, i, reason);
+    }
   })();
   db.close();
 }
