@@ -132,15 +132,15 @@ export function listProcesses(): ProcStat[] {
 }
 
 /**
- * listProcesses for a table too large to read in one go: it yields to the event loop after
- * every `slice` processes, so requests and exits are served while it reads.
+ * listProcesses for a table too large to read in one go: it yields to the event loop before
+ * every `slice` processes (the first too), so requests and exits are served while it reads.
  */
 export async function scanProcesses(slice = 128): Promise<ProcStat[]> {
   if (!hasProc) return listPs();
   const all: ProcStat[] = [];
   const pids = procPids();
   for (let i = 0; i < pids.length; i++) {
-    if (i > 0 && i % slice === 0) await new Promise((resolve) => setImmediate(resolve));
+    if (i % slice === 0) await new Promise((resolve) => setImmediate(resolve));
     const stat = readProcStat(pids[i]!);
     if (stat) all.push(stat);
   }

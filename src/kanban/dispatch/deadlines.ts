@@ -24,7 +24,7 @@ export class Deadlines {
   check(): void {
     const { board, live, terminations, workers } = this.deps;
     const now = board.clock();
-    for (const task of board.tasks.running()) {
+    for (const task of board.tasks.runningDeadlines()) {
       const runId = task.currentRunId;
       if (runId === null) continue;
       if (isTerminationOp(task.terminating)) {

@@ -41,6 +41,13 @@ export interface TaskLease {
   terminating: string | null;
 }
 
+/** A running task as the dispatcher's clock sees it. */
+export interface RunningDeadline extends TaskLease {
+  id: string;
+  currentRunId: string | null;
+  maxRuntimeSeconds: number | null;
+}
+
 export interface TaskFilter {
   status?: TaskStatus | undefined;
   assignee?: string | undefined;
@@ -59,6 +66,7 @@ export class TaskStore {
   private readonly unassignedQueue;
   private readonly strandedQueue;
   private readonly runningTasks;
+  private readonly runningDeadlineRows;
   private readonly openTasks;
   private readonly pendingTermination;
   private readonly listStatements = new Map<string, ReturnType<Db['prepare']>>();
@@ -92,6 +100,11 @@ export class TaskStore {
     );
     this.runningTasks = db.prepare<[], TaskRow>(
       `SELECT *, ${PARENTS} FROM tasks WHERE status = 'running'`,
+    );
+    this.runningDeadlineRows = db.prepare<[], RunningDeadline>(
+      `SELECT id, current_run_id AS currentRunId, max_runtime_seconds AS maxRuntimeSeconds,
+        lease_expires_at AS leaseExpiresAt, last_heartbeat_at AS lastHeartbeatAt, terminating
+      FROM tasks WHERE status = 'running'`,
     );
   }
 
@@ -159,6 +172,11 @@ export class TaskStore {
   /** The termination pending on a running task, or null. */
   terminatingOf(id: string): string | null {
     return this.pendingTermination.get(id)?.terminating ?? null;
+  }
+
+  /** What the tick checks of every running task, and nothing else of the row (it runs often). */
+  runningDeadlines(): RunningDeadline[] {
+    return this.runningDeadlineRows.all();
   }
 
   running(): (Task & TaskLease)[] {
