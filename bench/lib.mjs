@@ -96,8 +96,9 @@ export function start(argv, opts = {}) {
   return child;
 }
 
+/** The daemon as contrib/gatehouse.service, the Dockerfile and `npm start` run it. */
 export function gatehouse(args, opts) {
-  return start([process.execPath, BIN, ...args], opts);
+  return start([process.execPath, '--max-semi-space-size=1', BIN, ...args], opts);
 }
 
 export function stopAll() {

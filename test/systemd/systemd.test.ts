@@ -84,10 +84,8 @@ function installUnit(): void {
     .replace(/^User=.*$/m, 'User=nobody')
     .replace(/^WorkingDirectory=.*$/m, `WorkingDirectory=${scratch}`)
     .replace(/GATEHOUSE_DATA_DIR=\S+/, `GATEHOUSE_DATA_DIR=${scratch}/data`)
-    .replace(
-      '/usr/bin/node /opt/gatehouse/bin/gatehouse.js',
-      `${process.execPath} ${ROOT}/bin/gatehouse.js`,
-    )
+    .replace(/^ExecStart=\/usr\/bin\/node /m, `ExecStart=${process.execPath} `)
+    .replace('/opt/gatehouse/bin/gatehouse.js', `${ROOT}/bin/gatehouse.js`)
     .replace('/etc/gatehouse/gatehouse.json', `${scratch}/gatehouse.json`);
   writeFileSync(join(scratch, 'gatehouse.service'), unit);
   inside(['cp', join(scratch, 'gatehouse.service'), '/etc/systemd/system/gatehouse.service']);
