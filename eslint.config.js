@@ -13,6 +13,7 @@ export default tseslint.config(
       'eslint.config.js',
       'vitest.config.ts',
       'vitest.systemd.config.ts',
+      'vitest.long.config.ts',
     ],
   },
   ...tseslint.configs.recommendedTypeChecked,
@@ -48,6 +49,17 @@ export default tseslint.config(
             {
               name: 'better-sqlite3',
               message: 'Only the store (src/kanban/store) opens the database.',
+            },
+            {
+              name: '@sinclair/typebox',
+              allowTypeImports: true,
+              message:
+                'Build schemas with src/schema-types.ts: loading TypeBox costs 80 ms of start-up.',
+            },
+            {
+              name: '@sinclair/typebox/value',
+              allowTypeImports: true,
+              message: 'Loaded only to explain an invalid config (src/config/load.ts).',
             },
           ],
         },

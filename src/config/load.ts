@@ -1,7 +1,9 @@
 // Reads the configuration once: defaults, then the file, then environment, then flags; validates and freezes it.
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { Value, type ValueError } from '@sinclair/typebox/value';
+import type { ValueError } from '@sinclair/typebox/value';
+import { matches } from '../schema-check.js';
 import { DEFAULT_BREAKER, defaultConfig } from './defaults.js';
 import {
   ConfigSchema,
@@ -138,12 +140,15 @@ function describeError(error: ValueError): string {
 }
 
 function validate(candidate: unknown): RawConfig {
+  if (matches(ConfigSchema, candidate)) return candidate as RawConfig;
+  // TypeBox explains it best (which key, what each alternative accepts); loaded only for this.
+  const { Value } = createRequire(import.meta.url)(
+    '@sinclair/typebox/value',
+  ) as typeof import('@sinclair/typebox/value');
   const first = Value.Errors(ConfigSchema, candidate).First();
-  if (first) {
-    const key = first.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
-    throw new ConfigError(key, describeError(first));
-  }
-  return candidate as RawConfig;
+  if (!first) throw new Error('the config check and TypeBox disagree about this config');
+  const key = first.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
+  throw new ConfigError(key, describeError(first));
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;

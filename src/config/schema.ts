@@ -1,5 +1,5 @@
 // The configuration's shape: one schema that both validates the file and types the result.
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static } from '../schema-types.js';
 
 const strict = { additionalProperties: false } as const;
 /** The longest a Node timer can wait (2^31 − 1 ms, about 24.8 days): every duration stays below. */

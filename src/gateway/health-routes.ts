@@ -1,5 +1,5 @@
 // GET /health (the process serves) and GET /ready (each subsystem's report).
-import { Type } from '@sinclair/typebox';
+import { Type } from '../schema-types.js';
 import type { FastifyInstance } from 'fastify';
 import { Ready, describe } from './routes/responses.js';
 

@@ -1,5 +1,5 @@
 // /events backfill, the /events/stream websocket, and run logs.
-import type { Static } from '@sinclair/typebox';
+import type { Static } from '../../schema-types.js';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Board } from '../../kanban/board.js';

@@ -1,5 +1,5 @@
 // /platform: adapters' state and breakers, operator control, sends, and signed inbound webhooks.
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static } from '../../schema-types.js';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Platforms } from '../../platforms/platforms.js';

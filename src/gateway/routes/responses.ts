@@ -1,6 +1,6 @@
 // What every route answers, as named schemas: the OpenAPI document's components, and what the
 // contract test checks real answers against. They document; answers are serialized as is.
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type TSchema } from '../../schema-types.js';
 import { ALL_EVENT_KINDS } from '../../kanban/model/events.js';
 import { RUN_OUTCOMES, TASK_STATUSES } from '../../kanban/model/types.js';
 

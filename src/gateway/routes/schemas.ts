@@ -1,5 +1,5 @@
 // Request schemas shared by the routes: the same ones validate requests and describe the API.
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../schema-types.js';
 import { TASK_STATUSES } from '../../kanban/model/types.js';
 
 const strict = { additionalProperties: false } as const;

@@ -1,5 +1,5 @@
 // /tasks: board CRUD, operator transitions, runs and events of a task.
-import type { Static } from '@sinclair/typebox';
+import type { Static } from '../../schema-types.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Board } from '../../kanban/board.js';

@@ -1,5 +1,5 @@
 // Worker routes: complete, block and heartbeat, each authorised by the run's own token.
-import type { Static } from '@sinclair/typebox';
+import type { Static } from '../../schema-types.js';
 import type { FastifyInstance } from 'fastify';
 import type { WorkerActions } from '../../kanban/worker-actions.js';
 import { bearerToken } from '../auth.js';
