@@ -112,8 +112,10 @@ async function burstLatencies(dataDir, spawning) {
     await postTask(gh.url, { title: `child ${i}`, assignee, parents: [parent.id] });
   // Warm: the first requests compile their schemas and the JIT has not run yet.
   for (let i = 0; i < 100; i++) await postTask(gh.url, { title: 'warm', assignee: 'parked' });
-  const running = async () =>
-    (await (await fetch(`${gh.url}/tasks?status=running&limit=1000`)).json()).tasks.length;
+  // Progress is read from the database, so that every request timed is a probe.
+  const board = new Database(join(dataDir, 'gatehouse.db'), { readonly: true });
+  const count = board.prepare("SELECT count(*) AS n FROM tasks WHERE status = 'running'");
+  const running = () => count.get().n;
   const latencies = [];
   const probe = async () => {
     const t0 = performance.now();
@@ -123,8 +125,9 @@ async function burstLatencies(dataDir, spawning) {
   writeFileSync(gate, '');
   // Until the children are ready (and, spawning, all running), then as many again.
   const until = spawning ? 200 : 0;
-  while ((await running()) !== until || latencies.length < 50) await probe();
+  while (running() !== until || latencies.length < 50) await probe();
   for (let i = latencies.length; i > 0; i--) await probe();
+  board.close();
   // Container mode: the sleepers end with the daemon.
   gh.proc.kill('SIGTERM');
   await gh.proc.exited;
@@ -244,10 +247,10 @@ export async function run() {
           goal: '>= 0.5x',
         },
         {
-          figure: `POST /tasks p99 while 200 workers spawn (median ${median(burst).toFixed(1)} ms, ${burst.length} posts, one at a time)`,
+          figure: `POST /tasks p99 while 200 workers spawn (median ${median(burst).toFixed(1)}, max ${Math.max(...burst).toFixed(0)} ms; ${burst.length} posts, one at a time)`,
           unit: 'ms',
           value: p99(burst),
-          baselineName: `same posts, no spawning (median ${median(quiet).toFixed(1)} ms)`,
+          baselineName: `same posts, no spawning (median ${median(quiet).toFixed(1)}, max ${Math.max(...quiet).toFixed(0)} ms)`,
           baseline: p99(quiet),
           goal: 'p99 <= 5 ms',
         },
