@@ -26,6 +26,8 @@ export interface LiveWorker {
 
 export class LiveWorkers {
   private readonly byRun = new Map<string, LiveWorker>();
+  /** The newest worker of each task (GET /tasks/:id asks for it on every request). */
+  private readonly byTask = new Map<string, LiveWorker>();
 
   get size(): number {
     return this.byRun.size;
@@ -33,6 +35,7 @@ export class LiveWorkers {
 
   add(worker: LiveWorker): void {
     this.byRun.set(worker.runId, worker);
+    this.byTask.set(worker.taskId, worker);
   }
 
   get(runId: string): LiveWorker | undefined {
@@ -42,6 +45,7 @@ export class LiveWorkers {
   /** Removes `worker` if it is still the one registered for its run. */
   remove(worker: LiveWorker): void {
     if (this.byRun.get(worker.runId) === worker) this.byRun.delete(worker.runId);
+    if (this.byTask.get(worker.taskId) === worker) this.byTask.delete(worker.taskId);
   }
 
   all(): LiveWorker[] {
@@ -49,7 +53,7 @@ export class LiveWorkers {
   }
 
   ofTask(taskId: string): LiveWorker | undefined {
-    return this.all().find((w) => w.taskId === taskId);
+    return this.byTask.get(taskId);
   }
 
   countByProfile(): Record<string, number> {
