@@ -19,6 +19,14 @@ function hostName(hostHeader: string): string {
   return bare.endsWith('.') ? bare.slice(0, -1) : bare;
 }
 
+/** "gate.example:8443" → "8443"; "[::1]:80" → "80"; no port → "". */
+function hostPort(hostHeader: string): string {
+  const host = hostHeader.trim();
+  const afterName = host.startsWith('[') ? host.slice(host.indexOf(']') + 1) : host;
+  const parts = afterName.split(':');
+  return parts.length === 2 ? parts[1]! : '';
+}
+
 function isLoopbackName(name: string): boolean {
   return (
     LOOPBACK_NAMES.includes(name) || /^127(\.\d{1,3}){3}$/.test(name) || name.endsWith('.localhost')
@@ -48,7 +56,15 @@ function originAllowed(origin: string, req: FastifyRequest, opts: BrowserGuardOp
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
   if (url.host === (req.headers.host ?? '').toLowerCase()) return true;
-  return opts.allowedHosts.some((allowed) => hostName(allowed) === hostName(url.host));
+  // An allowed name is allowed on its own port only (the scheme's default unless it names
+  // one): another service on the same name is another origin.
+  const defaultPort = url.protocol === 'https:' ? '443' : '80';
+  return opts.allowedHosts.some((allowed) => {
+    const port = hostPort(allowed);
+    return (
+      hostName(allowed) === hostName(url.host) && (port === defaultPort ? '' : port) === url.port
+    );
+  });
 }
 
 export const browserGuard = fp(async (app: FastifyInstance, opts: BrowserGuardOptions) => {

@@ -123,6 +123,15 @@ describe('browsers', () => {
       body,
     );
     expect(proxied.status).toBe(201);
+    // Another service on the allowed name, on another port, is another origin.
+    const otherPort = await raw(
+      gw,
+      'POST',
+      '/tasks',
+      { host: own(gw), origin: 'https://gate.example.ts.net:9443', ...json },
+      body,
+    );
+    expect(otherPort.status).toBe(403);
     const tool = await raw(gw, 'POST', '/tasks', { host: own(gw), ...json }, body);
     expect(tool.status).toBe(201);
     const nullOrigin = await raw(
