@@ -213,6 +213,19 @@ describe('supervision', () => {
     expect((await getTask(gw, task.id)).runs[0].outcome).toBe('archived');
   });
 
+  it('starts the next task as soon as an archive has ended the running one, not at the next tick', async () => {
+    // The tick is a minute away: only the archive itself can free the one slot in time.
+    const gw = await gatewayWith(
+      { hang: profile('hang'), complete: profile('complete') },
+      { tickSeconds: 60, maxConcurrent: 1 },
+    );
+    const first = await createTask(gw, { title: 'busy', assignee: 'hang' });
+    await waitFor('the first to run', async () => (await getTask(gw, first.id)).worker !== null);
+    const next = await createTask(gw, { title: 'waits for the slot', assignee: 'complete' });
+    expect((await api(gw.url, 'POST', `/tasks/${first.id}/archive`)).status).toBe(200);
+    await settledIn(gw, next.id, 'done', 20_000);
+  });
+
   it('ends background jobs a finished worker left in its group, unless the profile keeps them', async () => {
     const gw = await gatewayWith({
       leaves: profile('leave-background'),

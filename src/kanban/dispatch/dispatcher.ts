@@ -101,6 +101,10 @@ export class Dispatcher {
     ))
       this.endRun(ended);
     this.unsubscribe = this.board.bus.subscribe((event) => {
+      // News of a run whose leader has exited (a termination settling it, which its ending
+      // waited for): finish the ending now, freeing its slot, not at the next tick.
+      const exited = event.runId === null ? undefined : this.live.get(event.runId);
+      if (exited?.exit !== undefined) this.endRun(exited);
       if (WAKE_KINDS.has(event.kind)) this.wake();
     });
     this.timer = setInterval(
