@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { runTerminator } from '../../src/kanban/dispatch/run-terminator.js';
 import { pidExists, readEnviron } from '../../src/proc/index.js';
 import { api, startGateway } from '../helpers/app.js';
 import { waitFor } from '../helpers/wait.js';
@@ -243,6 +244,29 @@ describe('supervision', () => {
     await settledIn(gw, kept.id, 'done');
     await ticksPass(gw);
     expect((await eventsOf(gw, kept.id)).map((e) => e.kind)).not.toContain('worker_terminated');
+  });
+
+  it('keeps the reason of a timeout that had to be resumed', async () => {
+    // The first attempt finds a survivor (the termination is deferred); the tick resumes it.
+    const real = runTerminator({ graceMs: 300, killWaitMs: 5000 });
+    let attempts = 0;
+    const gw = await startGateway(
+      { workers: { ...fast, profiles: { hang: profile('hang', { maxRuntimeSeconds: 0.2 }) } } },
+      {
+        dispatch: true,
+        terminator: async (run, held) =>
+          attempts++ === 0
+            ? { terminated: false, sigkill: true, survived: true, ended: [], survivors: [1] }
+            : real(run, held),
+      },
+    );
+    const task = await createTask(gw, { title: 'slow', assignee: 'hang' });
+    const settled = await waitFor('the timeout to settle', async () => {
+      const t = await getTask(gw, task.id);
+      return t.runs[0]?.outcome === 'timed_out' && t;
+    });
+    expect(attempts).toBeGreaterThan(1);
+    expect(settled.runs[0].error).toBe('exceeded its max runtime of 0.2s');
   });
 
   it('never starts a second worker beside one that survived termination; only reclaim --force releases it', async () => {

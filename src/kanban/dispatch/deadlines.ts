@@ -18,6 +18,8 @@ export interface DeadlinesDeps {
   track: (what: string, work: () => Promise<unknown>) => void;
 }
 
+const overRuntime = (seconds: number) => `exceeded its max runtime of ${seconds}s`;
+
 export class Deadlines {
   constructor(private readonly deps: DeadlinesDeps) {}
 
@@ -29,9 +31,10 @@ export class Deadlines {
       if (runId === null) continue;
       if (isTerminationOp(task.terminating)) {
         // Begun but not settled (the worker survived, a settle failed, or a previous instance
-        // died mid-way): carry on until nothing of the run is alive.
+        // died mid-way): carry on until nothing of the run is alive, for the same reason.
         const run = terminations.isActive(task.id) ? null : board.runs.get(runId);
-        if (run) this.finish(run, task.terminating);
+        if (run)
+          this.finish(run, task.terminating, this.reasonOf(task.terminating, task, run.profile));
         continue;
       }
       const worker = live.get(runId);
@@ -40,7 +43,7 @@ export class Deadlines {
       const profile = workers.profiles[worker?.profile ?? ''];
       const maxSeconds = task.maxRuntimeSeconds ?? profile?.maxRuntimeSeconds ?? null;
       if (worker && maxSeconds !== null && now - worker.startedAt > maxSeconds * 1000) {
-        this.terminate(task.id, 'timeout', `exceeded its max runtime of ${maxSeconds}s`);
+        this.terminate(task.id, 'timeout', overRuntime(maxSeconds));
         continue;
       }
       if (task.leaseExpiresAt === null || task.leaseExpiresAt > now) continue;
@@ -57,6 +60,19 @@ export class Deadlines {
         this.terminate(task.id, 'stale', why);
       }
     }
+  }
+
+  /** Why the clock began a termination, told again when it is resumed. */
+  private reasonOf(
+    op: TerminationOp,
+    task: { maxRuntimeSeconds: number | null },
+    profile: string,
+  ): string | undefined {
+    if (op === 'stale') return 'lease expired';
+    if (op !== 'timeout') return undefined;
+    const max =
+      task.maxRuntimeSeconds ?? this.deps.workers.profiles[profile]?.maxRuntimeSeconds ?? null;
+    return max === null ? 'exceeded its max runtime' : overRuntime(max);
   }
 
   /** Terminates a running task's worker (only if this caller wins the right to). */
