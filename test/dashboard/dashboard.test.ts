@@ -13,6 +13,7 @@ import {
 } from '../helpers/daemon.js';
 import { launchChromium } from '../helpers/browser.js';
 import { webhookReceiver } from '../helpers/doubles.js';
+import { waitFor } from '../helpers/wait.js';
 import { profile } from '../helpers/workers.js';
 
 let browser: Browser;
@@ -77,6 +78,39 @@ describe('the dashboard, in a real browser', () => {
     await page.locator('#runs', { hasText: 'completed' }).waitFor();
     mkdirSync(join(ROOT, 'test-artifacts'), { recursive: true });
     await page.screenshot({ path: join(ROOT, 'test-artifacts/dashboard.png'), fullPage: true });
+  });
+
+  it('keeps the newest board when an older refresh answers last', async () => {
+    const receiver = await webhookReceiver();
+    const { page, url } = await daemonWithPage(receiver.url, receiver.secret);
+    // On a loaded machine two refreshes' answers can cross. Hold back the first answer that shows
+    // the task running until the board shows the newer state, then deliver it.
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let olderDelivered = null as Promise<void> | null;
+    await page.route('**/tasks?limit=*', async (route) => {
+      const response = await route.fetch().catch(() => null);
+      if (!response) return route.abort().catch(() => {});
+      const json = (await response.json()) as { tasks: { title: string; status: string }[] };
+      const status = json.tasks.find((t) => t.title === 'crossing answers')?.status;
+      if (status === 'running' && olderDelivered === null) {
+        olderDelivered = released.then(() => route.fulfill({ response, json }));
+        return;
+      }
+      await route.fulfill({ response, json });
+    });
+    const task = (await api(url, 'POST', '/tasks', { title: 'crossing answers', assignee: 'slow' }))
+      .body;
+    await waitFor('the running answer to be held', () => olderDelivered !== null);
+    expect((await api(url, 'POST', `/tasks/${task.id}/archive`)).status).toBe(200);
+    await card(page, 'archived', 'crossing answers').waitFor();
+    release();
+    await olderDelivered;
+    // Let the page take in the late answer (a few turns of its own loop), then look again.
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+    expect(await card(page, 'running', 'crossing answers').count()).toBe(0);
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
+    expect(await card(page, 'archived', 'crossing answers').count()).toBe(1);
   });
 
   it("shows a failing platform's open breaker and closes it with the Reconnect button", async () => {
