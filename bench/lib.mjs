@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { claimTask } from '../dist/kanban/moves/claim.js';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 export const BIN = join(ROOT, 'bin/gatehouse.js');
@@ -110,6 +111,13 @@ export function stopAll() {
     }
   }
   started.clear();
+}
+
+/** Claims `taskId` for the demo profile as the dispatcher would, without starting anything. */
+export function claimForDemo(board, taskId, logPathFor) {
+  return board.transact((tx) =>
+    claimTask(tx, { taskId, profile: 'demo', leaseMs: 60_000, keepDescendants: false, logPathFor }),
+  );
 }
 
 export function envWithout(prefix) {

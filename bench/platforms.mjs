@@ -6,10 +6,9 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../dist/config/load.js';
 import { composeGateway } from '../dist/gateway/compose.js';
-import { claimTask } from '../dist/kanban/moves/claim.js';
 import { openStore } from '../dist/kanban/store/store.js';
 import { createWebhook } from '../dist/platforms/webhook.js';
-import { median, p99, printTable, removeDir, tempDir, waitFor } from './lib.mjs';
+import { claimForDemo, median, p99, printTable, removeDir, tempDir, waitFor } from './lib.mjs';
 
 const SECRET = 'bench-webhook-secret';
 
@@ -151,15 +150,7 @@ async function notificationDelay(n) {
   const delays = [];
   for (let i = 0; i < n; i++) {
     const task = board.create({ title: `notify ${i}` }, { kind: 'api' });
-    const claim = board.transact((tx) =>
-      claimTask(tx, {
-        taskId: task.id,
-        profile: 'demo',
-        leaseMs: 60_000,
-        keepDescendants: false,
-        logPathFor: () => '/dev/null',
-      }),
-    );
+    const claim = claimForDemo(board, task.id, () => '/dev/null');
     worker.complete(task.id, claim.token, { summary: 'ok' });
     const event = board.events.listForTask(task.id, 0, 100).find((e) => e.kind === 'completed');
     const arrival = await waitFor(

@@ -6,9 +6,8 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../dist/config/load.js';
 import { composeGateway } from '../dist/gateway/compose.js';
-import { claimTask } from '../dist/kanban/moves/claim.js';
 import { openStore } from '../dist/kanban/store/store.js';
-import { printTable, removeDir, tempDir } from './lib.mjs';
+import { claimForDemo, printTable, removeDir, tempDir } from './lib.mjs';
 
 const TASKS = 1000;
 const DAY = 24 * 3600 * 1000;
@@ -36,15 +35,7 @@ export async function run() {
   const log = 'a line a worker printed while it worked\n'.repeat(500);
   for (let i = 0; i < TASKS; i++) {
     const task = board.create({ title: `finished ${i}` }, { kind: 'api' });
-    const claim = board.transact((tx) =>
-      claimTask(tx, {
-        taskId: task.id,
-        profile: 'demo',
-        leaseMs: 60_000,
-        keepDescendants: false,
-        logPathFor: (id) => join(dataDir, 'runs', id, 'log'),
-      }),
-    );
+    const claim = claimForDemo(board, task.id, (id) => join(dataDir, 'runs', id, 'log'));
     const dir = join(dataDir, 'runs', claim.run.id);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'log'), log);

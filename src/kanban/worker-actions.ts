@@ -6,7 +6,7 @@ import { hashToken } from './model/ids.js';
 import type { RunOutcome, Task } from './model/types.js';
 import { heartbeat } from './moves/lease.js';
 import { settleRun, type SettlementPolicy } from './moves/settle.js';
-import type { RunRecord } from './store/run-store.js';
+import { leaderOf, type RunRecord } from './store/run-store.js';
 
 /** At most one heartbeat event per run per this long (SPEC §6); the lease counts every one. */
 export const HEARTBEAT_EVENT_MS = 30_000;
@@ -63,12 +63,8 @@ export class WorkerActions {
     const run = this.authorize(taskId, token);
     // The worker is still running: what its group holds now is the run's, so its leftovers
     // can be told apart later, even by the next instance.
-    const held =
-      run.pid !== null && run.startTime !== null && run.bootId !== null
-        ? pidExists(run.pid, { pid: run.pid, startTime: run.startTime, bootId: run.bootId })
-          ? startTimeNow()
-          : null
-        : null;
+    const leader = leaderOf(run);
+    const held = leader && pidExists(leader.pid, leader) ? startTimeNow() : null;
     return this.board.transact((tx) => {
       const settled = settleRun(tx, this.policy, {
         taskId,

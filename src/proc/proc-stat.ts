@@ -34,16 +34,13 @@ function readKernelUnits(): { clockTicks: number; pageSize: number } {
   if (!hasProc) return units;
   try {
     const auxv = readFileSync('/proc/self/auxv');
-    const read = (at: number) =>
-      Number(
-        WORD === 8
-          ? endianness() === 'LE'
-            ? auxv.readBigUInt64LE(at)
-            : auxv.readBigUInt64BE(at)
-          : endianness() === 'LE'
-            ? auxv.readUInt32LE(at)
-            : auxv.readUInt32BE(at),
-      );
+    const le = endianness() === 'LE';
+    const read = (at: number): number =>
+      WORD === 8
+        ? Number(le ? auxv.readBigUInt64LE(at) : auxv.readBigUInt64BE(at))
+        : le
+          ? auxv.readUInt32LE(at)
+          : auxv.readUInt32BE(at);
     for (let at = 0; at + 2 * WORD <= auxv.length; at += 2 * WORD) {
       const value = read(at + WORD);
       if (read(at) === AT_CLKTCK && value > 0) units.clockTicks = value;

@@ -104,10 +104,12 @@ describe('the dashboard, in a real browser', () => {
     await waitFor('the running answer to be held', () => olderDelivered !== null);
     expect((await api(url, 'POST', `/tasks/${task.id}/archive`)).status).toBe(200);
     await card(page, 'archived', 'crossing answers').waitFor();
+    const taken = async () => Number(await page.locator('html').getAttribute('data-board'));
+    const before = await taken();
     release();
     await olderDelivered;
-    // Let the page take in the late answer (a few turns of its own loop), then look again.
-    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+    // The page has taken in the late answer (and drawn it, or not) once its count moves.
+    await waitFor('the late answer to be taken in', async () => (await taken()) > before);
     expect(await card(page, 'running', 'crossing answers').count()).toBe(0);
     await page.unrouteAll({ behavior: 'ignoreErrors' });
     expect(await card(page, 'archived', 'crossing answers').count()).toBe(1);

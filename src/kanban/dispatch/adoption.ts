@@ -5,6 +5,7 @@ import type { Board } from '../board.js';
 import { recordAdoption } from '../moves/records.js';
 import type { LiveWorker, LiveWorkers } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
+import { leaderOf } from '../store/run-store.js';
 import { readProcRecord, runDir } from './run-files.js';
 
 /** Registers every running task's worker in `live`; returns those already ended. */
@@ -18,10 +19,10 @@ export function adoptRunning(
   for (const task of board.tasks.running()) {
     const run = task.currentRunId === null ? null : board.runs.get(task.currentRunId);
     if (!run) continue;
-    const proc =
-      run.pid !== null && run.startTime !== null && run.bootId !== null
-        ? { pid: run.pid, pgid: run.pgid ?? run.pid, startTime: run.startTime, bootId: run.bootId }
-        : readProcRecord(runDir(dataDir, run.id));
+    const known = leaderOf(run);
+    const proc = known
+      ? { ...known, pgid: run.pgid ?? known.pid }
+      : readProcRecord(runDir(dataDir, run.id));
     if (proc && run.pid === null) board.runs.recordProcess(run.id, proc);
     const leader = proc ? { pid: proc.pid, startTime: proc.startTime, bootId: proc.bootId } : null;
     const alive = leader !== null && pidExists(leader.pid, leader);

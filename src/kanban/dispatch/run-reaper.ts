@@ -3,7 +3,7 @@
 import { pidExists } from '../../proc/index.js';
 import type { Board } from '../board.js';
 import { recordLeftovers } from '../moves/records.js';
-import type { RunRecord } from '../store/run-store.js';
+import { leaderOf, type RunRecord } from '../store/run-store.js';
 import type { RunTerminator } from './run-terminator.js';
 
 export class RunReaper {
@@ -24,10 +24,7 @@ export class RunReaper {
       this.board.runs.markGone(run.id, now);
       return;
     }
-    const leader =
-      run.pid !== null && run.startTime !== null && run.bootId !== null
-        ? { pid: run.pid, startTime: run.startTime, bootId: run.bootId }
-        : null;
+    const leader = leaderOf(run);
     if (leader && pidExists(leader.pid, leader) && now - run.endedAt < this.graceMs) return;
     this.busy.add(run.id);
     try {

@@ -1,6 +1,6 @@
 // Ending everything of a run: its process group and its marked background jobs, identity-checked.
 import { currentBootId, terminateRun, type TerminateResult } from '../../proc/index.js';
-import type { RunRecord } from '../store/run-store.js';
+import { leaderOf, type RunRecord } from '../store/run-store.js';
 
 /**
  * Ends what is left of a run. `groupHeldUntil` is a start time by which the run's group was
@@ -24,9 +24,8 @@ export function runMarker(runId: string): string {
 export function runTerminator(opts: { graceMs: number; killWaitMs: number }): RunTerminator {
   return (run, groupHeldUntil) => {
     const marker = runMarker(run.id);
-    if (run.pid === null || run.startTime === null || run.bootId === null)
-      return terminateRun(UNKNOWN_LEADER(), { marker, groupHeldUntil: null }, opts);
-    const leader = { pid: run.pid, startTime: run.startTime, bootId: run.bootId };
+    const leader = leaderOf(run);
+    if (!leader) return terminateRun(UNKNOWN_LEADER(), { marker, groupHeldUntil: null }, opts);
     return terminateRun(leader, { marker, groupHeldUntil }, opts);
   };
 }

@@ -1,4 +1,5 @@
 // SQL for runs: one row per attempt, with the worker's process identity and how it ended.
+import type { ProcessIdentity } from '../../proc/index.js';
 import type { Db } from './db.js';
 import type { Run, RunOutcome } from '../model/types.js';
 
@@ -210,6 +211,13 @@ function toRecord(row: RunRow): RunRecord {
     filesPrunedAt: row.files_pruned_at,
     groupHeldUntil: row.group_held_until,
   };
+}
+
+/** The identity of the run's group leader, or null when none was recorded. */
+export function leaderOf(run: RunRecord): ProcessIdentity | null {
+  return run.pid !== null && run.startTime !== null && run.bootId !== null
+    ? { pid: run.pid, startTime: run.startTime, bootId: run.bootId }
+    : null;
 }
 
 /** The public shape of a run (what the API shows). */
