@@ -201,6 +201,8 @@ describe('the dashboard, in a real browser', () => {
     const receiver = await webhookReceiver();
     const { page } = await daemonWithPage(receiver.url, receiver.secret);
     mkdirSync(join(ROOT, 'test-artifacts'), { recursive: true });
+    // The columns are drawn by the first refresh, which may come after the page says "live".
+    await page.locator('.column[data-status="archived"]').waitFor();
     for (const width of [1280, 1920]) {
       await page.setViewportSize({ width, height: 900 });
       const board = (await page.locator('#board').boundingBox())!;
