@@ -18,6 +18,13 @@ import { profile } from '../helpers/workers.js';
 
 let browser: Browser;
 
+interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
 beforeAll(async () => {
   browser = await launchChromium();
 });
@@ -115,6 +122,52 @@ describe('the dashboard, in a real browser', () => {
     expect(await card(page, 'archived', 'crossing answers').count()).toBe(1);
   });
 
+  it('does not ask for the token again when a request sent without it is refused late', async () => {
+    const token = 'a-late-refusal-token';
+    const dataDir = tempDir();
+    const daemon = startDaemon({
+      dataDir,
+      config: writeConfig(tempDir(), {
+        api: { token },
+        workers: { tickSeconds: 0.1, defaultProfile: 'ok', profiles: { ok: profile('complete') } },
+      }),
+    });
+    const url = await waitServing(dataDir, daemon.pid);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    // The page's first ask for the platforms is held until the token has been given; it was
+    // sent without one, so the daemon refuses it, late.
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held: Promise<void> | null = null;
+    await page.route('**/platform', async (route) => {
+      if (held !== null || route.request().headers().authorization) return route.continue();
+      held = released.then(() => route.continue());
+      await held;
+    });
+    await page.goto(url);
+    await page.locator('#token').waitFor();
+    await waitFor('the first platforms request to be held', () => held !== null);
+    await page.locator('#token').fill(token);
+    await page.getByRole('button', { name: 'Use token' }).click();
+    await page.locator('#conn.live').waitFor();
+    const refused = page.waitForResponse(
+      (res) => new URL(res.url()).pathname === '/platform' && res.status() === 401,
+    );
+    release();
+    await refused;
+    await api(
+      url,
+      'POST',
+      '/tasks',
+      { title: 'after a late refusal' },
+      { authorization: `Bearer ${token}` },
+    );
+    await card(page, 'done', 'after a late refusal').waitFor();
+    expect(await page.locator('#token-form').isHidden()).toBe(true);
+    await context.close();
+  });
+
   it("shows a failing platform's open breaker and closes it with the Reconnect button", async () => {
     const receiver = await webhookReceiver();
     receiver.status = 500;
@@ -205,10 +258,23 @@ describe('the dashboard, in a real browser', () => {
     await page.locator('.column[data-status="archived"]').waitFor();
     for (const width of [1280, 1920]) {
       await page.setViewportSize({ width, height: 900 });
-      const board = (await page.locator('#board').boundingBox())!;
-      const last = (await page.locator('.column[data-status="archived"]').boundingBox())!;
+      // Measured in one turn of the page: a live refresh redraws the columns between two
+      // separate reads, and a replaced column has no box.
+      const { board, last, header } = await page.evaluate(() => {
+        const { document } = globalThis as unknown as {
+          document: { querySelector(selector: string): { getBoundingClientRect(): Box } | null };
+        };
+        const box = (selector: string) => {
+          const { x, y, width, height } = document.querySelector(selector)!.getBoundingClientRect();
+          return { x, y, width, height };
+        };
+        return {
+          board: box('#board'),
+          last: box('.column[data-status="archived"]'),
+          header: box('header'),
+        };
+      });
       expect(last.x + last.width, `${width} px`).toBeLessThanOrEqual(board.x + board.width + 1);
-      const header = (await page.locator('header').boundingBox())!;
       expect(board.y - (header.y + header.height), `${width} px`).toBeLessThan(24);
       await page.screenshot({ path: join(ROOT, `test-artifacts/dashboard-${width}.png`) });
     }
