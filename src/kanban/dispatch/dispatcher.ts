@@ -193,10 +193,10 @@ export class Dispatcher {
       if ((busy[profile.name] ?? 0) >= (profile.maxConcurrent ?? Infinity)) continue;
       const isDefault = profile.name === this.workers.defaultProfile;
       // A few candidates: a task whose last run still lingers is skipped, not waited on.
-      for (const task of this.board.tasks.dispatchable(now, profile.name, isDefault, 9)) {
+      for (const taskId of this.board.tasks.dispatchable(now, profile.name, isDefault, 9)) {
         const claim = this.board.transact((tx) =>
           claimTask(tx, {
-            taskId: task.id,
+            taskId,
             profile: profile.name,
             leaseMs: this.workers.claimTtlSeconds * 1000,
             keepDescendants: profile.keepDescendants,

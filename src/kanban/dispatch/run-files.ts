@@ -19,10 +19,15 @@ export const runFile = (
   name: 'task.json' | 'log' | 'proc.json' | 'exit.json' | 'result.json',
 ) => join(dir, name);
 
+/** Writes JSON as the run folder's files are written: indented, one value, a final newline. */
+export function writeJson(path: string, value: unknown): void {
+  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
 /** Writes JSON atomically (temp file, then rename), so a reader never sees half a file. */
 export function writeJsonAtomic(path: string, value: unknown): void {
   const tmp = `${path}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
+  writeJson(tmp, value);
   renameSync(tmp, path);
 }
 

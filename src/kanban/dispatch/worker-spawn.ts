@@ -7,7 +7,7 @@ import type { Profile } from '../../config/schema.js';
 import { currentBootId, readProcStat } from '../../proc/index.js';
 import type { Claim } from '../moves/claim.js';
 import type { ProcRecord } from '../model/types.js';
-import { runDir, runFile, writeJsonAtomic } from './run-files.js';
+import { runDir, runFile, writeJson, writeJsonAtomic } from './run-files.js';
 
 /** Creates `<dataDir>/runs` (once, before the first spawn). */
 export function ensureRunsDir(dataDir: string): void {
@@ -78,7 +78,9 @@ export function spawnWorker(req: SpawnRequest): Spawned {
   const { claim, profile } = req;
   const dir = runDir(req.dataDir, claim.run.id);
   mkdirSync(dir);
-  writeJsonAtomic(runFile(dir, 'task.json'), {
+  // Nothing reads it before the worker starts, and a run that never started is not adopted:
+  // a plain write is enough.
+  writeJson(runFile(dir, 'task.json'), {
     ...claim.task,
     runId: claim.run.id,
     profile: profile.name,

@@ -58,6 +58,13 @@ export interface TaskFilter {
   limit: number;
 }
 
+/** A ready task's place in the dispatch queue. */
+interface QueuedTask {
+  id: string;
+  priority: number;
+  seq: number;
+}
+
 export class TaskStore {
   private readonly byId;
   private readonly childrenOf;
@@ -81,8 +88,8 @@ export class TaskStore {
     );
     // Each walks the dispatch index in order and stops at the limit: no sort of the whole queue.
     const ready = (assignee: string) =>
-      db.prepare<[{ now: number; profile: string; limit: number }], TaskRow>(
-        `SELECT *, ${PARENTS} FROM tasks
+      db.prepare<[{ now: number; profile: string; limit: number }], QueuedTask>(
+        `SELECT id, priority, seq FROM tasks
           WHERE status = 'ready' AND ${assignee} AND (not_before IS NULL OR not_before <= @now)
           ORDER BY priority DESC, seq LIMIT @limit`,
       );
@@ -143,16 +150,16 @@ export class TaskStore {
   }
 
   /**
-   * A profile's ready tasks whose cooldown has passed, highest priority first, then oldest;
+   * The ids of a profile's ready tasks whose cooldown has passed, highest priority first, then oldest;
    * unassigned tasks count as the default profile's.
    */
-  dispatchable(now: number, profile: string, isDefault: boolean, limit: number): Task[] {
+  dispatchable(now: number, profile: string, isDefault: boolean, limit: number): string[] {
     const rows = this.readyQueue.all({ now, profile, limit });
     if (isDefault) {
       rows.push(...this.unassignedQueue.all({ now, profile, limit }));
       rows.sort((a, b) => b.priority - a.priority || a.seq - b.seq).splice(limit);
     }
-    return rows.map((r) => this.toTask(r));
+    return rows.map((r) => r.id);
   }
 
   /** Ready tasks assigned to a profile that is not configured (any more). */
