@@ -19,7 +19,8 @@ import { healthRoutes, type ReadyReport } from './health-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import type { Metrics } from './metrics.js';
-import { opsRoutes, registerApiDocs } from './routes/ops-routes.js';
+import { apiDocs } from './routes/api-docs.js';
+import { opsRoutes } from './routes/ops-routes.js';
 import { platformRoutes } from './routes/platform-routes.js';
 import { taskRoutes, type WorkerSample } from './routes/task-routes.js';
 import { workerRoutes } from './routes/worker-routes.js';
@@ -117,8 +118,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(websocket, { options: { maxPayload: 4096 } });
   void app.register(browserGuard, { serverHost: deps.serverHost, allowedHosts: deps.allowedHosts });
   void app.register(authPlugin, { apiToken: deps.apiToken });
-  registerApiDocs(app);
-  // Routes go in a plugin so that they load after swagger and land in the OpenAPI document.
+  apiDocs(app);
+  // Routes go in a plugin so that they register after apiDocs, which keeps them for /openapi.json.
   void app.register(async (scope) => {
     healthRoutes(scope, deps.readiness);
     taskRoutes(scope, deps);

@@ -1,0 +1,112 @@
+// The API's own description: /openapi.json and the Swagger UI under /docs. Both are built on
+// first use, in an app of their own that is given every route this app registered (schemas
+// only, no handlers), so a start does not load the docs' packages (tens of ms).
+import { createRequire } from 'node:module';
+import Fastify, { type FastifyInstance, type FastifyReply, type RouteOptions } from 'fastify';
+import { VERSION } from '../../version.js';
+import { COMPONENTS } from './responses.js';
+
+/** What the docs' app answers with besides its body; the rest is for the connection to set. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date']);
+
+async function buildDocs(routes: readonly RouteOptions[]): Promise<FastifyInstance> {
+  // Required, not imported: the daemon's bundle leaves them out and runs as CommonJS.
+  const require = createRequire(import.meta.url);
+  const swagger = require('@fastify/swagger') as typeof import('@fastify/swagger').default;
+  const swaggerUi = require('@fastify/swagger-ui') as typeof import('@fastify/swagger-ui').default;
+  const docs = Fastify();
+  // Nothing is validated or serialized here: the routes are only described.
+  docs.setValidatorCompiler(() => () => true);
+  docs.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  for (const schema of COMPONENTS) docs.addSchema(schema);
+  await docs.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'gatehouse',
+        version: VERSION,
+        description:
+          'Task board, dispatcher and platforms. Live events: the websocket GET /events/stream?after=ID&task=ID&kinds=a,b (see docs/api.md). Errors are {"error": {"code", "message"}} with the codes of docs/errors.md.',
+      },
+      tags: [
+        { name: 'tasks', description: 'The board: tasks and operator transitions' },
+        { name: 'workers', description: 'Worker routes, authorised by the run token' },
+        { name: 'history', description: 'Runs, events and logs' },
+        { name: 'platforms', description: 'Chat and webhook platforms behind their breakers' },
+        { name: 'operations', description: 'Health, readiness, metrics, planned stop and restart' },
+      ],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'api.token' },
+          runToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: '$GATEHOUSE_RUN_TOKEN of the run',
+          },
+        },
+      },
+      security: [{ bearer: [] }],
+    },
+    refResolver: {
+      // Components keep their own names (Task, Run, Error…) instead of def-0, def-1.
+      buildLocalReference: (json, _base, _fragment, i) =>
+        (json.$id as string | undefined) ?? `def-${i}`,
+    },
+  });
+  await docs.register(swaggerUi, { routePrefix: '/docs' });
+  // Described here, served by the app: a docs path that climbs out onto one (/docs/../tasks)
+  // finds nothing.
+  for (const { method, url, schema } of routes)
+    docs.route({
+      method,
+      url,
+      schema: schema ?? {},
+      handler: (_req, reply) => reply.callNotFound(),
+    });
+  await docs.ready();
+  return docs;
+}
+
+/**
+ * Registered before the routes: it keeps what they describe (the websocket route, which OpenAPI
+ * cannot describe, and HEAD twins aside) for the docs' app.
+ */
+export function apiDocs(app: FastifyInstance): void {
+  for (const schema of COMPONENTS) app.addSchema(schema);
+  const routes: RouteOptions[] = [];
+  app.addHook('onRoute', (route) => {
+    const websocket = (route as { websocket?: boolean }).websocket === true;
+    if (!websocket && route.method !== 'HEAD' && !route.schema?.hide) routes.push(route);
+  });
+  let docs: Promise<FastifyInstance> | null = null;
+  const built = () => (docs ??= buildDocs(routes));
+
+  app.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () =>
+    (await built()).swagger(),
+  );
+  const forward = async (
+    req: { method: string; url: string; headers: object },
+    reply: FastifyReply,
+  ) => {
+    const res = await (
+      await built()
+    ).inject({
+      method: req.method as 'GET' | 'HEAD',
+      url: req.url,
+      headers: req.headers as Record<string, string>,
+    });
+    // Refusals (a missing file, a path that climbs out) answer in this API's error format.
+    if (res.statusCode >= 400) {
+      const message =
+        res.statusCode === 404
+          ? `no route ${req.method} ${req.url.split('?')[0]}`
+          : (res.json<{ message?: string }>().message ?? `HTTP ${res.statusCode}`);
+      throw Object.assign(new Error(message), { statusCode: res.statusCode });
+    }
+    for (const [name, value] of Object.entries(res.headers))
+      if (!HOP_BY_HOP.has(name) && value !== undefined) void reply.header(name, value);
+    return reply.code(res.statusCode).send(res.rawPayload);
+  };
+  for (const url of ['/docs', '/docs/*'])
+    app.route({ method: ['GET', 'HEAD'], url, schema: { hide: true }, handler: forward });
+}
