@@ -4,6 +4,12 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bin ./bin
+# The build records the daemon's code cache from a real start (docs/operations.md, Start-up),
+# which reads the page, the wrapper and the demo worker's path.
+COPY scripts ./scripts
+COPY public ./public
+COPY libexec ./libexec
+COPY examples ./examples
 RUN npm ci && npm prune --omit=dev
 
 # Runtime: slim image, tini as PID 1 (it reaps orphaned workers' zombies), non-root user.

@@ -25,7 +25,7 @@ export async function runCommand(args: string[]): Promise<void> {
     replace: { type: 'boolean' },
   });
   // Loaded here so that status and stop start without the daemon's modules.
-  const { runDaemon } = await import('../gateway/daemon.js');
+  const { runDaemon } = (await import('./daemon-loader.js')).loadDaemon();
   await runDaemon({
     overrides: {
       config: values.config,

@@ -1,5 +1,5 @@
 // The `gatehouse` command: picks the subcommand, maps errors to exit codes and stderr.
-import { ExitCode, ExitError } from '../gateway/exit-codes.js';
+import { ExitCode, isExitError } from '../gateway/exit-codes.js';
 import { VERSION } from '../version.js';
 import { usageError } from './args.js';
 
@@ -69,7 +69,7 @@ export async function main(argv: string[]): Promise<void> {
     const code = await (await command())(rest, process.env);
     if (typeof code === 'number') process.exit(code);
   } catch (err) {
-    if (err instanceof ExitError) {
+    if (isExitError(err)) {
       process.stderr.write(`gatehouse: ${err.message}\n`);
       process.exit(err.exitCode);
     }

@@ -2,7 +2,10 @@
 import { fileURLToPath } from 'node:url';
 import type { BreakerOptions, RawConfig } from './schema.js';
 
-/** The package's own folder, so the demo worker is found from any working directory. */
+/**
+ * The package's own folder, so the demo worker is found from any working directory. Every form
+ * of this module sits two folders down: src/config, dist/config and the bundle in dist/bundle.
+ */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export const DEFAULT_BREAKER: BreakerOptions = {

@@ -20,3 +20,16 @@ export class ExitError extends Error {
     this.name = 'ExitError';
   }
 }
+
+/**
+ * An ExitError of this module or of the daemon's bundle, which carries its own copy of the class
+ * (see cli/daemon-loader.ts), so `instanceof` alone cannot tell.
+ */
+export function isExitError(err: unknown): err is ExitError {
+  return (
+    err instanceof ExitError ||
+    (err instanceof Error &&
+      err.name === 'ExitError' &&
+      Object.values(ExitCode).includes((err as { exitCode?: unknown }).exitCode as ExitCodeValue))
+  );
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+// Builds the daemon's one-file bundle (dist/bundle/daemon.cjs) from the compiled modules, then
+// records its V8 code cache from a real start (scripts/train-code-cache.mjs): what `gatehouse
+// run` loads (see src/cli/daemon-loader.ts). A start that cannot be recorded here leaves the
+// daemon without the cache, which costs start-up time and nothing else, so it only warns.
+import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { build } from 'rolldown';
+
+const ROOT = join(import.meta.dirname, '..');
+const OUT = join(ROOT, 'dist/bundle/daemon.cjs');
+
+rmSync(join(ROOT, 'dist/bundle'), { recursive: true, force: true });
+await build({
+  input: join(ROOT, 'dist/gateway/daemon.js'),
+  platform: 'node',
+  // Native code, packages that serve their own files, and what is loaded only to explain an
+  // error stay where npm put them.
+  external: [/^node:/, 'better-sqlite3', /^@sinclair\/typebox/, 'pidusage', /^@fastify\/swagger/],
+  output: { file: OUT, format: 'cjs', codeSplitting: false },
+  logLevel: 'warn',
+});
+
+const trained = spawnSync(
+  process.execPath,
+  ['--max-semi-space-size=1', join(ROOT, 'scripts/train-code-cache.mjs')],
+  { stdio: ['ignore', 'ignore', 'inherit'], timeout: 60_000 },
+);
+if (trained.status !== 0)
+  process.stderr.write(
+    `warning: the daemon's code cache was not recorded (${trained.error?.message ?? `exit ${trained.status}`}); gatehouse run starts without it\n`,
+  );

@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// Starts the bundled daemon on a scratch data dir and loopback port 0, asks it what a first
+// client asks (health, the page, the board, metrics), stops it with SIGTERM, and records the
+// code V8 compiled on the way as the bundle's code cache.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DAEMON_CODE_CACHE, loadDaemon } from '../dist/cli/daemon-loader.js';
+import { PID_FILE, readPidFile } from '../dist/gateway/pid-file.js';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-train-'));
+for (const name of Object.keys(process.env))
+  if (name.startsWith('GATEHOUSE_')) delete process.env[name];
+
+const daemon = loadDaemon();
+process.on('exit', () => {
+  writeFileSync(DAEMON_CODE_CACHE, daemon.codeCache());
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function serving() {
+  for (let i = 0; i < 400; i++) {
+    const record = readPidFile(join(dataDir, PID_FILE));
+    if (record && record.port > 0) return `http://127.0.0.1:${record.port}`;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error('the daemon did not serve within 10 s');
+}
+
+// Its own empty config: never a gatehouse.json (platforms, tokens) that happens to be nearby.
+const config = join(dataDir, 'config.json');
+writeFileSync(config, '{}\n');
+const running = daemon.runDaemon({ overrides: { config, dataDir, port: 0 }, replace: false });
+const base = await serving();
+for (const path of ['/health', '/ready', '/', '/tasks?limit=100', '/metrics'])
+  await (await fetch(`${base}${path}`)).arrayBuffer();
+process.kill(process.pid, 'SIGTERM');
+await running;
