@@ -70,6 +70,14 @@ export class Board {
     });
   }
 
+  /**
+   * create() for a request that can wait a turn of the event loop: tasks created during one
+   * turn commit together (see Transactor.runGrouped).
+   */
+  createGrouped(input: TaskInput, origin: Origin): Promise<Task> {
+    return this.transactor.runGrouped((tx) => createTask(tx, input, origin).task);
+  }
+
   edit(id: string, patch: TaskPatch): Task {
     return this.transact((tx) => editTask(tx, id, patch));
   }

@@ -4,13 +4,16 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Board } from '../../src/kanban/board.js';
+import { EventBus } from '../../src/kanban/event-bus.js';
 import type { BoardEvent } from '../../src/kanban/model/events.js';
 import { archiveIdle } from '../../src/kanban/moves/archive.js';
 import { claimTask } from '../../src/kanban/moves/claim.js';
+import { createTask } from '../../src/kanban/moves/create-task.js';
 import { giveUpReady } from '../../src/kanban/moves/give-up.js';
 import { extendLease, heartbeat } from '../../src/kanban/moves/lease.js';
 import { settleRun } from '../../src/kanban/moves/settle.js';
 import { beginTermination, deferTermination } from '../../src/kanban/moves/termination.js';
+import { Transactor } from '../../src/kanban/moves/tx.js';
 import { unblockTask } from '../../src/kanban/moves/unblock.js';
 import { openDatabase } from '../../src/kanban/store/db.js';
 import { openStore, type Store } from '../../src/kanban/store/store.js';
@@ -229,6 +232,38 @@ describe('moves', () => {
     expect(row(f.path, task.id)).toMatchObject({ last_heartbeat_at: NOW });
     f.board.transact((tx) => beginTermination(tx, task.id, 'stale', true));
     expect(f.board.transact((tx) => extendLease(tx, task.id, claim.run.id, NOW + 2))).toBe(false);
+  });
+});
+
+describe('group commit', () => {
+  it('commits the moves of one turn together; one that throws midway is undone alone', async () => {
+    const f = fixture();
+    const bus = new EventBus((err) => {
+      throw err;
+    });
+    const published: BoardEvent[] = [];
+    bus.subscribe((e) => published.push(e));
+    const transactor = new Transactor(f.store, () => NOW, bus);
+    const create = (title: string) =>
+      transactor.runGrouped((tx) => createTask(tx, { title }, { kind: 'api' }).task);
+    // Queued in one turn of the event loop: one group.
+    const moves = [
+      create('first'),
+      transactor.runGrouped((tx) => {
+        createTask(tx, { title: 'half done' }, { kind: 'api' });
+        throw new Error('failed after writing');
+      }),
+      create('last'),
+    ];
+    const outcomes = await Promise.allSettled(moves);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe('failed after writing');
+    expect(f.board.list({ limit: 100 }).tasks.map((t) => t.title)).toEqual(['first', 'last']);
+    // Events reach listeners once committed, and none of the undone move's was kept.
+    expect(published.map((e) => e.kind)).toEqual(['created', 'created']);
+    const db = new Database(f.path, { readonly: true });
+    expect(db.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 2 });
+    db.close();
   });
 });
 

@@ -59,7 +59,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
     },
     async (req, reply) => {
       checkAssignee(deps.profiles, req.body.assignee);
-      return reply.code(201).send(board.create(req.body, originOf(req)));
+      return reply.code(201).send(await board.createGrouped(req.body, originOf(req)));
     },
   );
 

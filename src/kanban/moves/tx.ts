@@ -13,15 +13,82 @@ export interface Tx {
   readonly now: number;
 }
 
+interface Queued {
+  fn: (tx: Tx) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
 export class Transactor {
+  /** Moves waiting for the next group commit. */
+  private queued: Queued[] = [];
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly bus: EventBus,
   ) {}
 
+  /**
+   * Runs `fn` in the next group commit: the moves queued during one turn of the event loop
+   * commit in one transaction (a commit's write is most of a small move's cost), each in a
+   * savepoint of its own, so one that throws is undone and rejected alone. Resolves once the
+   * group has committed, its events published.
+   */
+  runGrouped<T>(fn: (tx: Tx) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      if (this.queued.length === 1) setImmediate(() => this.commitGroup());
+    });
+  }
+
+  private commitGroup(): void {
+    const group = this.queued;
+    this.queued = [];
+    const settled: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
+    let written: BoardEvent[] = [];
+    try {
+      written = this.inTransaction((tx, events) => {
+        for (const { fn } of group) {
+          const mark = events.length;
+          try {
+            settled.push({ ok: true, value: this.store.savepoint(() => fn(tx)) });
+          } catch (err) {
+            // Its events were undone with its savepoint.
+            events.length = mark;
+            settled.push({ ok: false, err: storageError(err) });
+          }
+        }
+      });
+    } catch (err) {
+      for (const { reject } of group) reject(storageError(err));
+      return;
+    }
+    this.bus.publish(written);
+    group.forEach(({ resolve, reject }, i) => {
+      const outcome = settled[i]!;
+      if (outcome.ok) resolve(outcome.value);
+      else reject(outcome.err);
+    });
+  }
+
   /** Runs `fn` in one immediate transaction and publishes its events after the commit. */
   run<T>(fn: (tx: Tx) => T): T {
+    let result!: T;
+    let written: BoardEvent[];
+    try {
+      written = this.inTransaction((tx) => {
+        result = fn(tx);
+      });
+    } catch (err) {
+      throw storageError(err);
+    }
+    this.bus.publish(written);
+    return result;
+  }
+
+  /** One immediate transaction around `body`; returns the events it wrote, once committed. */
+  private inTransaction(body: (tx: Tx, written: BoardEvent[]) => void): BoardEvent[] {
     const written: BoardEvent[] = [];
     const now = this.clock();
     const emit: Emit = (event) => {
@@ -29,14 +96,8 @@ export class Transactor {
       written.push(stored);
       return stored;
     };
-    let result: T;
-    try {
-      result = this.store.transaction(() => fn({ store: this.store, emit, now }));
-    } catch (err) {
-      throw storageError(err);
-    }
-    this.bus.publish(written);
-    return result;
+    this.store.transaction(() => body({ store: this.store, emit, now }, written));
+    return written;
   }
 }
 

@@ -30,6 +30,11 @@ export class Store {
     return this.inTransaction.immediate(fn) as T;
   }
 
+  /** Inside a transaction: runs `fn` in a savepoint, undone alone if `fn` throws. */
+  savepoint<T>(fn: () => T): T {
+    return this.inTransaction(fn) as T;
+  }
+
   get open(): boolean {
     return this.db.open;
   }
