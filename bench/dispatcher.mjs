@@ -77,21 +77,33 @@ async function bareExitLatency(n) {
   return latencies;
 }
 
+/** CPU ms used by the processes this one has waited for (and theirs, recursively). */
+function childrenCpuMs() {
+  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+  // cutime and cstime are fields 16 and 17 of the line, in clock ticks (100 a second here).
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+}
+
+/** Tasks per second, and CPU ms per task: the daemon's own (this process) and its runs'. */
 async function lifecycles(n, concurrency) {
   const dir = tempDir();
   const gw = await gateway(dir, {
     maxConcurrent: concurrency,
     profiles: { t: { command: TRIVIAL, maxConcurrent: concurrency } },
   });
+  const cpu0 = process.cpuUsage();
+  const children0 = childrenCpuMs();
   const t0 = performance.now();
   for (let i = 0; i < n; i++)
     gw.kanban.board.create({ title: `life ${i}`, assignee: 't' }, { kind: 'api' });
   // Polled every 10 ms: the count is a query in the daemon's own process.
   await waitFor('all done', () => settledCount(gw) === n, 120_000, 10);
   const rate = n / ((performance.now() - t0) / 1000);
+  const cpu = process.cpuUsage(cpu0);
+  const runsCpu = (childrenCpuMs() - children0) / n;
   await gw.close();
   removeDir(dir);
-  return rate;
+  return { rate, daemonCpu: (cpu.user + cpu.system) / 1000 / n, runsCpu };
 }
 
 /**
@@ -106,6 +118,7 @@ async function nativeSpawns(n, concurrency, wrapped = false) {
   const argv = wrapped
     ? ['-I{}', '/bin/sh', WRAPPER, join(dir, '{}', 'exit.json'), ...TRIVIAL]
     : ['-n', '1', ...TRIVIAL];
+  const children0 = childrenCpuMs();
   const t0 = performance.now();
   const xargs = spawn('xargs', ['-P', String(concurrency), ...argv], {
     env: { ...process.env, GATEHOUSE_RUN_DIR: dir },
@@ -114,8 +127,9 @@ async function nativeSpawns(n, concurrency, wrapped = false) {
   xargs.stdin.end(ids.join('\n'));
   await new Promise((r) => xargs.on('exit', r));
   const rate = n / ((performance.now() - t0) / 1000);
+  const cpu = (childrenCpuMs() - children0) / n;
   removeDir(dir);
-  return rate;
+  return { rate, cpu };
 }
 
 function pss(pid) {
@@ -214,17 +228,32 @@ export async function run() {
     {
       figure: `task lifecycles, trivial worker, 8 at a time (${N} tasks, median of 3 interleaved)`,
       unit: 'tasks/s',
-      value: median(life),
+      value: median(life.map((l) => l.rate)),
       baselineName: 'the same worker run by xargs -P 8',
-      baseline: median(native),
+      baseline: median(native.map((x) => x.rate)),
       goal: '>= 0.5x',
     },
     {
       figure: `the floor: the same worker under the run wrapper, run by xargs -P 8 (${N} tasks)`,
       unit: 'tasks/s',
-      value: median(wrapped),
+      value: median(wrapped.map((x) => x.rate)),
       baselineName: 'the same worker run by xargs -P 8',
-      baseline: median(native),
+      baseline: median(native.map((x) => x.rate)),
+    },
+    {
+      figure: "CPU per lifecycle: the run's processes (wrapper and worker), median",
+      unit: 'ms',
+      value: median(life.map((l) => l.runsCpu)),
+      baselineName: 'CPU per task, the worker run by xargs',
+      baseline: median(native.map((x) => x.cpu)),
+    },
+    {
+      figure:
+        "CPU per lifecycle: the daemon's own (claim, files, spawn, leftover check, settle), median",
+      unit: 'ms',
+      value: median(life.map((l) => l.daemonCpu)),
+      baselineName: 'CPU per task, the worker run by xargs',
+      baseline: median(native.map((x) => x.cpu)),
     },
     {
       figure: `dispatcher tick with 1,000 adopted workers, median (p99 ${p99(adopt.ticks).toFixed(1)} ms)`,
