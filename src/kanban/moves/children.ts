@@ -6,10 +6,18 @@ import type { Tx } from './tx.js';
 
 /** Every todo child of `parentId` whose remaining parents are all done becomes ready. */
 export function promoteChildren(tx: Tx, parentId: string, childIds?: readonly string[]): void {
+  // Children share their parents (a fan-out shares this one): each is read once. Promoting a
+  // child does not change whether it satisfies its own children (that needs done).
+  const satisfied = new Map<string, boolean>();
+  const parentDone = (id: string) => {
+    let done = satisfied.get(id);
+    if (done === undefined) satisfied.set(id, (done = parentSatisfied(tx.store.tasks.get(id))));
+    return done;
+  };
   for (const childId of childIds ?? tx.store.tasks.children(parentId)) {
     const child = tx.store.tasks.get(childId);
     if (child?.status !== 'todo') continue;
-    if (!child.parents.every((p) => parentSatisfied(tx.store.tasks.get(p)))) continue;
+    if (!child.parents.every(parentDone)) continue;
     if (applyMove(tx, child, 'promote'))
       tx.emit({ taskId: childId, runId: null, kind: 'promoted', payload: { after: parentId } });
   }
