@@ -16,7 +16,7 @@ import { beginTermination, deferTermination } from '../../src/kanban/moves/termi
 import { Transactor } from '../../src/kanban/moves/tx.js';
 import { unblockTask } from '../../src/kanban/moves/unblock.js';
 import { openDatabase } from '../../src/kanban/store/db.js';
-import { openStore, type Store } from '../../src/kanban/store/store.js';
+import { openStore, Store } from '../../src/kanban/store/store.js';
 import { tempDir } from '../helpers/daemon.js';
 
 const NOW = 1_700_000_000_000;
@@ -264,6 +264,36 @@ describe('group commit', () => {
     const db = new Database(f.path, { readonly: true });
     expect(db.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 2 });
     db.close();
+  });
+
+  it('refuses the whole group when a full disk rolls its transaction back', async () => {
+    const path = join(tempDir(), 'gatehouse.db');
+    const db = openDatabase(path);
+    const store = new Store(db);
+    stores.push(store);
+    const published: BoardEvent[] = [];
+    const bus = new EventBus((err) => {
+      throw err;
+    });
+    bus.subscribe((e) => published.push(e));
+    const transactor = new Transactor(store, () => NOW, bus);
+    // Room for a small task or two, not for a 1 MB body: SQLite answers SQLITE_FULL by rolling
+    // back the whole transaction, the first move's work with it.
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    db.pragma(`max_page_count = ${pages + 8}`);
+    const create = (title: string, body = '') =>
+      transactor.runGrouped((tx) => createTask(tx, { title, body }, { kind: 'api' }).task);
+    const outcomes = await Promise.allSettled([
+      create('first'),
+      create('too big', 'x'.repeat(1024 * 1024)),
+      create('after it'),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    for (const o of outcomes)
+      expect((o as PromiseRejectedResult).reason.code).toBe('STORAGE_UNAVAILABLE');
+    expect(db.prepare('SELECT title FROM tasks').all()).toEqual([]);
+    expect(db.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 0 });
+    expect(published).toEqual([]);
   });
 });
 

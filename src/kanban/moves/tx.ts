@@ -54,6 +54,9 @@ export class Transactor {
           try {
             settled.push({ ok: true, value: this.store.savepoint(() => fn(tx)) });
           } catch (err) {
+            // A failure SQLite answers by rolling back the whole transaction (a full disk, an
+            // I/O error) takes the group with it: every move of it is refused.
+            if (!this.store.inTransaction) throw err;
             // Its events were undone with its savepoint.
             events.length = mark;
             settled.push({ ok: false, err: storageError(err) });

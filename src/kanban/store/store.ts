@@ -14,7 +14,7 @@ export class Store {
   readonly platforms: PlatformStore;
   /** Only the moves import WRITES, so only they can reach this. */
   readonly [WRITES]: TaskWrites;
-  private readonly inTransaction;
+  private readonly runInTransaction;
 
   constructor(private readonly db: Db) {
     this.tasks = new TaskStore(db);
@@ -22,17 +22,23 @@ export class Store {
     this.events = new EventStore(db);
     this.platforms = new PlatformStore(db);
     this[WRITES] = new TaskWrites(db);
-    this.inTransaction = db.transaction((body: () => unknown) => body());
+    this.runInTransaction = db.transaction((body: () => unknown) => body());
   }
 
   /** Runs `fn` in one immediate transaction; `fn` must not await. */
   transaction<T>(fn: () => T): T {
-    return this.inTransaction.immediate(fn) as T;
+    return this.runInTransaction.immediate(fn) as T;
   }
 
   /** Inside a transaction: runs `fn` in a savepoint, undone alone if `fn` throws. */
   savepoint<T>(fn: () => T): T {
-    return this.inTransaction(fn) as T;
+    if (!this.db.inTransaction) throw new Error('a savepoint needs an open transaction');
+    return this.runInTransaction(fn) as T;
+  }
+
+  /** A transaction is open (SQLite rolls one back by itself on a full disk or an I/O error). */
+  get inTransaction(): boolean {
+    return this.db.inTransaction;
   }
 
   get open(): boolean {
