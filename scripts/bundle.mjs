@@ -18,7 +18,8 @@ await build({
   // Native code, packages that serve their own files, and what is loaded only to explain an
   // error stay where npm put them.
   external: [/^node:/, 'better-sqlite3', /^@sinclair\/typebox/, 'pidusage', /^@fastify\/swagger/],
-  output: { file: OUT, format: 'cjs', codeSplitting: false },
+  // Strict, as the ES modules it is made of are (a write to the frozen config must throw).
+  output: { file: OUT, format: 'cjs', codeSplitting: false, strict: true },
   logLevel: 'warn',
 });
 

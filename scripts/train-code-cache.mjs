@@ -2,6 +2,7 @@
 // Starts the bundled daemon on a scratch data dir and loopback port 0, asks it what a first
 // client asks (health, the page, the board, metrics), stops it with SIGTERM, and records the
 // code V8 compiled on the way as the bundle's code cache.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,8 +14,10 @@ for (const name of Object.keys(process.env))
   if (name.startsWith('GATEHOUSE_')) delete process.env[name];
 
 const daemon = loadDaemon();
+let recorded = false;
 process.on('exit', () => {
-  writeFileSync(DAEMON_CODE_CACHE, daemon.codeCache());
+  // Only a start that went all the way is worth recording (the build says when it did not).
+  if (recorded) writeFileSync(DAEMON_CODE_CACHE, daemon.codeCache());
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -27,12 +30,19 @@ async function serving() {
   throw new Error('the daemon did not serve within 10 s');
 }
 
-// Its own empty config: never a gatehouse.json (platforms, tokens) that happens to be nearby.
+// Its own config: never a gatehouse.json (platforms, tokens) that happens to be nearby, and a
+// token of its own, so that nobody else on the machine can have it start a worker with the
+// build's environment while it runs.
+const token = randomBytes(24).toString('hex');
 const config = join(dataDir, 'config.json');
-writeFileSync(config, '{}\n');
+writeFileSync(config, `${JSON.stringify({ api: { token } })}\n`);
 const running = daemon.runDaemon({ overrides: { config, dataDir, port: 0 }, replace: false });
 const base = await serving();
-for (const path of ['/health', '/ready', '/', '/tasks?limit=100', '/metrics'])
-  await (await fetch(`${base}${path}`)).arrayBuffer();
+for (const path of ['/health', '/ready', '/', '/tasks?limit=100', '/metrics']) {
+  const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  if (!res.ok) throw new Error(`GET ${path} answered ${res.status}`);
+  await res.arrayBuffer();
+}
+recorded = true;
 process.kill(process.pid, 'SIGTERM');
 await running;

@@ -58,10 +58,19 @@ describe("the daemon's bundle", () => {
 
   it('says to build when the bundle is missing or is not the daemon', () => {
     const missing = join(tempDir(), 'daemon.cjs');
+    // 78: systemd does not restart it (RestartPreventExitStatus), since only a build can help.
     expect(() => loadDaemon(missing, `${missing}.cache`)).toThrow(
-      /daemon\.cjs cannot be read \(ENOENT\): run npm run build/,
+      expect.objectContaining({
+        exitCode: 78,
+        message: expect.stringMatching(/daemon\.cjs cannot be read \(ENOENT\): run npm run build/),
+      }),
     );
     const { bundle, cache } = fakeBundle('exports.somethingElse = 1;\n');
-    expect(() => loadDaemon(bundle, cache)).toThrow(/does not export runDaemon: run npm run build/);
+    expect(() => loadDaemon(bundle, cache)).toThrow(
+      expect.objectContaining({
+        exitCode: 78,
+        message: expect.stringMatching(/does not export runDaemon: run npm run build/),
+      }),
+    );
   });
 });
