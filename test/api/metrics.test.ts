@@ -1,7 +1,7 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { api, startGateway } from '../helpers/app.js';
+import { api, rawRequest, startGateway } from '../helpers/app.js';
 import { waitFor } from '../helpers/wait.js';
 import { profile } from '../helpers/workers.js';
 
@@ -72,6 +72,27 @@ describe('/metrics', () => {
         .maxLength,
     ).toBe(500);
     expect((await fetch(`${gw.url}/docs/`)).status).toBe(200);
+  });
+
+  it("serves the docs' files whole, and a 304 with nothing added to it", async () => {
+    const gw = await startGateway();
+    const file = await fetch(`${gw.url}/docs/static/swagger-ui-bundle.js`);
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-type')).toMatch(/javascript/);
+    const body = await file.arrayBuffer();
+    expect(body.byteLength).toBeGreaterThan(100_000);
+    expect(body.byteLength).toBe(Number(file.headers.get('content-length')));
+    // fetch would ask caches to revalidate (no-cache), which a static file server answers 200.
+    const again = await rawRequest(gw.url, 'GET', '/docs/static/swagger-ui-bundle.js', {
+      host: new URL(gw.url).host,
+      'if-none-match': file.headers.get('etag')!,
+    });
+    expect(again.status).toBe(304);
+    expect(again.headers['content-type']).toBeUndefined();
+    const head = await fetch(`${gw.url}/docs/static/swagger-ui-bundle.js`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(file.headers.get('content-length'));
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
   });
 
   it('passes promtool check metrics (Debian prometheus; .ci/run installs it)', async () => {

@@ -1,5 +1,5 @@
 // A real gateway in the test process: temp data dir, real SQLite file, real HTTP on 127.0.0.1:0.
-import { request } from 'node:http';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach } from 'vitest';
@@ -124,7 +124,7 @@ export function rawRequest(
   path: string,
   headers: Record<string, string>,
   body?: string,
-): Promise<{ status: number; body: any }> {
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: any }> {
   const { port } = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -139,7 +139,7 @@ export function rawRequest(
           } catch {
             // not JSON
           }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed });
         });
       },
     );

@@ -2,6 +2,7 @@
 // first use, in an app of their own that is given every route this app registered (schemas
 // only, no handlers), so a start does not load the docs' packages (tens of ms).
 import { createRequire } from 'node:module';
+import type { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type RouteOptions } from 'fastify';
 import { VERSION } from '../../version.js';
 import { COMPONENTS } from './responses.js';
@@ -67,6 +68,21 @@ async function buildDocs(routes: readonly RouteOptions[]): Promise<FastifyInstan
   return docs;
 }
 
+async function text(stream: Readable): Promise<string> {
+  let out = '';
+  for await (const chunk of stream) out += String(chunk);
+  return out;
+}
+
+/** The message of a Fastify error body, or the status. */
+function messageOf(body: string, status: number): string {
+  try {
+    return (JSON.parse(body) as { message?: string }).message ?? `HTTP ${status}`;
+  } catch {
+    return `HTTP ${status}`;
+  }
+}
+
 /**
  * Registered before the routes: it keeps what they describe (the websocket route, which OpenAPI
  * cannot describe, and HEAD twins aside) for the docs' app.
@@ -79,7 +95,12 @@ export function apiDocs(app: FastifyInstance): void {
     if (!websocket && route.method !== 'HEAD' && !route.schema?.hide) routes.push(route);
   });
   let docs: Promise<FastifyInstance> | null = null;
-  const built = () => (docs ??= buildDocs(routes));
+  // A build that failed (a file it could not read) is tried again by the next request.
+  const built = () =>
+    (docs ??= buildDocs(routes).catch((err: unknown) => {
+      docs = null;
+      throw err;
+    }));
 
   app.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () =>
     (await built()).swagger(),
@@ -88,24 +109,28 @@ export function apiDocs(app: FastifyInstance): void {
     req: { method: string; url: string; headers: object },
     reply: FastifyReply,
   ) => {
+    // Streamed, as the docs' static files were when served by the app itself (1.7 MB for one).
     const res = await (
       await built()
     ).inject({
       method: req.method as 'GET' | 'HEAD',
       url: req.url,
       headers: req.headers as Record<string, string>,
+      payloadAsStream: true,
     });
     // Refusals (a missing file, a path that climbs out) answer in this API's error format.
     if (res.statusCode >= 400) {
       const message =
         res.statusCode === 404
           ? `no route ${req.method} ${req.url.split('?')[0]}`
-          : (res.json<{ message?: string }>().message ?? `HTTP ${res.statusCode}`);
+          : messageOf(await text(res.stream()), res.statusCode);
       throw Object.assign(new Error(message), { statusCode: res.statusCode });
     }
     for (const [name, value] of Object.entries(res.headers))
       if (!HOP_BY_HOP.has(name) && value !== undefined) void reply.header(name, value);
-    return reply.code(res.statusCode).send(res.rawPayload);
+    void reply.code(res.statusCode);
+    // No content type, no body (a redirect, 304 Not Modified): nothing is added to it.
+    return res.headers['content-type'] === undefined ? reply.send() : reply.send(res.stream());
   };
   for (const url of ['/docs', '/docs/*'])
     app.route({ method: ['GET', 'HEAD'], url, schema: { hide: true }, handler: forward });
