@@ -65,6 +65,21 @@ async function daemonWithPage(receiverUrl: string, secret: string) {
   return { dataDir, port, config, daemon, url, page };
 }
 
+/** A daemon whose API needs `token`, and a fresh page that has not loaded it yet. */
+async function tokenDaemonWithPage(token: string) {
+  const dataDir = tempDir();
+  const daemon = startDaemon({
+    dataDir,
+    config: writeConfig(tempDir(), {
+      api: { token },
+      workers: { tickSeconds: 0.1, defaultProfile: 'ok', profiles: { ok: profile('complete') } },
+    }),
+  });
+  const url = await waitServing(dataDir, daemon.pid);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  return { url, context, page: await context.newPage() };
+}
+
 function card(page: Page, status: string, title: string) {
   return page.locator(`.column[data-status="${status}"] .card`, { hasText: title });
 }
@@ -124,17 +139,7 @@ describe('the dashboard, in a real browser', () => {
 
   it('does not ask for the token again when a request sent without it is refused late', async () => {
     const token = 'a-late-refusal-token';
-    const dataDir = tempDir();
-    const daemon = startDaemon({
-      dataDir,
-      config: writeConfig(tempDir(), {
-        api: { token },
-        workers: { tickSeconds: 0.1, defaultProfile: 'ok', profiles: { ok: profile('complete') } },
-      }),
-    });
-    const url = await waitServing(dataDir, daemon.pid);
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
+    const { url, context, page } = await tokenDaemonWithPage(token);
     // The page's first ask for the platforms is held until the token has been given; it was
     // sent without one, so the daemon refuses it, late.
     let release = () => {};
@@ -205,17 +210,7 @@ describe('the dashboard, in a real browser', () => {
 
   it('asks for the token before any click when the API needs one, and keeps what was typed', async () => {
     const token = 'a-dashboard-api-token';
-    const dataDir = tempDir();
-    const daemon = startDaemon({
-      dataDir,
-      config: writeConfig(tempDir(), {
-        api: { token },
-        workers: { tickSeconds: 0.1, defaultProfile: 'ok', profiles: { ok: profile('complete') } },
-      }),
-    });
-    const url = await waitServing(dataDir, daemon.pid);
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
+    const { url, context, page } = await tokenDaemonWithPage(token);
     const notFound: string[] = [];
     page.on('response', (res) => {
       if (res.status() === 404) notFound.push(res.url());
