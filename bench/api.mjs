@@ -1,7 +1,7 @@
 // The board's API speed: POST /tasks and GET /tasks/:id against bare Fastify + better-sqlite3
 // (interleaved rounds), POST latency while the dispatcher spawns a burst of workers against the
-// same with no spawning, GET /tasks?limit=100 with 100,000 tasks, and websocket fan-out to 200
-// clients against bare ws.
+// same with no spawning and against the bare server's, GET /tasks?limit=100 with 100,000 tasks,
+// and websocket fan-out to 200 clients against bare ws.
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
@@ -134,6 +134,17 @@ async function burstLatencies(dataDir, spawning) {
   return latencies;
 }
 
+/** Latencies of `n` posts sent one after the other (after 50 to warm up). */
+async function postsOneAtATime(url, n) {
+  const latencies = [];
+  for (let i = 0; i < n + 50; i++) {
+    const t0 = performance.now();
+    await (await postTask(url)).arrayBuffer();
+    if (i >= 50) latencies.push(performance.now() - t0);
+  }
+  return latencies;
+}
+
 /** 100,000 tasks written straight into a fresh board database. */
 function seedTasks(dataDir, n) {
   const db = openDatabase(join(dataDir, 'gatehouse.db'));
@@ -191,6 +202,7 @@ export async function run() {
     const gh = await startGatehouse(dirs[0]);
     const bare = await startChild('bench/bare-server.mjs', [join(dirs[1], 'bare.db')]);
     const loads = await interleaved(gh.url, bare.url);
+    const bareOneByOne = await postsOneAtATime(bare.url, 250);
     gh.proc.kill('SIGTERM');
     bare.proc.kill('SIGTERM');
     const avg = (results) => results.reduce((sum, r) => sum + r.requests.average, 0) / ROUNDS;
@@ -253,6 +265,13 @@ export async function run() {
           baselineName: `same posts, no spawning (median ${median(quiet).toFixed(1)}, max ${Math.max(...quiet).toFixed(0)} ms)`,
           baseline: p99(quiet),
           goal: 'p99 <= 5 ms',
+        },
+        {
+          figure: `the floor: POST one at a time to the bare server (median ${median(bareOneByOne).toFixed(1)}, max ${Math.max(...bareOneByOne).toFixed(0)} ms; ${bareOneByOne.length} posts)`,
+          unit: 'ms',
+          value: p99(bareOneByOne),
+          baselineName: 'gatehouse, same posts, no spawning',
+          baseline: p99(quiet),
         },
         {
           figure: `GET /tasks?limit=100, 100k tasks: p50 ${list.latency.p50} ms`,
