@@ -155,14 +155,18 @@ export class Dispatcher {
     return this.live.size;
   }
 
-  /** Coalesces wake-ups into one dispatch pass on the next turn of the event loop. */
+  /**
+   * Coalesces wake-ups into one dispatch pass on the next turn of the event loop, in its timers
+   * phase: requests that arrive meanwhile are read in the poll phase after it and answered in
+   * the check phase (a group commit), without waiting behind the next spawn.
+   */
   wake(): void {
     if (this.wakePending || this.stopping) return;
     this.wakePending = true;
-    setImmediate(() => {
+    setTimeout(() => {
       this.wakePending = false;
       this.track('dispatch', async () => this.dispatch());
-    });
+    }, 0);
   }
 
   /**
