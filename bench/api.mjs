@@ -117,11 +117,8 @@ async function burstLatencies(dataDir, spawning) {
   const count = board.prepare("SELECT count(*) AS n FROM tasks WHERE status = 'running'");
   const running = () => count.get().n;
   const latencies = [];
-  const probe = async () => {
-    const t0 = performance.now();
-    await postTask(gh.url, { title: 'probe', assignee: 'parked' });
-    latencies.push(performance.now() - t0);
-  };
+  const probe = async () =>
+    latencies.push(await timedPost(gh.url, { title: 'probe', assignee: 'parked' }));
   writeFileSync(gate, '');
   // Until the children are ready (and, spawning, all running), then as many again.
   const until = spawning ? 200 : 0;
@@ -134,13 +131,19 @@ async function burstLatencies(dataDir, spawning) {
   return latencies;
 }
 
+/** Milliseconds from sending one POST /tasks to having its whole answer. */
+async function timedPost(url, body) {
+  const t0 = performance.now();
+  await (await postTask(url, body)).arrayBuffer();
+  return performance.now() - t0;
+}
+
 /** Latencies of `n` posts sent one after the other (after 50 to warm up). */
 async function postsOneAtATime(url, n) {
   const latencies = [];
   for (let i = 0; i < n + 50; i++) {
-    const t0 = performance.now();
-    await (await postTask(url)).arrayBuffer();
-    if (i >= 50) latencies.push(performance.now() - t0);
+    const ms = await timedPost(url);
+    if (i >= 50) latencies.push(ms);
   }
   return latencies;
 }

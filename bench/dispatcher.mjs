@@ -80,7 +80,7 @@ async function bareExitLatency(n) {
 /** CPU ms used by the processes this one has waited for (and theirs, recursively). */
 function childrenCpuMs() {
   const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
-  // cutime and cstime are fields 16 and 17 of the line, in clock ticks (100 a second here).
+  // cutime and cstime are fields 16 and 17 of the line, in USER_HZ ticks (100 a second on Linux).
   return (Number(fields[13]) + Number(fields[14])) * 10;
 }
 

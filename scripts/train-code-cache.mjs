@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DAEMON_CODE_CACHE, loadDaemon } from '../dist/cli/daemon-loader.js';
 import { PID_FILE, readPidFile } from '../dist/gateway/pid-file.js';
+import { waitUntil } from '../dist/proc/index.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-train-'));
 for (const name of Object.keys(process.env))
@@ -21,14 +22,7 @@ process.on('exit', () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function serving() {
-  for (let i = 0; i < 400; i++) {
-    const record = readPidFile(join(dataDir, PID_FILE));
-    if (record && record.port > 0) return `http://127.0.0.1:${record.port}`;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error('the daemon did not serve within 10 s');
-}
+const port = () => readPidFile(join(dataDir, PID_FILE))?.port ?? 0;
 
 // Its own config: never a gatehouse.json (platforms, tokens) that happens to be nearby, and a
 // token of its own, so that nobody else on the machine can have it start a worker with the
@@ -37,7 +31,9 @@ const token = randomBytes(24).toString('hex');
 const config = join(dataDir, 'config.json');
 writeFileSync(config, `${JSON.stringify({ api: { token } })}\n`);
 const running = daemon.runDaemon({ overrides: { config, dataDir, port: 0 }, replace: false });
-const base = await serving();
+if (!(await waitUntil(() => port() > 0, 10_000)))
+  throw new Error('the daemon did not serve within 10 s');
+const base = `http://127.0.0.1:${port()}`;
 for (const path of ['/health', '/ready', '/', '/tasks?limit=100', '/metrics']) {
   const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
   if (!res.ok) throw new Error(`GET ${path} answered ${res.status}`);

@@ -235,65 +235,62 @@ describe('moves', () => {
   });
 });
 
+/** A Transactor of its own over a fresh database, and the events its bus published. */
+function groupFixture() {
+  const db = openDatabase(join(tempDir(), 'gatehouse.db'));
+  const store = new Store(db);
+  stores.push(store);
+  const bus = new EventBus((err) => {
+    throw err;
+  });
+  const published: BoardEvent[] = [];
+  bus.subscribe((e) => published.push(e));
+  const transactor = new Transactor(store, () => NOW, bus);
+  const create = (title: string, body = '') =>
+    transactor.runGrouped((tx) => createTask(tx, { title, body }, { kind: 'api' }).task);
+  const titles = () => db.prepare('SELECT title FROM tasks ORDER BY seq').pluck().all();
+  const eventCount = () => db.prepare('SELECT count(*) FROM events').pluck().get();
+  return { db, transactor, published, create, titles, eventCount };
+}
+
 describe('group commit', () => {
   it('commits the moves of one turn together; one that throws midway is undone alone', async () => {
-    const f = fixture();
-    const bus = new EventBus((err) => {
-      throw err;
-    });
-    const published: BoardEvent[] = [];
-    bus.subscribe((e) => published.push(e));
-    const transactor = new Transactor(f.store, () => NOW, bus);
-    const create = (title: string) =>
-      transactor.runGrouped((tx) => createTask(tx, { title }, { kind: 'api' }).task);
+    const g = groupFixture();
     // Queued in one turn of the event loop: one group.
     const moves = [
-      create('first'),
-      transactor.runGrouped((tx) => {
+      g.create('first'),
+      g.transactor.runGrouped((tx) => {
         createTask(tx, { title: 'half done' }, { kind: 'api' });
         throw new Error('failed after writing');
       }),
-      create('last'),
+      g.create('last'),
     ];
     const outcomes = await Promise.allSettled(moves);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe('failed after writing');
-    expect(f.board.list({ limit: 100 }).tasks.map((t) => t.title)).toEqual(['first', 'last']);
+    expect(g.titles()).toEqual(['first', 'last']);
     // Events reach listeners once committed, and none of the undone move's was kept.
-    expect(published.map((e) => e.kind)).toEqual(['created', 'created']);
-    const db = new Database(f.path, { readonly: true });
-    expect(db.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 2 });
-    db.close();
+    expect(g.published.map((e) => e.kind)).toEqual(['created', 'created']);
+    expect(g.eventCount()).toBe(2);
   });
 
   it('refuses the whole group when a full disk rolls its transaction back', async () => {
-    const path = join(tempDir(), 'gatehouse.db');
-    const db = openDatabase(path);
-    const store = new Store(db);
-    stores.push(store);
-    const published: BoardEvent[] = [];
-    const bus = new EventBus((err) => {
-      throw err;
-    });
-    bus.subscribe((e) => published.push(e));
-    const transactor = new Transactor(store, () => NOW, bus);
+    const g = groupFixture();
     // Room for a small task or two, not for a 1 MB body: SQLite answers SQLITE_FULL by rolling
     // back the whole transaction, the first move's work with it.
-    const pages = db.pragma('page_count', { simple: true }) as number;
-    db.pragma(`max_page_count = ${pages + 8}`);
-    const create = (title: string, body = '') =>
-      transactor.runGrouped((tx) => createTask(tx, { title, body }, { kind: 'api' }).task);
+    const pages = g.db.pragma('page_count', { simple: true }) as number;
+    g.db.pragma(`max_page_count = ${pages + 8}`);
     const outcomes = await Promise.allSettled([
-      create('first'),
-      create('too big', 'x'.repeat(1024 * 1024)),
-      create('after it'),
+      g.create('first'),
+      g.create('too big', 'x'.repeat(1024 * 1024)),
+      g.create('after it'),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
     for (const o of outcomes)
       expect((o as PromiseRejectedResult).reason.code).toBe('STORAGE_UNAVAILABLE');
-    expect(db.prepare('SELECT title FROM tasks').all()).toEqual([]);
-    expect(db.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 0 });
-    expect(published).toEqual([]);
+    expect(g.titles()).toEqual([]);
+    expect(g.eventCount()).toBe(0);
+    expect(g.published).toEqual([]);
   });
 });
 

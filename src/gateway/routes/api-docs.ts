@@ -3,12 +3,17 @@
 // only, no handlers), so a start does not load the docs' packages (tens of ms).
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
-import Fastify, { type FastifyInstance, type FastifyReply, type RouteOptions } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type RouteOptions,
+} from 'fastify';
 import { VERSION } from '../../version.js';
 import { COMPONENTS } from './responses.js';
 
-/** What the docs' app answers with besides its body; the rest is for the connection to set. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date']);
+/** Headers of the docs' app's answer that this server sets for its own connection. */
+const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date']);
 
 async function buildDocs(routes: readonly RouteOptions[]): Promise<FastifyInstance> {
   // Required, not imported: the daemon's bundle leaves them out and runs as CommonJS.
@@ -105,29 +110,25 @@ export function apiDocs(app: FastifyInstance): void {
   app.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () =>
     (await built()).swagger(),
   );
-  const forward = async (
-    req: { method: string; url: string; headers: object },
-    reply: FastifyReply,
-  ) => {
+  const forward = async (req: FastifyRequest, reply: FastifyReply) => {
     // Streamed, as the docs' static files were when served by the app itself (1.7 MB for one).
     const res = await (
       await built()
     ).inject({
       method: req.method as 'GET' | 'HEAD',
       url: req.url,
-      headers: req.headers as Record<string, string>,
+      headers: req.headers,
       payloadAsStream: true,
     });
-    // Refusals (a missing file, a path that climbs out) answer in this API's error format.
+    // Refusals (a missing file, a path that climbs out) answer as this API's own: not found by
+    // its not-found handler, the others in its error format.
+    if (res.statusCode === 404) return reply.callNotFound();
     if (res.statusCode >= 400) {
-      const message =
-        res.statusCode === 404
-          ? `no route ${req.method} ${req.url.split('?')[0]}`
-          : messageOf(await text(res.stream()), res.statusCode);
+      const message = messageOf(await text(res.stream()), res.statusCode);
       throw Object.assign(new Error(message), { statusCode: res.statusCode });
     }
     for (const [name, value] of Object.entries(res.headers))
-      if (!HOP_BY_HOP.has(name) && value !== undefined) void reply.header(name, value);
+      if (!CONNECTION_HEADERS.has(name) && value !== undefined) void reply.header(name, value);
     void reply.code(res.statusCode);
     // No content type, no body (a redirect, 304 Not Modified): nothing is added to it.
     return res.headers['content-type'] === undefined ? reply.send() : reply.send(res.stream());

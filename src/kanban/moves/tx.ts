@@ -46,9 +46,9 @@ export class Transactor {
     const group = this.queued;
     this.queued = [];
     const settled: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
-    let written: BoardEvent[] = [];
+    let written: BoardEvent[];
     try {
-      written = this.inTransaction((tx, events) => {
+      ({ written } = this.inTransaction((tx, events) => {
         for (const { fn } of group) {
           const mark = events.length;
           try {
@@ -62,7 +62,7 @@ export class Transactor {
             settled.push({ ok: false, err: storageError(err) });
           }
         }
-      });
+      }));
     } catch (err) {
       for (const { reject } of group) reject(storageError(err));
       return;
@@ -77,21 +77,21 @@ export class Transactor {
 
   /** Runs `fn` in one immediate transaction and publishes its events after the commit. */
   run<T>(fn: (tx: Tx) => T): T {
-    let result!: T;
-    let written: BoardEvent[];
+    let done: { value: T; written: BoardEvent[] };
     try {
-      written = this.inTransaction((tx) => {
-        result = fn(tx);
-      });
+      done = this.inTransaction(fn);
     } catch (err) {
       throw storageError(err);
     }
-    this.bus.publish(written);
-    return result;
+    this.bus.publish(done.written);
+    return done.value;
   }
 
-  /** One immediate transaction around `body`; returns the events it wrote, once committed. */
-  private inTransaction(body: (tx: Tx, written: BoardEvent[]) => void): BoardEvent[] {
+  /** One immediate transaction around `body`: what it returned and the events it wrote. */
+  private inTransaction<T>(body: (tx: Tx, written: BoardEvent[]) => T): {
+    value: T;
+    written: BoardEvent[];
+  } {
     const written: BoardEvent[] = [];
     const now = this.clock();
     const emit: Emit = (event) => {
@@ -99,8 +99,8 @@ export class Transactor {
       written.push(stored);
       return stored;
     };
-    this.store.transaction(() => body({ store: this.store, emit, now }, written));
-    return written;
+    const value = this.store.transaction(() => body({ store: this.store, emit, now }, written));
+    return { value, written };
   }
 }
 

@@ -30,9 +30,11 @@ export class Store {
     return this.runInTransaction.immediate(fn) as T;
   }
 
-  /** Inside a transaction: runs `fn` in a savepoint, undone alone if `fn` throws. */
+  /**
+   * Inside a transaction: runs `fn` in a savepoint, undone alone if `fn` throws. Outside one
+   * (SQLite rolled it back) it would commit on its own: check inTransaction after a failure.
+   */
   savepoint<T>(fn: () => T): T {
-    if (!this.db.inTransaction) throw new Error('a savepoint needs an open transaction');
     return this.runInTransaction(fn) as T;
   }
 
