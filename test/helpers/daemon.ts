@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach } from 'vitest';
 import { readPidFile, type PidRecord } from '../../src/gateway/pid-file.js';
-import { spawnTracked, type Spawned } from './procs.js';
+import { endAllStarted, spawnTracked, type Spawned } from './procs.js';
 import { waitFor } from './wait.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -20,7 +20,10 @@ export function tempDir(prefix = 'gatehouse-test-'): string {
   return dir;
 }
 
-afterEach(() => {
+afterEach(async () => {
+  // The processes first: a worker's wrapper writes exit.json into its run folder as it ends,
+  // which made a removal already under way fail with ENOTEMPTY.
+  await endAllStarted();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
