@@ -67,16 +67,17 @@ function loadPosts(url) {
   });
 }
 
-/** Each load on gatehouse then on the baseline, ROUNDS times: the machine's drift hits both. */
-async function interleaved(gh, bare) {
+/** Each load on gatehouse then on each baseline, ROUNDS times: the machine's drift hits all. */
+async function interleaved(servers) {
   const probe = async (url) => (await (await postTask(url)).json()).id;
-  const ids = { gh: await probe(gh), bare: await probe(bare) };
-  const out = { gh: { post: [], get: [] }, bare: { post: [], get: [] } };
+  const ids = {};
+  const out = {};
+  for (const [name, url] of Object.entries(servers)) {
+    ids[name] = await probe(url);
+    out[name] = { post: [], get: [] };
+  }
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, url] of [
-      ['gh', gh],
-      ['bare', bare],
-    ]) {
+    for (const [name, url] of Object.entries(servers)) {
       out[name].post.push(await loadPosts(url));
       out[name].get.push(await load(`${url}/tasks/${ids[name]}`));
     }
@@ -203,11 +204,19 @@ export async function run() {
   const dirs = [tempDir(), tempDir(), tempDir(), tempDir()];
   try {
     const gh = await startGatehouse(dirs[0]);
-    const bare = await startChild('bench/bare-server.mjs', [join(dirs[1], 'bare.db')]);
-    const loads = await interleaved(gh.url, bare.url);
+    // The board syncs every commit (synchronous = FULL): the baseline does the same; the bare
+    // server without the sync (NORMAL) shows what durability costs either of them.
+    const bare = await startChild('bench/bare-server.mjs', [join(dirs[1], 'bare.db'), '0', 'FULL']);
+    const bareNormal = await startChild('bench/bare-server.mjs', [
+      join(dirs[1], 'bare-normal.db'),
+      '0',
+      'NORMAL',
+    ]);
+    const loads = await interleaved({ gh: gh.url, bare: bare.url, bareNormal: bareNormal.url });
     const bareOneByOne = await postsOneAtATime(bare.url, 250);
     gh.proc.kill('SIGTERM');
     bare.proc.kill('SIGTERM');
+    bareNormal.proc.kill('SIGTERM');
     const avg = (results) => results.reduce((sum, r) => sum + r.requests.average, 0) / ROUNDS;
     const worstP99 = (results) => Math.max(...results.map((r) => r.latency.p99));
 
@@ -242,9 +251,16 @@ export async function run() {
           figure: 'POST /tasks',
           unit: 'req/s',
           value: avg(loads.gh.post),
-          baselineName: 'bare fastify+sqlite insert',
+          baselineName: 'bare fastify+sqlite insert, synchronous=FULL',
           baseline: avg(loads.bare.post),
           goal: '>= 0.5x',
+        },
+        {
+          figure: 'POST /tasks, durable commits',
+          unit: 'req/s',
+          value: avg(loads.gh.post),
+          baselineName: 'bare insert, synchronous=NORMAL (not durable)',
+          baseline: avg(loads.bareNormal.post),
         },
         {
           figure: 'POST /tasks latency p99, worst round',

@@ -3,10 +3,11 @@ import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 import { randomBytes } from 'node:crypto';
 
-const [path, seed = '0'] = process.argv.slice(2);
+const [path, seed = '0', synchronous = 'FULL'] = process.argv.slice(2);
 const db = new Database(path);
 db.pragma('journal_mode = WAL');
-db.pragma('synchronous = NORMAL');
+// FULL by default, as the board: an answered insert is on disk.
+db.pragma(`synchronous = ${synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
 db.exec('CREATE TABLE IF NOT EXISTS t (id TEXT PRIMARY KEY, title TEXT, created_at INTEGER)');
 const insert = db.prepare('INSERT INTO t VALUES (?, ?, ?)');
 const select = db.prepare('SELECT * FROM t WHERE id = ?');

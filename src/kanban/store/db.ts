@@ -48,8 +48,9 @@ export function openDatabase(path: string, opts: { migrateTo?: number } = {}): D
   try {
     db = new Database(path, { timeout: 5000 });
     db.pragma('journal_mode = WAL');
-    // NORMAL in WAL mode: a power loss may lose the last transactions but never corrupts.
-    db.pragma('synchronous = NORMAL');
+    // FULL: every commit syncs the WAL before it returns, so an answered write survives a power
+    // loss (NORMAL could lose the last transactions). Group commit pays the sync once per group.
+    db.pragma('synchronous = FULL');
     if (existed) {
       const check = db.pragma('quick_check', { simple: true });
       if (check !== 'ok') throw new Error(`integrity check failed: ${String(check)}`);
