@@ -38,6 +38,7 @@ export function createKanban(config: Config, store: Store, opts: KanbanOptions):
     board,
     { ...policy, reclaimDeferMs: config.workers.reclaimDeferSeconds * 1000 },
     terminator,
+    config.dataDir,
   );
   return {
     board,

@@ -198,5 +198,8 @@ describe('workers across daemon restarts', () => {
     );
     expect(reaped.payload.pids).toContain(job);
     expect(pidExists(job)).toBe(false);
+    // How the worker ended while no daemon ran is recorded beside its verdict.
+    const [after] = (await api(url, 'GET', `/tasks/${created.body.id}/runs`)).body.runs;
+    expect(after).toMatchObject({ outcome: 'completed', exitCode: 0, signal: null });
   });
 });

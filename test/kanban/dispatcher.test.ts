@@ -33,6 +33,42 @@ describe('exit classification, one row at a time', () => {
     expect(done.runs[0]).toMatchObject({ outcome: 'completed', profile: 'complete' });
   });
 
+  it('records how the process ended of a run whose verdict came first (API or archive)', async () => {
+    // A grace long enough that a loaded machine never ends a reported worker before it exits.
+    const gw = await gatewayWith(
+      {
+        then3: profile('complete-then-exit', {}, '3'),
+        ok: profile('complete'),
+        hang: profile('hang'),
+      },
+      { killGraceSeconds: 10 },
+    );
+    const then3 = await createTask(gw, { title: 'says done, exits 3', assignee: 'then3' });
+    const ok = await createTask(gw, { title: 'says done, exits 0', assignee: 'ok' });
+    const hang = await createTask(gw, { title: 'archived while it runs', assignee: 'hang' });
+    const exitOf = (id: string, want: (run: any) => boolean) =>
+      waitFor(`the exit status of ${id}`, async () => {
+        const run = (await getTask(gw, id)).runs[0];
+        return run && want(run) ? run : null;
+      });
+    expect(await exitOf(then3.id, (r) => r.exitCode !== null)).toMatchObject({
+      outcome: 'completed',
+      exitCode: 3,
+      signal: null,
+    });
+    expect(await exitOf(ok.id, (r) => r.exitCode !== null)).toMatchObject({
+      outcome: 'completed',
+      exitCode: 0,
+    });
+    await waitFor('the hanging worker', async () => (await getTask(gw, hang.id)).runs[0]?.pid);
+    expect((await api(gw.url, 'POST', `/tasks/${hang.id}/archive`)).status).toBe(200);
+    expect(await exitOf(hang.id, (r) => r.signal !== null)).toMatchObject({
+      outcome: 'archived',
+      exitCode: null,
+      signal: 'SIGTERM',
+    });
+  });
+
   it('blocks a worker that exits 0 without reporting, at once and without a respawn loop', async () => {
     const gw = await gatewayWith({ silent: profile('silent') });
     const task = await createTask(gw, { title: 'quiet', assignee: 'silent' });

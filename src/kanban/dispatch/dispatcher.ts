@@ -53,7 +53,12 @@ export class Dispatcher {
   constructor(private readonly deps: DispatcherDeps) {
     const { kanban, config } = deps;
     const terminator: RunTerminator = kanban.terminator;
-    this.reaper = new RunReaper(kanban.board, terminator, config.workers.killGraceSeconds * 1000);
+    this.reaper = new RunReaper(
+      kanban.board,
+      terminator,
+      config.workers.killGraceSeconds * 1000,
+      config.dataDir,
+    );
     this.endings = new RunEndings({
       board: kanban.board,
       policy: kanban.policy,

@@ -3,7 +3,7 @@
 // on the next tick with the same facts, so an outcome is never lost to a full disk.
 import type { Board } from '../board.js';
 import { classifyExit } from '../model/exit-classifier.js';
-import { recordLeftovers } from '../moves/records.js';
+import { recordExitStatus, recordLeftovers } from '../moves/records.js';
 import { settleRun, type SettlementPolicy } from '../moves/settle.js';
 import { deferTermination } from '../moves/termination.js';
 import type { LiveWorker, LiveWorkers } from './live-workers.js';
@@ -57,8 +57,12 @@ export class RunEndings {
       live.remove(worker);
       return;
     }
+    const dir = runDir(this.deps.dataDir, run.id);
     if (run.endedAt !== null) {
-      // The worker reported its verdict before it exited: only its leftovers remain.
+      // The worker reported its verdict before it exited: its exit status is recorded beside
+      // the verdict, and only its leftovers remain.
+      const exit = readExitRecord(dir) ?? worker.exit ?? null;
+      board.transact((tx) => recordExitStatus(tx, run.id, exit));
       await this.deps.reaper.reap(run, worker.groupHeldUntil);
       live.remove(worker);
       this.deps.wake();
@@ -85,7 +89,6 @@ export class RunEndings {
       worker.log.warn({ survivors: left.survivors }, 'run leftovers survived SIGKILL; claim kept');
       return;
     }
-    const dir = runDir(this.deps.dataDir, run.id);
     const exit = readExitRecord(dir) ?? worker.exit ?? null;
     const tail =
       exit && exit.exitCode !== 0

@@ -2,8 +2,9 @@
 // of it survived): ends what is left and records it, retried each tick until nothing is left.
 import { pidExists } from '../../proc/index.js';
 import type { Board } from '../board.js';
-import { recordLeftovers } from '../moves/records.js';
+import { recordExitStatus, recordLeftovers } from '../moves/records.js';
 import { leaderOf, type RunRecord } from '../store/run-store.js';
+import { readExitRecord, runDir } from './run-files.js';
 import type { RunTerminator } from './run-terminator.js';
 
 export class RunReaper {
@@ -14,6 +15,7 @@ export class RunReaper {
     private readonly terminator: RunTerminator,
     /** A worker that reported its verdict gets this long to exit by itself. */
     private readonly graceMs: number,
+    private readonly dataDir: string,
   ) {}
 
   /** Ends the leftovers of a closed run (unless its profile keeps them). */
@@ -30,7 +32,12 @@ export class RunReaper {
     try {
       const held = Math.max(groupHeldUntil ?? -1, run.groupHeldUntil ?? -1);
       const result = await this.terminator(run, held < 0 ? null : held);
-      this.board.transact((tx) => recordLeftovers(tx, run.taskId, run.id, result));
+      // The wrapper wrote how the worker ended (perhaps while no daemon ran).
+      const exit = result.survived ? null : readExitRecord(runDir(this.dataDir, run.id));
+      this.board.transact((tx) => {
+        recordExitStatus(tx, run.id, exit);
+        recordLeftovers(tx, run.taskId, run.id, result);
+      });
     } finally {
       this.busy.delete(run.id);
     }

@@ -11,6 +11,7 @@ import {
   type TerminationOp,
 } from '../moves/termination.js';
 import type { RunRecord } from '../store/run-store.js';
+import { readExitRecord, runDir } from './run-files.js';
 import type { RunTerminator } from './run-terminator.js';
 
 export interface TerminationOutcome {
@@ -30,6 +31,7 @@ export class Terminations {
     private readonly board: Board,
     private readonly policy: SettlementPolicy & { reclaimDeferMs: number },
     private readonly terminator: RunTerminator,
+    private readonly dataDir: string,
   ) {}
 
   isActive(taskId: string): boolean {
@@ -89,11 +91,15 @@ export class Terminations {
         if (kept) this.announced.add(key);
         return kept ? tx.store.tasks.get(run.taskId) : null;
       }
+      // The group is gone: the wrapper has recorded how the worker ended, unless it was killed.
+      const exit = result.survived ? null : readExitRecord(runDir(this.dataDir, run.id));
       return settleRun(tx, this.policy, {
         taskId: run.taskId,
         runId: run.id,
         outcome: TERMINATION_OUTCOME[op],
         terminating: op,
+        exitCode: exit?.exitCode ?? null,
+        signal: exit?.signal ?? null,
         error: error ?? null,
         payload: {
           ...report,

@@ -1,6 +1,6 @@
 // Events that record what happened to a run or a platform without moving any task.
 import type { EventPayloads } from '../model/events.js';
-import type { ProcRecord } from '../model/types.js';
+import type { ExitRecord, ProcRecord } from '../model/types.js';
 import type { Tx } from './tx.js';
 
 /** The worker's process started: its identity is stored and `spawned` written. */
@@ -17,6 +17,11 @@ export function recordSpawn(
 
 export function recordAdoption(tx: Tx, taskId: string, runId: string, pid: number): void {
   tx.emit({ taskId, runId, kind: 'adopted', payload: { pid } });
+}
+
+/** A closed run's process has ended (its verdict came first, through the API or a termination). */
+export function recordExitStatus(tx: Tx, runId: string, exit: ExitRecord | null): void {
+  if (exit) tx.store.runs.recordExit(runId, exit);
 }
 
 /** What was left of a closed run was ended; the run's processes are gone unless some survived. */

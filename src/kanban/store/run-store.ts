@@ -66,6 +66,7 @@ export class RunStore {
   private readonly lingering;
   private readonly prunable;
   private readonly pruned;
+  private readonly exitStatus;
 
   constructor(db: Db) {
     this.insert = db.prepare(`INSERT INTO runs (id, task_id, profile, token_hash, started_at,
@@ -98,6 +99,8 @@ export class RunStore {
         AND proc_gone_at IS NOT NULL ORDER BY ended_at LIMIT ?`,
     );
     this.pruned = db.prepare('UPDATE runs SET files_pruned_at = ? WHERE id = ?');
+    this.exitStatus = db.prepare(`UPDATE runs SET exit_code = @exitCode, signal = @signal
+      WHERE id = @id AND ended_at IS NOT NULL AND exit_code IS NULL AND signal IS NULL`);
     this.unreapedRuns = db.prepare<[], RunRow>(
       'SELECT * FROM runs WHERE proc_gone_at IS NULL AND ended_at IS NOT NULL ORDER BY seq',
     );
@@ -152,6 +155,11 @@ export class RunStore {
         groupHeldUntil: end.groupHeldUntil ?? null,
       }).changes === 1
     );
+  }
+
+  /** How a closed run's process ended, learnt after its verdict; a recorded status stays. */
+  recordExit(id: string, exit: { exitCode: number | null; signal: string | null }): void {
+    this.exitStatus.run({ id, exitCode: exit.exitCode, signal: exit.signal });
   }
 
   markGone(id: string, at: number): void {
