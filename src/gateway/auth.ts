@@ -41,8 +41,7 @@ function installAuth(app: FastifyInstance, apiToken: string | null): void {
   if (apiToken === null) return;
   app.addHook('onRequest', async (req) => {
     const auth = req.routeOptions.config.auth ?? 'api';
-    // The API description and its viewer are public; they hold no data.
-    if (auth !== 'api' || req.url === '/docs' || req.url.startsWith('/docs/')) return;
+    if (auth !== 'api') return;
     const token = bearerToken(req);
     if (token === null || !secretsEqual(token, apiToken)) {
       const inQuery = token === null && (req.query as { token?: unknown } | undefined)?.token;

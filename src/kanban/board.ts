@@ -91,6 +91,19 @@ export class Board {
     return this.transact((tx) => addComment(tx, id, text, author));
   }
 
+  /**
+   * An `after` cursor the board has reached: one beyond the newest event would match nothing
+   * now and silently skip the events written until the board catches up.
+   */
+  checkAfter(after: number): void {
+    const newest = this.events.highWater();
+    if (after > newest)
+      throw new AppError(
+        'VALIDATION_FAILED',
+        `after: the board has never reached event ${after} (the newest is ${newest})`,
+      );
+  }
+
   counts(): Record<TaskStatus, number> {
     return this.tasks.counts();
   }

@@ -106,6 +106,18 @@ describe('GET /events/stream', () => {
     await expect(connect(gw, '?kinds=DROP%20TABLE')).rejects.toThrow('HTTP 400');
   });
 
+  it('refuses an after the board never reached, and streams live events after the newest', async () => {
+    const gw = await startGateway();
+    await api(gw.url, 'POST', '/tasks', { title: 'one' });
+    const newest = gw.kanban.board.events.lastId();
+    for (const after of ['Infinity', '-Infinity', '1e400', String(newest + 1), '9007199254740993'])
+      await expect(connect(gw, `?after=${after}`)).rejects.toThrow('HTTP 400');
+    const client = await connect(gw, `?after=${newest}`);
+    await api(gw.url, 'POST', '/tasks', { title: 'two' });
+    await waitFor('the live event', () => client.events.some((e) => e.id === newest + 1));
+    client.ws.close();
+  });
+
   it('refuses an unknown kind or task in a filter instead of staying silent', async () => {
     const gw = await startGateway();
     await expect(connect(gw, '?kinds=completed,complted')).rejects.toThrow('HTTP 400');

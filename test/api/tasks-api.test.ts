@@ -167,6 +167,39 @@ describe('bad input changes nothing', () => {
     expect(boardSnapshot(gw)).toEqual(before);
   });
 
+  it('refuses every number in a query that is not a finite decimal integer in range', async () => {
+    const gw = await startGateway();
+    const task = await create(gw);
+    const claimed = claim(gw.kanban.board, gw.dataDir, task.id);
+    const newest = gw.kanban.board.events.lastId();
+    const before = boardSnapshot(gw);
+    const routes = [
+      '/tasks?limit=',
+      '/events?limit=',
+      '/events?after=',
+      `/tasks/${task.id}/events?limit=`,
+      `/tasks/${task.id}/events?after=`,
+      `/runs/${claimed.run.id}/log?tail=`,
+    ];
+    const bad = ['Infinity', '-Infinity', '1e400', '1e3', '0x10', '%205', '5.5', 'NaN', '1e21'];
+    for (const route of routes) {
+      for (const value of bad) {
+        const res = await api(gw.url, 'GET', `${route}${value}`);
+        expect({ route, value, status: res.status }).toEqual({ route, value, status: 400 });
+        expect(res.body.error.code).toBe('VALIDATION_FAILED');
+      }
+    }
+    // An after the board has never reached matches nothing now, and would skip what comes next.
+    for (const route of ['/events?after=', `/tasks/${task.id}/events?after=`]) {
+      const res = await api(gw.url, 'GET', `${route}${newest + 1}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toContain(`the newest is ${newest}`);
+      expect((await api(gw.url, 'GET', `${route}${newest}`)).status).toBe(200);
+    }
+    expect((await api(gw.url, 'GET', '/tasks?limit=1000')).status).toBe(200);
+    expect(boardSnapshot(gw)).toEqual(before);
+  });
+
   it('names the unknown field', async () => {
     const gw = await startGateway();
     const res = await api(gw.url, 'POST', '/tasks', { title: 'x', colour: 'red' });
@@ -199,6 +232,13 @@ describe('bad input changes nothing', () => {
       { dispatch: true },
     );
     expect((await api(gw.url, 'GET', '/health')).status).toBe(200);
+    // The public routes stay public whatever query they carry; the others do not open with one.
+    for (const path of ['/health?x=1', '/docs?x=1', '/docs/?x=1', '/openapi.json?x=1'])
+      expect({ path, status: (await fetch(`${gw.url}${path}`)).status }).toEqual({
+        path,
+        status: 200,
+      });
+    expect((await api(gw.url, 'GET', '/tasks?x=/docs/')).status).toBe(401);
     const refused: Record<string, string>[] = [
       {},
       { authorization: 'Bearer wrong-token-of-some-length' },

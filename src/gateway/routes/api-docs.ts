@@ -133,6 +133,13 @@ export function apiDocs(app: FastifyInstance): void {
     // No content type, no body (a redirect, 304 Not Modified): nothing is added to it.
     return res.headers['content-type'] === undefined ? reply.send() : reply.send(res.stream());
   };
+  // The API description and its viewer are public: they hold no data.
   for (const url of ['/docs', '/docs/*'])
-    app.route({ method: ['GET', 'HEAD'], url, schema: { hide: true }, handler: forward });
+    app.route({
+      method: ['GET', 'HEAD'],
+      url,
+      config: { auth: 'none' },
+      schema: { hide: true },
+      handler: forward,
+    });
 }

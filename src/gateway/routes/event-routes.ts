@@ -19,9 +19,10 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
         ...describe('history', 'Events after an id (backfill)', { 200: EventList }),
       },
     },
-    (req) => ({
-      events: board.events.list(req.query.after ?? 0, req.query.limit ?? 100),
-    }),
+    (req) => {
+      board.checkAfter(req.query.after ?? 0);
+      return { events: board.events.list(req.query.after ?? 0, req.query.limit ?? 100) };
+    },
   );
 
   app.get<{ Params: Static<typeof RunIdParams>; Querystring: Static<typeof LogQuery> }>(
@@ -67,7 +68,8 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
         schema: { querystring: StreamQuery, hide: true },
         // Refused before the upgrade: a typo must not look like a quiet board.
         preValidation: async (req) => {
-          const { task, kinds } = req.query;
+          const { task, kinds, after } = req.query;
+          if (after !== undefined) board.checkAfter(after);
           const unknown = (kinds ?? '').split(',').filter((k) => k && !isEventKind(k));
           if (unknown.length > 0)
             throw new AppError(

@@ -204,12 +204,12 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
         ...describe('history', 'A task’s events', { 200: EventList }, [404]),
       },
     },
-    (req) => ({
-      events: board.events.listForTask(
-        board.get(req.params.id).id,
-        req.query.after ?? 0,
-        req.query.limit ?? 1000,
-      ),
-    }),
+    (req) => {
+      const { id } = board.get(req.params.id);
+      board.checkAfter(req.query.after ?? 0);
+      return {
+        events: board.events.listForTask(id, req.query.after ?? 0, req.query.limit ?? 1000),
+      };
+    },
   );
 }

@@ -27,6 +27,7 @@ export class EventStore {
   private readonly after;
   private readonly forTask;
   private readonly last;
+  private readonly sequence;
   private readonly lastOfKind;
   private readonly pruneOld;
   private readonly kindsAfter = new Map<string, ReturnType<Db['prepare']>>();
@@ -44,6 +45,9 @@ export class EventStore {
       'SELECT * FROM events WHERE task_id = ? AND id > ? ORDER BY id LIMIT ?',
     );
     this.last = db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM events');
+    this.sequence = db.prepare<[], { seq: number }>(
+      "SELECT seq FROM sqlite_sequence WHERE name = 'events'",
+    );
     this.pruneOld = db.prepare<[number, number]>(
       'DELETE FROM events WHERE id IN (SELECT id FROM events WHERE at < ? ORDER BY id LIMIT ?)',
     );
@@ -96,5 +100,10 @@ export class EventStore {
 
   lastId(): number {
     return this.last.get()?.id ?? 0;
+  }
+
+  /** The highest id ever given to an event, even one retention has removed since. */
+  highWater(): number {
+    return this.sequence.get()?.seq ?? 0;
   }
 }
