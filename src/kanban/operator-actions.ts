@@ -15,9 +15,21 @@ export class OperatorActions {
     private readonly dataDir: string,
   ) {}
 
-  /** Deletes an archived task; its run folders go at once (their logs would answer nothing). */
-  delete(id: string): void {
-    for (const runId of this.board.delete(id)) removeRunDir(this.dataDir, runId);
+  /**
+   * Deletes an archived task; its run folders go at once (their logs would answer nothing).
+   * The task is gone once this returns: a folder that cannot be removed now is named in the
+   * answer and removed later by retention, which removes the folders of runs the board lacks.
+   */
+  delete(id: string): { foldersLeft: { runId: string; error: string }[] } {
+    const foldersLeft: { runId: string; error: string }[] = [];
+    for (const runId of this.board.delete(id)) {
+      try {
+        removeRunDir(this.dataDir, runId);
+      } catch (err) {
+        foldersLeft.push({ runId, error: (err as Error).message });
+      }
+    }
+    return { foldersLeft };
   }
 
   async archive(id: string): Promise<Task> {

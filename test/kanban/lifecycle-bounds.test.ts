@@ -1,5 +1,6 @@
 // Nothing waits forever and nothing grows forever: children of archived or deleted parents,
 // retention of run folders and events, heartbeat coalescing, /tasks on a large board.
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -105,6 +106,39 @@ describe('retention', () => {
     await api(gw.url, 'POST', `/tasks/${gone.id}/archive`);
     expect((await api(gw.url, 'DELETE', `/tasks/${gone.id}`)).status).toBe(204);
     expect(existsSync(join(gw.dataDir, 'runs', run.run.id))).toBe(false);
+  });
+});
+
+describe('deleting a task', () => {
+  it('answers 204 once the task is gone even if its folder cannot go yet; retention removes it later', async () => {
+    const gw = await startGateway();
+    const { board } = gw.kanban;
+    const task = board.create({ title: 'to delete' }, { kind: 'api' });
+    const run = claim(board, gw.dataDir, task.id);
+    const folder = join(gw.dataDir, 'runs', run.run.id);
+    mkdirSync(folder, { recursive: true });
+    gw.kanban.worker.complete(task.id, run.token, {});
+    await api(gw.url, 'POST', `/tasks/${task.id}/archive`);
+    // Another task's folder stays; one whose run a dying daemon deleted without its folder goes.
+    const kept = board.create({ title: 'kept' }, { kind: 'api' });
+    const keptRun = claim(board, gw.dataDir, kept.id);
+    mkdirSync(join(gw.dataDir, 'runs', keptRun.run.id), { recursive: true });
+    const orphan = join(gw.dataDir, 'runs', 'r_00000000abcd');
+    mkdirSync(orphan, { recursive: true });
+    writeFileSync(join(orphan, 'log'), 'left behind\n');
+    // A mount point cannot be removed (EBUSY), even by root.
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16k', 'tmpfs', folder]);
+    try {
+      expect((await api(gw.url, 'DELETE', `/tasks/${task.id}`)).status).toBe(204);
+      expect((await api(gw.url, 'GET', `/tasks/${task.id}`)).status).toBe(404);
+      expect(existsSync(folder)).toBe(true);
+    } finally {
+      execFileSync('umount', [folder]);
+    }
+    expect(await gw.retention.sweepOrphans()).toBe(2);
+    expect(existsSync(folder)).toBe(false);
+    expect(existsSync(orphan)).toBe(false);
+    expect(existsSync(join(gw.dataDir, 'runs', keptRun.run.id))).toBe(true);
   });
 });
 

@@ -128,7 +128,12 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       },
     },
     async (req: IdRequest, reply) => {
-      operator.delete(req.params.id);
+      const { foldersLeft } = operator.delete(req.params.id);
+      if (foldersLeft.length > 0)
+        req.log.warn(
+          { taskId: req.params.id, foldersLeft },
+          'task deleted; run folders left for retention to remove',
+        );
       return reply.code(204).send();
     },
   );

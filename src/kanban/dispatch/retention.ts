@@ -1,7 +1,11 @@
 // Retention (SPEC Configuration `retention`): run folders of runs that ended more than runDays
 // ago, events older than eventDays and inbound delivery ids past their replay window are
 // removed in small batches on a timer of their own, never on a request's path.
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Config } from '../../config/schema.js';
+import { RUN_ID } from '../model/ids.js';
 import type { Store } from '../store/store.js';
 import type { DispatcherLog } from './log.js';
 import { removeRunDir } from './run-files.js';
@@ -10,6 +14,8 @@ const DAY_MS = 24 * 3600 * 1000;
 /** What one pass removes at most of each kind; the next pass takes the rest. */
 const BATCH = 200;
 const INTERVAL_MS = 60_000;
+/** Run folders checked against the board per turn of the event loop. */
+const SWEEP_CHUNK = 500;
 /** Inbound delivery ids are kept for the replay window (SPEC §7: a repeat within 24 h). */
 const DELIVERY_WINDOW_MS = DAY_MS;
 
@@ -17,6 +23,7 @@ export type Pruned = Record<'run_folders' | 'events' | 'deliveries', number>;
 
 export class Retention {
   private timer: NodeJS.Timeout | null = null;
+  private sweeping = false;
   constructor(
     private readonly store: Store,
     private readonly config: Pick<Config, 'dataDir' | 'retention'>,
@@ -30,6 +37,32 @@ export class Retention {
     this.timer = setInterval(() => this.safePass(), INTERVAL_MS);
     this.timer.unref();
     setImmediate(() => this.safePass());
+  }
+
+  /**
+   * Removes the folders of runs the board does not have: a deleted task's folder that could not
+   * be removed at once, or whose removal a dying daemon never reached. A folder is made only
+   * after its run is committed, so one without a run is never a run starting.
+   */
+  async sweepOrphans(): Promise<number> {
+    let names: string[];
+    try {
+      names = (await readdir(join(this.config.dataDir, 'runs'))).filter((n) => RUN_ID.test(n));
+    } catch {
+      return 0;
+    }
+    let removed = 0;
+    for (let i = 0; i < names.length && this.store.open; i += SWEEP_CHUNK) {
+      const chunk = names.slice(i, i + SWEEP_CHUNK);
+      const known = this.store.runs.existing(chunk);
+      for (const runId of chunk) {
+        if (known.has(runId)) continue;
+        removeRunDir(this.config.dataDir, runId);
+        removed++;
+      }
+      await nextTurn();
+    }
+    return removed;
   }
 
   stop(): void {
@@ -64,5 +97,13 @@ export class Retention {
     } catch (err) {
       this.log.error({ err }, 'retention pass failed');
     }
+    if (this.sweeping) return;
+    this.sweeping = true;
+    this.sweepOrphans()
+      .then((n) => {
+        if (n > 0) this.log.info({ removed: n }, 'retention: folders of deleted runs removed');
+      })
+      .catch((err: unknown) => this.log.error({ err }, 'retention: removing folders failed'))
+      .finally(() => (this.sweeping = false));
   }
 }

@@ -67,6 +67,7 @@ export class RunStore {
   private readonly prunable;
   private readonly pruned;
   private readonly exitStatus;
+  private readonly known;
 
   constructor(db: Db) {
     this.insert = db.prepare(`INSERT INTO runs (id, task_id, profile, token_hash, started_at,
@@ -99,6 +100,9 @@ export class RunStore {
         AND proc_gone_at IS NOT NULL ORDER BY ended_at LIMIT ?`,
     );
     this.pruned = db.prepare('UPDATE runs SET files_pruned_at = ? WHERE id = ?');
+    this.known = db.prepare<[string], { id: string }>(
+      'SELECT id FROM runs WHERE id IN (SELECT value FROM json_each(?))',
+    );
     this.exitStatus = db.prepare(`UPDATE runs SET exit_code = @exitCode, signal = @signal
       WHERE id = @id AND ended_at IS NOT NULL AND exit_code IS NULL AND signal IS NULL`);
     this.unreapedRuns = db.prepare<[], RunRow>(
@@ -155,6 +159,11 @@ export class RunStore {
         groupHeldUntil: end.groupHeldUntil ?? null,
       }).changes === 1
     );
+  }
+
+  /** Which of `ids` the board has runs for. */
+  existing(ids: readonly string[]): Set<string> {
+    return new Set(this.known.all(JSON.stringify(ids)).map((r) => r.id));
   }
 
   /** How a closed run's process ended, learnt after its verdict; a recorded status stays. */
