@@ -73,7 +73,7 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
 
   const gateway = composeGateway({
     config,
-    store: openBoardStore(config),
+    store: openBoardStore(config, (note) => log.warn(`board upgrade: ${note}`)),
     logger: log,
     requestStop: (code, reason) => void shutdown.run(code, reason),
   });
@@ -100,9 +100,9 @@ function workerBaseUrl(host: string, port: number): string {
   return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }
 
-function openBoardStore(config: Config): Store {
+function openBoardStore(config: Config, onRepair: (note: string) => void): Store {
   try {
-    return openStore(join(config.dataDir, 'gatehouse.db'));
+    return openStore(join(config.dataDir, 'gatehouse.db'), { onRepair });
   } catch (err) {
     if (err instanceof DatabaseError) throw new ExitError(ExitCode.config, err.message);
     throw err;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DatabaseError, openDatabase } from '../../src/kanban/store/db.js';
 import { MIGRATIONS } from '../../src/kanban/store/migrations.js';
+import { api, startGateway } from '../helpers/app.js';
 import { tempDir } from '../helpers/daemon.js';
 
 describe('the board database', () => {
@@ -25,6 +26,40 @@ describe('the board database', () => {
     expect(again.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(again.pragma('foreign_keys', { simple: true })).toBe(1);
     again.close();
+  });
+
+  it('repairs what an older version left inconsistent instead of refusing it or leaving it stuck', async () => {
+    const dataDir = tempDir();
+    const path = join(dataDir, 'gatehouse.db');
+    const old = openDatabase(path, { migrateTo: 3 });
+    old.pragma('foreign_keys = OFF');
+    const insert = old.prepare(
+      `INSERT INTO tasks (id, title, status, created_at, updated_at, origin, current_run_id, lease_expires_at)
+       VALUES (?, ?, ?, 1, 1, '{"kind":"api"}', ?, ?)`,
+    );
+    insert.run('t_00000000000a', 'running, its run row gone', 'running', 'r_00000000dead', 5);
+    insert.run('t_00000000000b', 'child of a deleted parent', 'ready', null, null);
+    old
+      .prepare(
+        "INSERT INTO task_parents (task_id, parent_id) VALUES ('t_00000000000b', 't_0000000gone0')",
+      )
+      .run();
+    old.close();
+
+    const notes: string[] = [];
+    openDatabase(path, { onRepair: (note) => notes.push(note) }).close();
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(/task_parents row that names a missing tasks row.*t_0000000gone0/);
+
+    const gw = await startGateway({ workers: { maxConcurrent: 0 } }, { dataDir });
+    const stuck = (await api(gw.url, 'GET', '/tasks/t_00000000000a')).body;
+    expect(stuck).toMatchObject({ status: 'ready', currentRunId: null });
+    const events = (await api(gw.url, 'GET', '/tasks/t_00000000000a/events')).body.events;
+    expect(events.at(-1)).toMatchObject({ kind: 'reclaimed', runId: 'r_00000000dead' });
+    expect(events.at(-1).payload.error).toMatch(/run r_00000000dead is missing/);
+    expect((await api(gw.url, 'POST', '/tasks/t_00000000000a/archive')).status).toBe(200);
+    const child = (await api(gw.url, 'GET', '/tasks/t_00000000000b')).body;
+    expect(child).toMatchObject({ status: 'ready', parents: [] });
   });
 
   it('refuses a file that is not a database, naming it and leaving it untouched', () => {

@@ -17,12 +17,40 @@ export class DatabaseError extends Error {
   }
 }
 
+interface BrokenReference {
+  table: string;
+  rowid: number;
+  parent: string;
+}
+
+/**
+ * Rows an older version left pointing at rows that are gone (a parent link to a deleted task,
+ * say) are dropped before an upgrade, each said in a note: an upgrade refused over them would
+ * leave the board unusable. Returns the notes.
+ */
+function dropDanglingReferences(db: Db): string[] {
+  const broken = db.pragma('foreign_key_check') as BrokenReference[];
+  const notes: string[] = [];
+  db.transaction(() => {
+    for (const { table, rowid, parent } of broken) {
+      // Table names come from SQLite's own report of this schema, never from input.
+      const row = db.prepare(`SELECT * FROM "${table}" WHERE rowid = ?`).get(rowid);
+      db.prepare(`DELETE FROM "${table}" WHERE rowid = ?`).run(rowid);
+      notes.push(
+        `dropped a ${table} row that names a missing ${parent} row: ${JSON.stringify(row)}`,
+      );
+    }
+  }).immediate();
+  return notes;
+}
+
 /**
  * Applies every migration above the file's user_version, each in its own transaction. Foreign
  * keys are off meanwhile (a table rebuild drops and renames a referenced table, which would
- * otherwise cascade) and every reference is checked before each commit.
+ * otherwise cascade) and every reference is checked before each commit. Returns notes on rows
+ * it had to repair.
  */
-export function migrate(db: Db, upTo = MIGRATIONS.length): void {
+export function migrate(db: Db, upTo = MIGRATIONS.length): string[] {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > MIGRATIONS.length) {
     throw new Error(
@@ -30,6 +58,7 @@ export function migrate(db: Db, upTo = MIGRATIONS.length): void {
     );
   }
   db.pragma('foreign_keys = OFF');
+  const notes = current > 0 && current < upTo ? dropDanglingReferences(db) : [];
   for (let version = current; version < upTo; version++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[version]!);
@@ -40,9 +69,13 @@ export function migrate(db: Db, upTo = MIGRATIONS.length): void {
     }).immediate();
   }
   db.pragma('foreign_keys = ON');
+  return notes;
 }
 
-export function openDatabase(path: string, opts: { migrateTo?: number } = {}): Db {
+export function openDatabase(
+  path: string,
+  opts: { migrateTo?: number; onRepair?: (note: string) => void } = {},
+): Db {
   const existed = existsSync(path);
   let db: Db | undefined;
   try {
@@ -55,7 +88,7 @@ export function openDatabase(path: string, opts: { migrateTo?: number } = {}): D
       const check = db.pragma('quick_check', { simple: true });
       if (check !== 'ok') throw new Error(`integrity check failed: ${String(check)}`);
     }
-    migrate(db, opts.migrateTo);
+    for (const note of migrate(db, opts.migrateTo)) opts.onRepair?.(note);
     return db;
   } catch (err) {
     db?.close();

@@ -174,4 +174,30 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX runs_prunable ON runs (ended_at) WHERE files_pruned_at IS NULL AND ended_at IS NOT NULL;
   CREATE INDEX events_at ON events (at);
   `,
+  // 4: rows an older version left inconsistent, which no move could ever change again. A running
+  // task with no open run of its own (reclaim, archive and a forced reclaim all refused it) goes
+  // back to ready, with an event saying why; an open run that is not its task's current run is
+  // closed as crashed (its processes, if any, are ended by the reaper as any closed run's).
+  `
+  INSERT INTO events (task_id, run_id, kind, payload, at)
+  SELECT id, current_run_id, 'reclaimed',
+    json_object('exitCode', NULL, 'signal', NULL, 'prevPid', NULL, 'failures', consecutive_failures,
+      'error', 'normalised by the schema upgrade: its run ' || current_run_id || ' is missing or closed'),
+    CAST(strftime('%s', 'now') AS INTEGER) * 1000
+  FROM tasks
+  WHERE status = 'running'
+    AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = tasks.current_run_id AND r.task_id = tasks.id
+                    AND r.ended_at IS NULL);
+  UPDATE tasks SET status = 'ready', current_run_id = NULL, lease_expires_at = NULL,
+    last_heartbeat_at = NULL, terminating = NULL, not_before = NULL,
+    updated_at = CAST(strftime('%s', 'now') AS INTEGER) * 1000
+  WHERE status = 'running'
+    AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = tasks.current_run_id AND r.task_id = tasks.id
+                    AND r.ended_at IS NULL);
+  UPDATE runs SET ended_at = CAST(strftime('%s', 'now') AS INTEGER) * 1000, outcome = 'crashed',
+    error = 'closed by the schema upgrade: its task was not running it'
+  WHERE ended_at IS NULL
+    AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = runs.task_id AND t.status = 'running'
+                    AND t.current_run_id = runs.id);
+  `,
 ];

@@ -53,6 +53,9 @@ export class Store {
 }
 
 /** Opens (creating and migrating as needed) the board at `path`. */
-export function openStore(path: string, opts: { migrateTo?: number } = {}): Store {
+export function openStore(
+  path: string,
+  opts: { migrateTo?: number; onRepair?: (note: string) => void } = {},
+): Store {
   return new Store(openDatabase(path, opts));
 }
