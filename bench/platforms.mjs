@@ -10,7 +10,8 @@ import { openStore } from '../dist/kanban/store/store.js';
 import { createWebhook } from '../dist/platforms/webhook.js';
 import { claimForDemo, median, p99, printTable, removeDir, tempDir, waitFor } from './lib.mjs';
 
-const SECRET = 'bench-webhook-secret';
+// A Standard Webhooks secret: whsec_ and the base64 of the key.
+const SECRET = `whsec_${Buffer.from('bench-webhook-secret-key-bytes').toString('base64')}`;
 
 /** A receiver that answers 200 (or `status`) and stamps each message's arrival. */
 async function receiver() {

@@ -86,7 +86,7 @@ writeFileSync(
         homeChannel: 'soak',
         options: {
           url: `http://127.0.0.1:${server.address().port}/hook`,
-          secret: 'soak-secret-value',
+          secret: `whsec_${Buffer.from('soak-secret-value-key-bytes').toString('base64')}`,
         },
         breaker: {
           timeoutMs: 1000,

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { ValueError } from '@sinclair/typebox/value';
+import { MIN_KEY_BYTES, secretKey } from '../platforms/webhook-signature.js';
 import { matches } from '../schema-check.js';
 import { DEFAULT_BREAKER, defaultConfig } from './defaults.js';
 import {
@@ -199,6 +200,12 @@ const PLATFORM_OPTIONS: Record<PlatformConfig['type'], (options: Json, at: strin
   webhook: (options, at) => {
     requireString(options, 'url', at);
     requireString(options, 'secret', at);
+    if (secretKey(options.secret as string) === null) {
+      throw new ConfigError(
+        `${at}.options.secret`,
+        `expected a Standard Webhooks secret: "whsec_" and the base64 of at least ${MIN_KEY_BYTES} random bytes (e.g. "whsec_$(openssl rand -base64 32)")`,
+      );
+    }
     if (!/^https?:\/\//.test(options.url as string)) {
       throw new ConfigError(`${at}.options.url`, 'expected an http(s) URL');
     }

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { api, rawRequest, startGateway, type TestGateway } from '../helpers/app.js';
 import { claim } from '../helpers/board.js';
 import { ROOT, tempDir } from '../helpers/daemon.js';
-import { webhookReceiver, signedHeaders } from '../helpers/doubles.js';
+import { signedHeaders, webhookReceiver, webhookSecret } from '../helpers/doubles.js';
 
 type Doc = {
   openapi: string;
@@ -84,7 +84,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('describes what every route really answers, errors included', async () => {
-    const receiver = await webhookReceiver('an-inbound-webhook-secret');
+    const receiver = await webhookReceiver(webhookSecret('an-inbound-webhook-secret'));
     const gw = await startGateway({
       platforms: [
         {

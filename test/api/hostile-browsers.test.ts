@@ -33,7 +33,10 @@ describe('browsers', () => {
         {
           name: 'ops',
           type: 'webhook',
-          options: { url: 'http://127.0.0.1:9/x', secret: 's'.repeat(16) },
+          options: {
+            url: 'http://127.0.0.1:9/x',
+            secret: 'whsec_c3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nz',
+          },
         },
       ],
     });

@@ -52,10 +52,25 @@ describe('loadConfig', () => {
     expect(
       keyOf(() =>
         load({
-          platforms: [{ name: 'ops', type: 'webhook', options: { url: 'ftp://x', secret: 's' } }],
+          platforms: [
+            {
+              name: 'ops',
+              type: 'webhook',
+              options: { url: 'ftp://x', secret: 'whsec_c3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nz' },
+            },
+          ],
         }),
       ),
     ).toBe('platforms.0.options.url');
+    // A Standard Webhooks secret: whsec_ and the base64 of enough key bytes, nothing else.
+    for (const secret of ['a-plain-shared-secret-of-length', 'whsec_c2hvcnQ=', 'whsec_not base64!'])
+      expect(
+        keyOf(() =>
+          load({
+            platforms: [{ name: 'ops', type: 'webhook', options: { url: 'http://x/', secret } }],
+          }),
+        ),
+      ).toBe('platforms.0.options.secret');
     expect(
       keyOf(() => load({ platforms: [{ name: 'ops', type: 'carrier-pigeon', options: {} }] })),
     ).toBe('platforms.0.type');

@@ -15,7 +15,7 @@ const rich = {
       name: 'hooks',
       type: 'webhook',
       homeChannel: null,
-      options: { url: 'http://127.0.0.1:9/x', secret: 's' },
+      options: { url: 'http://127.0.0.1:9/x', secret: 'whsec_c3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nz' },
       breaker: { timeoutMs: 500 },
     },
   ],

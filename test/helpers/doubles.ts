@@ -2,7 +2,12 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterEach } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { sign, verifySignature } from '../../src/platforms/webhook.js';
+import { secretKey, sign, verifySignature } from '../../src/platforms/webhook-signature.js';
+
+/** A Standard Webhooks secret (whsec_ + base64 of the key) made from a readable seed. */
+export function webhookSecret(seed: string): string {
+  return `whsec_${Buffer.from(seed.padEnd(24, '.')).toString('base64')}`;
+}
 
 const servers: Server[] = [];
 
@@ -119,13 +124,14 @@ export interface WebhookReceiver {
   /** Every correctly signed POST, whatever status it was answered with. */
   attempts: number;
   badSignatures: number;
-  /** X-Gatehouse-Delivery of every correctly signed POST, in order. */
+  /** webhook-id of every correctly signed POST, in order. */
   deliveries: string[];
 }
 
 export async function webhookReceiver(
-  secret = 'a-shared-webhook-secret',
+  secret = webhookSecret('a-shared-webhook-secret'),
 ): Promise<WebhookReceiver> {
+  const key = secretKey(secret)!;
   const receiver: WebhookReceiver = {
     url: '',
     secret,
@@ -138,14 +144,20 @@ export async function webhookReceiver(
   };
   const server = createServer((req, res) => {
     void readBody(req).then((raw) => {
-      const header = req.headers['x-gatehouse-signature'];
-      const timestamp = String(req.headers['x-gatehouse-timestamp'] ?? '');
+      const header = req.headers['webhook-signature'];
+      const timestamp = String(req.headers['webhook-timestamp'] ?? '');
       const fresh = Math.abs(Date.now() / 1000 - Number(timestamp)) <= 300;
-      const delivery = req.headers['x-gatehouse-delivery'];
+      const delivery = req.headers['webhook-id'];
       if (
         !fresh ||
         typeof delivery !== 'string' ||
-        !verifySignature(secret, timestamp, raw, typeof header === 'string' ? header : undefined)
+        !verifySignature(
+          key,
+          delivery,
+          timestamp,
+          raw,
+          typeof header === 'string' ? header : undefined,
+        )
       ) {
         receiver.badSignatures++;
         return res.writeHead(401).end();
@@ -169,9 +181,10 @@ export function signedHeaders(
   opts: { timestamp?: number; delivery?: string } = {},
 ): Record<string, string> {
   const timestamp = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
+  const id = opts.delivery ?? `msg_${randomUUID()}`;
   return {
-    'x-gatehouse-timestamp': timestamp,
-    'x-gatehouse-delivery': opts.delivery ?? randomUUID(),
-    'x-gatehouse-signature': sign(secret, timestamp, body),
+    'webhook-id': id,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': sign(secretKey(secret)!, id, timestamp, body),
   };
 }

@@ -1,15 +1,22 @@
 // Inbound messages are handled exactly once (SPEC §7): a signed webhook delivery cannot be
 // replayed, a paused or disabled platform takes nothing in, and SIGKILLs of the daemon while
 // chat messages arrive neither lose nor double a /task.
+import { createServer } from 'node:http';
+import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { api, startGateway } from '../helpers/app.js';
 import { freePort, startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
-import { signedHeaders, telegramDouble, webhookReceiver } from '../helpers/doubles.js';
+import {
+  signedHeaders,
+  telegramDouble,
+  webhookReceiver,
+  webhookSecret,
+} from '../helpers/doubles.js';
 import type { Spawned } from '../helpers/procs.js';
 import { waitFor } from '../helpers/wait.js';
 import { prng } from '../chaos/interleave.js';
 
-const SECRET = 'an-inbound-webhook-secret';
+const SECRET = webhookSecret('an-inbound-webhook-secret');
 
 function webhookPlatform(url: string, extra: object = {}) {
   return { name: 'ops', type: 'webhook', options: { url, secret: SECRET }, ...extra };
@@ -28,12 +35,80 @@ describe('signed webhook deliveries', () => {
       expect(again.status).toBe(200);
       expect(again.body).toEqual({ accepted: true, duplicate: true, taskId: first.body.taskId });
     }
-    // The signature does not cover the id: the same request resent under a new id is a repeat.
-    const renamed = { ...headers, 'x-gatehouse-delivery': 'delivery-2' };
+    // The signature covers the id: a captured request resent under a new id is refused.
+    const renamed = { ...headers, 'webhook-id': 'delivery-2' };
     const replayed = await api(gw.url, 'POST', '/platform/ops/inbound', body, renamed);
-    expect(replayed.status).toBe(200);
-    expect(replayed.body.duplicate).toBe(true);
+    expect(replayed.status).toBe(401);
     expect(gw.kanban.board.counts().ready).toBe(1);
+  });
+
+  it('takes two deliveries with the same channel and text in the same second for two', async () => {
+    const receiver = await webhookReceiver(SECRET);
+    const gw = await startGateway({ platforms: [webhookPlatform(receiver.url)] });
+    const body = JSON.stringify({ channel: 'c', text: '/task deploy' });
+    const timestamp = Math.floor(Date.now() / 1000);
+    const ids: string[] = [];
+    for (const delivery of ['delivery-a', 'delivery-b']) {
+      const res = await api(
+        gw.url,
+        'POST',
+        '/platform/ops/inbound',
+        body,
+        signedHeaders(SECRET, body, { delivery, timestamp }),
+      );
+      expect(res.status).toBe(202);
+      ids.push(res.body.taskId);
+    }
+    expect(new Set(ids).size).toBe(2);
+    expect(gw.kanban.board.counts().ready).toBe(2);
+  });
+
+  it('interoperates with the standardwebhooks library, signing and verifying both ways', async () => {
+    const library = new Webhook(SECRET);
+    // Outbound: what gatehouse sends is accepted by the library's verifier.
+    const verified: unknown[] = [];
+    const rejected: string[] = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).map(([k, v]) => [k, String(v)]),
+        );
+        try {
+          verified.push(library.verify(Buffer.concat(chunks).toString(), headers));
+        } catch (err) {
+          rejected.push((err as Error).message);
+        }
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    try {
+      const gw = await startGateway({ platforms: [webhookPlatform(`http://127.0.0.1:${port}/`)] });
+      const sent = await api(gw.url, 'POST', '/platform/ops/send', { channel: 'c', text: 'hi' });
+      expect(sent.status).toBe(200);
+      await waitFor('the library to verify a send', () => verified.length > 0);
+      expect(rejected).toEqual([]);
+      expect(verified[0]).toMatchObject({ channel: 'c', text: 'hi' });
+
+      // Inbound: what the library signs is accepted by gatehouse, with a rotated-out key beside it.
+      const body = JSON.stringify({ channel: 'c', text: '/task signed by the library' });
+      const id = 'msg_library_1';
+      const now = new Date();
+      const old = new Webhook(webhookSecret('an-old-rotated-secret')).sign(id, now, body);
+      const res = await api(gw.url, 'POST', '/platform/ops/inbound', body, {
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+        'webhook-signature': `${old} ${library.sign(id, now, body)}`,
+      });
+      expect(res.status).toBe(202);
+      expect(gw.kanban.board.get(res.body.taskId).title).toBe('signed by the library');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('refuses a stale timestamp, a signature over another timestamp, and a missing delivery id', async () => {
@@ -44,9 +119,9 @@ describe('signed webhook deliveries', () => {
     const stale = signedHeaders(SECRET, body, { timestamp: now - 301 });
     const moved = {
       ...signedHeaders(SECRET, body, { timestamp: now - 10 }),
-      'x-gatehouse-timestamp': String(now),
+      'webhook-timestamp': String(now),
     };
-    const { 'x-gatehouse-delivery': _d, ...anonymous } = signedHeaders(SECRET, body);
+    const { 'webhook-id': _d, ...anonymous } = signedHeaders(SECRET, body);
     for (const [what, headers] of [
       ['stale', stale],
       ['moved', moved],

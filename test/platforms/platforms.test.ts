@@ -5,6 +5,7 @@ import {
   signedHeaders,
   telegramDouble,
   webhookReceiver,
+  webhookSecret,
   type WebhookReceiver,
 } from '../helpers/doubles.js';
 import { waitFor } from '../helpers/wait.js';
@@ -137,7 +138,7 @@ describe('webhook inbound', () => {
       'POST',
       '/platform/ops/inbound',
       body,
-      signedHeaders('wrong-secret', body),
+      signedHeaders(webhookSecret('wrong-secret'), body),
     );
     expect(bad.status).toBe(401);
     const unsigned = await api(gw.url, 'POST', '/platform/ops/inbound', body);

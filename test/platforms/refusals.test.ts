@@ -126,13 +126,19 @@ describe('refused notifications', () => {
           {
             name: 'flood',
             type: 'webhook',
-            options: { url: `http://127.0.0.1:${port}/`, secret: 's'.repeat(16) },
+            options: {
+              url: `http://127.0.0.1:${port}/`,
+              secret: 'whsec_c3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nz',
+            },
             breaker: quickBreaker,
           },
           {
             name: 'nowhere',
             type: 'webhook',
-            options: { url: 'http://nonexistent.invalid/hook', secret: 's'.repeat(16) },
+            options: {
+              url: 'http://nonexistent.invalid/hook',
+              secret: 'whsec_c3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nzc3Nz',
+            },
             breaker: quickBreaker,
           },
         ],

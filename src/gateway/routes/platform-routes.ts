@@ -5,12 +5,13 @@ import { AppError } from '../../errors.js';
 import type { Platforms } from '../../platforms/platforms.js';
 import { Platform, PlatformList, describe } from './responses.js';
 import {
-  DELIVERY_HEADER,
+  ID_HEADER,
   MAX_SKEW_SECONDS,
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
+  secretKey,
   verifySignature,
-} from '../../platforms/webhook.js';
+} from '../../platforms/webhook-signature.js';
 
 const NameParams = Type.Object(
   { name: Type.String({ maxLength: 64 }) },
@@ -152,7 +153,7 @@ export function platformRoutes(app: FastifyInstance, platforms: Platforms): void
           params: NameParams,
           ...describe(
             'platforms',
-            'A signed inbound webhook delivery (X-Gatehouse-Timestamp, -Delivery, -Signature)',
+            'A signed inbound webhook delivery (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature)',
             { 202: InboundResult, 200: InboundResult },
             [404, 413, 415, 503],
             { public: true },
@@ -182,7 +183,7 @@ export function platformRoutes(app: FastifyInstance, platforms: Platforms): void
 
 /**
  * The delivery's id and body once its timestamp is fresh and its signature over
- * "<timestamp>.<raw body>" is right; 401 otherwise, saying which.
+ * "<id>.<timestamp>.<raw body>" is right; 401 otherwise, saying which.
  */
 function verifiedDelivery(
   headers: Record<string, string | string[] | undefined>,
@@ -195,7 +196,7 @@ function verifiedDelivery(
     return typeof value === 'string' ? value : undefined;
   };
   const timestamp = header(TIMESTAMP_HEADER);
-  const id = header(DELIVERY_HEADER);
+  const id = header(ID_HEADER);
   if (!timestamp || !/^\d{1,12}$/.test(timestamp))
     throw new AppError('UNAUTHORIZED', `missing or malformed ${TIMESTAMP_HEADER} (unix seconds)`);
   if (Math.abs(Date.now() / 1000 - Number(timestamp)) > MAX_SKEW_SECONDS)
@@ -206,10 +207,11 @@ function verifiedDelivery(
   if (!id || !/^[\x21-\x7e]{1,200}$/.test(id))
     throw new AppError(
       'UNAUTHORIZED',
-      `missing or malformed ${DELIVERY_HEADER} (1-200 visible ASCII characters)`,
+      `missing or malformed ${ID_HEADER} (1-200 visible ASCII characters)`,
     );
   const signature = header(SIGNATURE_HEADER);
-  if (!signature || !verifySignature(secret, timestamp, raw, signature))
+  // The configuration refused a secret of any other form at start.
+  if (!signature || !verifySignature(secretKey(secret)!, id, timestamp, raw, signature))
     throw new AppError('UNAUTHORIZED', `missing or wrong ${SIGNATURE_HEADER}`);
   return { id, signature, body: raw };
 }

@@ -178,7 +178,10 @@ export const MIGRATIONS: readonly string[] = [
   // task with no open run of its own (reclaim, archive and a forced reclaim all refused it) goes
   // back to ready, with an event saying why; an open run that is not its task's current run is
   // closed as crashed (its processes, if any, are ended by the reaper as any closed run's).
+  // Inbound deliveries are signed with their id (Standard Webhooks): a repeat is the same id,
+  // so two deliveries with the same body are two, and the signature needs no index.
   `
+  DROP INDEX inbound_deliveries_signature;
   INSERT INTO events (task_id, run_id, kind, payload, at)
   SELECT id, current_run_id, 'reclaimed',
     json_object('exitCode', NULL, 'signal', NULL, 'prevPid', NULL, 'failures', consecutive_failures,

@@ -35,9 +35,8 @@ export class PlatformStore {
     this.forTask = db.prepare<[string], SubscriptionRow>(
       'SELECT * FROM subscriptions WHERE task_id = ?',
     );
-    this.deliveryOf = db.prepare<[string, string, string], { task_id: string | null }>(
-      `SELECT task_id FROM inbound_deliveries WHERE platform = ? AND (delivery_id = ? OR signature = ?)
-        LIMIT 1`,
+    this.deliveryOf = db.prepare<[string, string], { task_id: string | null }>(
+      'SELECT task_id FROM inbound_deliveries WHERE platform = ? AND delivery_id = ?',
     );
     this.insertDelivery = db.prepare(
       'INSERT INTO inbound_deliveries (platform, delivery_id, signature, task_id, at) VALUES (?, ?, ?, ?, ?)',
@@ -85,14 +84,14 @@ export class PlatformStore {
   }
 
   /**
-   * An inbound delivery seen before, by its id or its signature: what it created (null:
-   * nothing), or undefined if new.
+   * An inbound delivery seen before, by its id (the signature covers the id, so a repeat is
+   * the same id and nothing else): what it created (null: nothing), or undefined if new.
    */
   delivery(
     platform: string,
     delivery: { id: string; signature: string },
   ): { taskId: string | null } | undefined {
-    const row = this.deliveryOf.get(platform, delivery.id, delivery.signature);
+    const row = this.deliveryOf.get(platform, delivery.id);
     return row ? { taskId: row.task_id } : undefined;
   }
 
