@@ -3,6 +3,7 @@
 // id), so a crash neither loses nor repeats it (SPEC §7).
 import { AppError } from '../errors.js';
 import type { Board } from '../kanban/board.js';
+import { titleProblem } from '../kanban/model/task-title.js';
 import type { Task } from '../kanban/model/types.js';
 
 export const HELP =
@@ -41,7 +42,8 @@ export function handleChatCommand(
   const match = /^\/(\w+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(message.text.trim());
   const [, command, rest = ''] = match ?? [];
   const arg = rest.trim();
-  if (command === 'task' && arg && arg.length <= 500) {
+  // The API's title rule, checked before anything is created: a refused title gets its reason.
+  if (command === 'task' && arg && titleProblem(arg) === null) {
     const origin = {
       kind: 'platform' as const,
       platform: message.platform,
@@ -64,7 +66,7 @@ export function handleChatCommand(
 function answer(board: Board, command: string | undefined, arg: string): string {
   switch (command) {
     case 'task':
-      return arg ? 'a title is at most 500 characters' : 'usage: /task TITLE';
+      return arg ? (titleProblem(arg) ?? 'usage: /task TITLE') : 'usage: /task TITLE';
     case 'tasks': {
       const { tasks, total } = board.tasks.open(LISTED);
       if (total === 0) return 'No open tasks.';

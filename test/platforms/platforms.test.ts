@@ -218,6 +218,42 @@ describe('telegram', () => {
     expect(tg.sent.some((m) => m.text === 'No open tasks.')).toBe(true);
   });
 
+  it('holds /task to the API’s title rule: invisible titles refused, length in code points', async () => {
+    const tg = await telegramDouble();
+    const gw = await startGateway({
+      workers: { maxConcurrent: 0 },
+      platforms: [
+        {
+          name: 'tg',
+          type: 'telegram',
+          options: { token: tg.token, apiBase: tg.url, pollTimeoutSeconds: 1 },
+          breaker: quickBreaker,
+        },
+      ],
+    });
+    await waitFor('connected', async () => (await platform(gw.url, 'tg')).state === 'connected');
+    const refused = ['\u200b', '\u200b\u2060\ufeff', '\u0007\u0001', '😀'.repeat(501)];
+    for (const title of refused) tg.say(5, `/task ${title}`);
+    await waitFor('a reply to each', () => tg.sent.filter((m) => m.chat_id === '5').length === 4);
+    expect(tg.sent.filter((m) => m.chat_id === '5').map((m) => m.text)).toEqual([
+      'a title needs at least one visible character',
+      'a title needs at least one visible character',
+      'a title needs at least one visible character',
+      'a title is at most 500 characters',
+    ]);
+    // 500 emoji are 1,000 UTF-16 units and 500 characters: the API takes them, and so does chat.
+    const emoji = '😀'.repeat(500);
+    tg.say(6, `/task ${emoji}`);
+    await waitFor('the task', () => gw.kanban.board.counts().ready === 1);
+    const [task] = gw.kanban.board.list({ limit: 10 }).tasks;
+    expect(task!.title).toBe(emoji);
+    const api500 = await api(gw.url, 'POST', '/tasks', { title: emoji });
+    expect(api500.status).toBe(201);
+    for (const title of refused)
+      expect((await api(gw.url, 'POST', '/tasks', { title })).status).toBe(400);
+    expect(gw.kanban.board.counts().ready).toBe(2);
+  });
+
   it('never handles an update twice across a restart (the offset is persisted)', async () => {
     const tg = await telegramDouble();
     const config = {

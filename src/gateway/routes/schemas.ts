@@ -1,5 +1,6 @@
 // Request schemas shared by the routes: the same ones validate requests and describe the API.
 import { Type } from '../../schema-types.js';
+import { TITLE_MAX, TITLE_VISIBLE } from '../../kanban/model/task-title.js';
 import { TASK_STATUSES } from '../../kanban/model/types.js';
 
 const strict = { additionalProperties: false } as const;
@@ -7,8 +8,8 @@ const strict = { additionalProperties: false } as const;
 export const TaskIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) }, strict);
 export const RunIdParams = Type.Object({ runId: Type.String({ maxLength: 64 }) }, strict);
 
-// Not blank: at least one character that is neither white space nor invisible (zero-width, control).
-const title = Type.String({ minLength: 1, maxLength: 500, pattern: '[^\\s\\p{Cf}\\p{Cc}]' });
+// The one title rule (model/task-title.ts): ajv counts maxLength in code points.
+const title = Type.String({ minLength: 1, maxLength: TITLE_MAX, pattern: TITLE_VISIBLE });
 const body = Type.String({ maxLength: 100_000 });
 const assignee = Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()]);
 const priority = Type.Integer({ minimum: -1_000_000, maximum: 1_000_000 });

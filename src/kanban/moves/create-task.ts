@@ -1,6 +1,7 @@
 // Move: create a task, ready or waiting in todo on its parents.
 import { AppError } from '../../errors.js';
 import { newTaskId } from '../model/ids.js';
+import { checkTitle } from '../model/task-title.js';
 import { initialStatus } from '../model/transitions.js';
 import type { Origin, Task } from '../model/types.js';
 import { WRITES } from '../store/task-writes.js';
@@ -22,6 +23,7 @@ export function createTask(
   input: TaskInput,
   origin: Origin,
 ): { task: Task; createdEventId: number } {
+  checkTitle(input.title);
   const parents = [...new Set(input.parents ?? [])];
   let parentsDone = true;
   for (const parentId of parents) {

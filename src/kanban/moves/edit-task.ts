@@ -1,5 +1,6 @@
 // Move: edit a task's details (never its status), in any status but archived.
 import { AppError } from '../../errors.js';
+import { checkTitle } from '../model/task-title.js';
 import type { Task } from '../model/types.js';
 import { WRITES } from '../store/task-writes.js';
 import type { TaskInput } from './create-task.js';
@@ -8,6 +9,7 @@ import type { Tx } from './tx.js';
 export type TaskPatch = Partial<Omit<TaskInput, 'parents'>>;
 
 export function editTask(tx: Tx, id: string, patch: TaskPatch): Task {
+  if (patch.title !== undefined) checkTitle(patch.title);
   const task = tx.store.tasks.get(id);
   if (!task) throw new AppError('TASK_NOT_FOUND', `no task ${id}`);
   if (task.status === 'archived')
