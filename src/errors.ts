@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   PLATFORM_UNAVAILABLE: 503,
   SHUTTING_DOWN: 503,
   STORAGE_UNAVAILABLE: 503,
+  STORAGE_BUSY: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -76,19 +76,24 @@ export function composeGateway(deps: GatewayDeps): Gateway {
     apiToken: config.api.token,
     serverHost: config.server.host,
     allowedHosts: config.server.allowedHosts,
-    readiness: () => ({
-      ready: store.open && dispatcher.running,
-      subsystems: {
-        database: { status: store.open ? 'ok' : 'down' },
-        dispatcher: { status: dispatcher.running ? 'ok' : 'down' },
-      },
-      platforms: platforms.views().map((p) => ({
-        name: p.name,
-        state: p.state,
-        status: p.state === 'connected' && p.breaker.state === 'closed' ? 'ok' : 'degraded',
-      })),
-      board: store.open ? kanban.board.counts() : {},
-    }),
+    readiness: () => {
+      const writes = store.open ? kanban.board.writable() : { ok: false, error: 'closed' };
+      return {
+        ready: store.open && writes.ok && dispatcher.running,
+        subsystems: {
+          database: writes.ok
+            ? { status: 'ok' }
+            : { status: 'down', detail: `cannot be written: ${writes.error}` },
+          dispatcher: { status: dispatcher.running ? 'ok' : 'down' },
+        },
+        platforms: platforms.views().map((p) => ({
+          name: p.name,
+          state: p.state,
+          status: p.state === 'connected' && p.breaker.state === 'closed' ? 'ok' : 'degraded',
+        })),
+        board: store.open ? kanban.board.counts() : {},
+      };
+    },
     board: kanban.board,
     operator: kanban.operator,
     worker: kanban.worker,

@@ -7,7 +7,7 @@ import { addComment } from './moves/comment.js';
 import { createTask, type TaskInput } from './moves/create-task.js';
 import { deleteTask } from './moves/delete-task.js';
 import { editTask, type TaskPatch } from './moves/edit-task.js';
-import { Transactor, type Clock, type Tx } from './moves/tx.js';
+import { Transactor, type Clock, type Tx, type WriteHealth } from './moves/tx.js';
 import type { EventStore } from './store/event-store.js';
 import type { RunStore } from './store/run-store.js';
 import type { Store } from './store/store.js';
@@ -19,6 +19,7 @@ export class Board {
   readonly events: EventStore;
   readonly bus: EventBus;
   private readonly transactor: Transactor;
+  private probedAt = -Infinity;
 
   constructor(
     store: Store,
@@ -30,6 +31,23 @@ export class Board {
     this.events = store.events;
     this.bus = new EventBus(onListenerError);
     this.transactor = new Transactor(store, clock, this.bus);
+  }
+
+  /**
+   * Whether the board can be written. After a failed write, a probe (a one-row write, at most
+   * once a second) finds out whether it can be again, even when nothing else writes.
+   */
+  writable(): WriteHealth {
+    const health = this.transactor.writeHealth;
+    const now = this.clock();
+    if (health.ok || now - this.probedAt < 1000) return health;
+    this.probedAt = now;
+    try {
+      this.transact((tx) => tx.store.probeWrite(tx.now));
+    } catch {
+      // Still failing: the transactor kept why.
+    }
+    return this.transactor.writeHealth;
   }
 
   /** Runs moves in one immediate transaction; their events are published after the commit. */

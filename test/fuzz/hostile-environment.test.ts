@@ -1,6 +1,7 @@
 // Broken environments and hostile files never wedge the daemon: a bad data dir or listen
 // address is a configuration error (exit 78, no stack trace); logs and run files of any shape
 // are read with bounded memory and time; errors say what is wrong and what is allowed.
+import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,10 +11,11 @@ import {
   readProcRecord,
   readVerdict,
 } from '../../src/kanban/dispatch/run-files.js';
-import { api, rawRequest, startGateway } from '../helpers/app.js';
+import { api, boardSnapshot, rawRequest, startGateway } from '../helpers/app.js';
 import { claim } from '../helpers/board.js';
 import { ROOT, runCli, startDaemon, tempDir, writeConfig } from '../helpers/daemon.js';
 import { spawnTracked } from '../helpers/procs.js';
+import { waitFor } from '../helpers/wait.js';
 import { settledIn } from '../helpers/workers.js';
 
 async function exitsWithConfigError(daemon: ReturnType<typeof startDaemon>, names: string) {
@@ -162,5 +164,50 @@ describe('errors a person can act on', () => {
     expect(cli.code).toBe(64);
     expect(cli.stderr).toContain('is not a task id');
     expect(cli.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('a neighbour holding the board database’s write lock', () => {
+  it('keeps the event loop serving, answers writes 503 without changing anything, and is not ready until the lock goes', async () => {
+    const gw = await startGateway({ workers: { maxConcurrent: 0 } }, { dispatch: true });
+    expect((await api(gw.url, 'GET', '/ready')).status).toBe(200);
+    const task = await api(gw.url, 'POST', '/tasks', { title: 'before the lock' });
+    const before = boardSnapshot(gw);
+    // What an operator's `sqlite3 gatehouse.db` with BEGIN IMMEDIATE, or a backup, holds.
+    const neighbour = new Database(join(gw.dataDir, 'gatehouse.db'));
+    neighbour.exec('BEGIN IMMEDIATE');
+    try {
+      const order: string[] = [];
+      const post = api(gw.url, 'POST', '/tasks', { title: 'during the lock' }).then((res) => {
+        order.push('post');
+        return res;
+      });
+      // Sent after the POST, answered before it: the loop is not frozen while the POST waits.
+      const health = api(gw.url, 'GET', '/health').then((res) => {
+        order.push('health');
+        return res;
+      });
+      expect((await health).status).toBe(200);
+      const refused = await post;
+      expect(order).toEqual(['health', 'post']);
+      expect(refused.status).toBe(503);
+      expect(refused.body.error.code).toBe('STORAGE_BUSY');
+      expect(refused.body.error.message).toMatch(/locked by another process/);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      const comment = await api(gw.url, 'POST', `/tasks/${task.body.id}/comments`, { text: 'x' });
+      expect(comment.status).toBe(503);
+      const ready = await api(gw.url, 'GET', '/ready');
+      expect(ready.status).toBe(503);
+      expect(ready.body.subsystems.database).toMatchObject({ status: 'down' });
+      expect(ready.body.subsystems.database.detail).toMatch(/locked by another process/);
+      expect(boardSnapshot(gw)).toEqual(before);
+    } finally {
+      neighbour.exec('ROLLBACK');
+      neighbour.close();
+    }
+    await waitFor('ready again once the lock is gone', async () =>
+      (await api(gw.url, 'GET', '/ready')).status === 200 ? true : null,
+    );
+    expect((await api(gw.url, 'POST', '/tasks', { title: 'after the lock' })).status).toBe(201);
   });
 });

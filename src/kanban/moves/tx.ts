@@ -7,6 +7,17 @@ import type { Store } from '../store/store.js';
 
 export type Clock = () => number;
 
+/** How the board's last write went: a database that cannot be written is not ready. */
+export interface WriteHealth {
+  ok: boolean;
+  /** Why the last write failed (a full disk, a lock held by another process), or null. */
+  error: string | null;
+}
+
+/** A group refused by another process's lock is tried again for this long before a 503. */
+const BUSY_RETRY_MS = 2000;
+const BUSY_BACKOFF_MS = [5, 10, 20, 50, 100, 200];
+
 export interface Tx {
   readonly store: Store;
   readonly emit: Emit;
@@ -22,6 +33,7 @@ interface Queued {
 export class Transactor {
   /** Moves waiting for the next group commit. */
   private queued: Queued[] = [];
+  private health: WriteHealth = { ok: true, error: null };
 
   constructor(
     private readonly store: Store,
@@ -38,13 +50,24 @@ export class Transactor {
   runGrouped<T>(fn: (tx: Tx) => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queued.push({ fn, resolve: resolve as (value: unknown) => void, reject });
-      if (this.queued.length === 1) setImmediate(() => this.commitGroup());
+      if (this.queued.length === 1)
+        setImmediate(() => {
+          const group = this.queued;
+          this.queued = [];
+          this.commitGroup(group, Date.now(), 0);
+        });
     });
   }
 
-  private commitGroup(): void {
-    const group = this.queued;
-    this.queued = [];
+  get writeHealth(): WriteHealth {
+    return this.health;
+  }
+
+  /**
+   * Commits `group`; a group refused by another process's lock is tried again a little later
+   * (the event loop goes on meanwhile), for BUSY_RETRY_MS, then refused with a 503.
+   */
+  private commitGroup(group: Queued[], since: number, attempt: number): void {
     const settled: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
     let written: BoardEvent[];
     try {
@@ -64,7 +87,13 @@ export class Transactor {
         }
       }));
     } catch (err) {
-      for (const { reject } of group) reject(storageError(err));
+      if (isBusy(err) && Date.now() - since < BUSY_RETRY_MS) {
+        const delay = BUSY_BACKOFF_MS[Math.min(attempt, BUSY_BACKOFF_MS.length - 1)]!;
+        setTimeout(() => this.commitGroup(group, since, attempt + 1), delay);
+        return;
+      }
+      const refused = this.failed(err);
+      for (const { reject } of group) reject(refused);
       return;
     }
     this.bus.publish(written);
@@ -81,7 +110,7 @@ export class Transactor {
     try {
       done = this.inTransaction(fn);
     } catch (err) {
-      throw storageError(err);
+      throw this.failed(err);
     }
     this.bus.publish(done.written);
     return done.value;
@@ -100,17 +129,46 @@ export class Transactor {
       return stored;
     };
     const value = this.store.transaction(() => body({ store: this.store, emit, now }, written));
+    if (!this.health.ok) this.health = { ok: true, error: null };
     return { value, written };
+  }
+
+  /** A write failed: a storage failure is remembered (readiness) and answered as a 503. */
+  private failed(err: unknown): unknown {
+    const mapped = storageError(err);
+    if (mapped instanceof AppError && mapped.status === 503)
+      this.health = { ok: false, error: mapped.message };
+    return mapped;
   }
 }
 
-/** A full or failing disk is the operator's to fix: 503 with a clear message, the cause kept. */
+function sqliteCode(err: unknown): string | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : null;
+}
+
+function isBusy(err: unknown): boolean {
+  const code = sqliteCode(err);
+  return code !== null && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
+/**
+ * A full or failing disk is the operator's to fix, a lock held by another process goes away:
+ * 503 with a clear message, the cause kept.
+ */
 function storageError(err: unknown): unknown {
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR'))) {
+  const code = sqliteCode(err);
+  if (code !== null && (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR'))) {
     return new AppError('STORAGE_UNAVAILABLE', `the data dir cannot be written (${code})`, {
       cause: err,
     });
+  }
+  if (isBusy(err)) {
+    return new AppError(
+      'STORAGE_BUSY',
+      `the board database is locked by another process (an open sqlite3 shell or a backup?); nothing was changed, try again (${code})`,
+      { cause: err, headers: { 'retry-after': '1' } },
+    );
   }
   return err;
 }

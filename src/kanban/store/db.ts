@@ -89,6 +89,9 @@ export function openDatabase(
       if (check !== 'ok') throw new Error(`integrity check failed: ${String(check)}`);
     }
     for (const note of migrate(db, opts.migrateTo)) opts.onRepair?.(note);
+    // Serving, a write never waits for another process's lock (an operator's sqlite3, a backup):
+    // the wait would freeze the event loop. It fails at once and the transactor answers for it.
+    db.pragma('busy_timeout = 0');
     return db;
   } catch (err) {
     db?.close();

@@ -180,8 +180,10 @@ export const MIGRATIONS: readonly string[] = [
   // closed as crashed (its processes, if any, are ended by the reaper as any closed run's).
   // Inbound deliveries are signed with their id (Standard Webhooks): a repeat is the same id,
   // so two deliveries with the same body are two, and the signature needs no index.
+  // write_probe: one row that readiness rewrites to learn whether the board can be written again.
   `
   DROP INDEX inbound_deliveries_signature;
+  CREATE TABLE write_probe (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL);
   INSERT INTO events (task_id, run_id, kind, payload, at)
   SELECT id, current_run_id, 'reclaimed',
     json_object('exitCode', NULL, 'signal', NULL, 'prevPid', NULL, 'failures', consecutive_failures,

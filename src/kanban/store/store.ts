@@ -15,6 +15,7 @@ export class Store {
   /** Only the moves import WRITES, so only they can reach this. */
   readonly [WRITES]: TaskWrites;
   private readonly runInTransaction;
+  private readonly probe;
 
   constructor(private readonly db: Db) {
     this.tasks = new TaskStore(db);
@@ -23,6 +24,12 @@ export class Store {
     this.platforms = new PlatformStore(db);
     this[WRITES] = new TaskWrites(db);
     this.runInTransaction = db.transaction((body: () => unknown) => body());
+    this.probe = db.prepare('INSERT OR REPLACE INTO write_probe (id, at) VALUES (1, ?)');
+  }
+
+  /** A real write of one row, to learn whether the board can be written (readiness). */
+  probeWrite(at: number): void {
+    this.probe.run(at);
   }
 
   /** Runs `fn` in one immediate transaction; `fn` must not await. */
