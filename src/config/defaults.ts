@@ -18,7 +18,14 @@ export const DEFAULT_BREAKER: BreakerOptions = {
 export function defaultConfig(): RawConfig {
   return {
     dataDir: '.gatehouse',
-    server: { host: '127.0.0.1', port: 8787, bodyLimitBytes: 1_048_576, allowedHosts: [] },
+    server: {
+      host: '127.0.0.1',
+      port: 8787,
+      bodyLimitBytes: 1_048_576,
+      requestTimeoutSeconds: 30,
+      maxConnections: 1024,
+      allowedHosts: [],
+    },
     log: { level: 'info' },
     api: { token: null },
     replace: { timeoutSeconds: 10, killTimeoutSeconds: 5 },

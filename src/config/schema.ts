@@ -52,6 +52,8 @@ export const ConfigSchema = Type.Object(
         host: Type.String({ minLength: 1 }),
         port: Type.Integer({ minimum: 0, maximum: 65535 }),
         bodyLimitBytes: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024 }),
+        requestTimeoutSeconds: Type.Number({ minimum: 1, maximum: 3600 }),
+        maxConnections: Type.Integer({ minimum: 8, maximum: 1_000_000 }),
         allowedHosts: Type.Array(
           Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/@]+$' }),
         ),

@@ -29,6 +29,10 @@ import { validatorCompiler } from './validation.js';
 export interface AppDeps {
   logger: FastifyBaseLogger;
   bodyLimitBytes: number;
+  /** A request (headers and body) must arrive within this; a slow sender is answered 408. */
+  requestTimeoutMs: number;
+  /** Open connections at most (websockets included); more are closed as they arrive. */
+  maxConnections: number;
   apiToken: string | null;
   /** server.host and server.allowedHosts: the Host names this daemon answers to. */
   serverHost: string;
@@ -102,10 +106,18 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: deps.bodyLimitBytes,
+    // A sender that trickles its headers or body, authenticated or not, cannot hold a socket.
+    requestTimeout: deps.requestTimeoutMs,
+    // Node checks the timeout every 30 s by default: a fraction of it, so 408 comes on time.
+    http: {
+      connectionsCheckingInterval: Math.max(250, Math.min(30_000, deps.requestTimeoutMs / 4)),
+    },
     forceCloseConnections: 'idle',
     // One log line per request would flood the journal; failures are logged where they happen.
     logController: new LogController({ disableRequestLogging: true }),
   });
+  app.server.headersTimeout = Math.min(deps.requestTimeoutMs, 10_000);
+  app.server.maxConnections = deps.maxConnections;
   app.setValidatorCompiler(validatorCompiler);
   // Response schemas document the answers (and the contract test checks real ones against
   // them); they do not reshape what is sent.

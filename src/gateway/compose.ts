@@ -73,6 +73,8 @@ export function composeGateway(deps: GatewayDeps): Gateway {
   const app = buildApp({
     logger,
     bodyLimitBytes: config.server.bodyLimitBytes,
+    requestTimeoutMs: config.server.requestTimeoutSeconds * 1000,
+    maxConnections: config.server.maxConnections,
     apiToken: config.api.token,
     serverHost: config.server.host,
     allowedHosts: config.server.allowedHosts,

@@ -30,6 +30,8 @@ describe('loadConfig', () => {
       host: '127.0.0.2',
       port: 3333,
       bodyLimitBytes: 1_048_576,
+      requestTimeoutSeconds: 30,
+      maxConnections: 1024,
       allowedHosts: [],
     });
     expect(c.workers.tickSeconds).toBe(0.2);

@@ -9,7 +9,14 @@ import { prng } from '../chaos/interleave.js';
 // explains the refusals): the same verdict on thousands of seeded mutations of real configs.
 const rich = {
   ...defaultConfig(),
-  server: { host: '0.0.0.0', port: 0, bodyLimitBytes: 4096, allowedHosts: ['gatehouse.example'] },
+  server: {
+    host: '0.0.0.0',
+    port: 0,
+    bodyLimitBytes: 4096,
+    requestTimeoutSeconds: 30,
+    maxConnections: 64,
+    allowedHosts: ['gatehouse.example'],
+  },
   platforms: [
     {
       name: 'hooks',

@@ -4,6 +4,7 @@
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -209,5 +210,58 @@ describe('a neighbour holding the board database’s write lock', () => {
       (await api(gw.url, 'GET', '/ready')).status === 200 ? true : null,
     );
     expect((await api(gw.url, 'POST', '/tasks', { title: 'after the lock' })).status).toBe(201);
+  });
+});
+
+describe('senders that hold sockets', () => {
+  /** A raw connection to the gateway; resolves `closed` when the server ends it. */
+  function rawSocket(url: string) {
+    const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.on('error', () => undefined);
+    const opened = new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    return { socket, closed, opened, received: () => received };
+  }
+
+  it('answers a body that trickles in, with or without a token, 408 and closes its socket', async () => {
+    const gw = await startGateway({
+      api: { token: 'a-long-enough-api-token' },
+      server: { requestTimeoutSeconds: 1 },
+    });
+    const slow = [rawSocket(gw.url), rawSocket(gw.url)];
+    await Promise.all(slow.map((s) => s.opened));
+    for (const [i, s] of slow.entries()) {
+      const auth = i === 0 ? 'authorization: Bearer a-long-enough-api-token\r\n' : '';
+      s.socket.write(
+        `POST /tasks HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n${auth}content-length: 100\r\n\r\n{`,
+      );
+    }
+    await Promise.race([
+      Promise.all(slow.map((s) => s.closed)),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('sockets still held')), 20_000)),
+    ]);
+    // The one with the token waited for its body until the timeout; the other was refused at once.
+    expect(slow[0]!.received()).toMatch(/^HTTP\/1\.1 408/);
+    expect(slow[1]!.received()).toMatch(/^HTTP\/1\.1 401/);
+    expect(gw.kanban.board.counts().ready).toBe(0);
+  });
+
+  it('closes connections beyond server.maxConnections and serves again once they go', async () => {
+    const gw = await startGateway({ server: { maxConnections: 8 } });
+    const held = Array.from({ length: 8 }, () => rawSocket(gw.url));
+    await Promise.all(held.map((s) => s.opened));
+    const extra = rawSocket(gw.url);
+
+    await extra.closed;
+    expect(extra.received()).toBe('');
+    for (const s of held) s.socket.destroy();
+    // Each try bounded: a connection made while the server still counted the old ones is closed.
+    await waitFor('a request served again', async () =>
+      (await fetch(`${gw.url}/health`, { signal: AbortSignal.timeout(1000) })).status === 200
+        ? true
+        : null,
+    );
   });
 });
