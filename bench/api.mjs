@@ -200,6 +200,49 @@ async function fanOut(url, n, events) {
   return (n * events) / seconds;
 }
 
+/** GET /tasks/:id latencies, one at a time, `n` of them or until `until()` says stop. */
+async function getsOneAtATime(url, id, n, until = () => false) {
+  const latencies = [];
+  while (latencies.length < n || (n === 0 && !until())) {
+    const t0 = performance.now();
+    await (await fetch(`${url}/tasks/${id}`)).arrayBuffer();
+    latencies.push(performance.now() - t0);
+    if (n > 0 && until()) break;
+  }
+  return latencies;
+}
+
+/**
+ * GET /tasks/:id one at a time, quiet and then while 200 websockets resume from after=0 over
+ * `events` events at once (dashboards after a restart).
+ */
+export async function resumeStorm(dataDir, events) {
+  const gh = await startGatehouse(dataDir);
+  let id;
+  for (let i = 0; i < events; i += 50) {
+    const batch = await Promise.all(Array.from({ length: 50 }, () => postTask(gh.url)));
+    id ??= (await batch[0].json()).id;
+  }
+  await getsOneAtATime(gh.url, id, 100);
+  const quiet = await getsOneAtATime(gh.url, id, 400);
+  const resumers = start(
+    [process.execPath, 'bench/ws-resumers.mjs', gh.url, '200', String(events)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let out = '';
+  resumers.stdout.on('data', (d) => (out += d));
+  // Timed from the moment they start connecting: a backlog sent as each one opens counts too.
+  const t0 = performance.now();
+  const storm = await getsOneAtATime(gh.url, id, 0, () => out.includes('done'));
+  const seconds = (performance.now() - t0) / 1000;
+  await resumers.exited;
+  gh.proc.kill('SIGTERM');
+  await gh.proc.exited;
+  return { quiet, storm, seconds };
+}
+
 export async function run() {
   const dirs = [tempDir(), tempDir(), tempDir(), tempDir()];
   try {
@@ -236,6 +279,10 @@ export async function run() {
     const bareGet = await load(`${bareList.url}/tasks?limit=100`);
     big.proc.kill('SIGTERM');
     bareList.proc.kill('SIGTERM');
+
+    const stormDir = tempDir();
+    dirs.push(stormDir);
+    const resume = await resumeStorm(stormDir, 2000);
 
     const fanDir = tempDir();
     dirs.push(fanDir);
@@ -305,6 +352,14 @@ export async function run() {
           value: filtered.latency.p99,
           baselineName: 'bare 100-row select p99',
           baseline: bareGet.latency.p99,
+        },
+        {
+          figure: `GET /tasks/:id p99 while 200 websockets resume from after=0 over 2,000 events (median ${median(resume.storm).toFixed(1)}, max ${Math.max(...resume.storm).toFixed(0)} ms; ${resume.storm.length} GETs in ${resume.seconds.toFixed(1)} s)`,
+          unit: 'ms',
+          value: p99(resume.storm),
+          baselineName: `same GETs, no websockets (median ${median(resume.quiet).toFixed(1)} ms)`,
+          baseline: p99(resume.quiet),
+          goal: '<= 2x',
         },
         {
           figure: 'websocket fan-out, 200 clients, 300 events',

@@ -1,7 +1,9 @@
 // The websocket event stream: backlog from the DB, then live, with no gap, no duplicate and a bounded buffer.
+import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import type { Board } from '../kanban/board.js';
 import type { BoardEvent } from '../kanban/model/events.js';
+import { FairLane } from './fair-lane.js';
 
 export interface StreamFilter {
   after: number;
@@ -14,7 +16,7 @@ export interface StreamOptions {
   maxBufferedBytes?: number;
   /** Live events queued while the backlog is sent, at most (default 50,000). */
   maxPending?: number;
-  /** Backlog rows read per page (default 500). */
+  /** Backlog rows read per page (default 50). */
   pageSize?: number;
   /** How long a backlog page may take to drain before the client is called too slow (default 30 s). */
   drainTimeoutMs?: number;
@@ -40,6 +42,8 @@ interface Client {
 export class EventStreamHub {
   private readonly clients = new Set<Client>();
   private readonly opts: Required<StreamOptions>;
+  /** Backlog pages of every client, a few ms of them per turn of the event loop. */
+  private readonly lane = new FairLane();
   /** The largest send buffer any client reached (for tests and metrics). */
   maxBufferedSeen = 0;
 
@@ -50,7 +54,7 @@ export class EventStreamHub {
     this.opts = {
       maxBufferedBytes: 4 * 1024 * 1024,
       maxPending: 50_000,
-      pageSize: 500,
+      pageSize: 50,
       drainTimeoutMs: 30_000,
       closeStallMs: 30_000,
       ...opts,
@@ -81,18 +85,35 @@ export class EventStreamHub {
     for (const client of [...this.clients]) this.close(client, code, reason);
   }
 
+  /**
+   * Sends the backlog a page at a time, each page a step of the fair lane: 200 dashboards
+   * resuming at once after a restart share the loop with every other request.
+   */
   private async backfill(client: Client): Promise<void> {
     for (;;) {
+      const more = await this.lane.run(() => this.sendPage(client));
+      if (!more || !(await this.drained(client))) return;
+    }
+  }
+
+  /** Sends the next backlog page; after the last one, goes live. Whether a page may follow. */
+  private sendPage(client: Client): boolean {
+    if (!this.clients.has(client)) return false;
+    // One write for the page rather than a system call per event.
+    const socket = (client.ws as unknown as { _socket?: Socket })._socket;
+    socket?.cork();
+    try {
       const page = this.board.events.list(client.cursor, this.opts.pageSize);
       for (const event of page) this.deliver(client, event);
-      if (page.length < this.opts.pageSize) break;
-      if (!(await this.drained(client))) return;
+      if (page.length === this.opts.pageSize) return true;
+      // In the same step as the last page read: whatever committed since is in `pending`.
+      const pending = client.pending ?? [];
+      client.pending = null;
+      for (const event of pending) this.deliver(client, event);
+      return false;
+    } finally {
+      socket?.uncork();
     }
-    if (!this.clients.has(client)) return;
-    // Same tick as the last page read: nothing can commit in between.
-    const pending = client.pending ?? [];
-    client.pending = null;
-    for (const event of pending) this.deliver(client, event);
   }
 
   private onLive(client: Client, event: BoardEvent): void {

@@ -49,6 +49,39 @@ describe('GET /events/stream', () => {
     client.ws.close();
   });
 
+  it('serves 50 clients resuming at once in turns, each every event exactly once, in order', async () => {
+    const gw = await startGateway({}, { stream: { pageSize: 50 } });
+    const board = gw.kanban.board;
+    const task = board.create({ title: 'busy' }, { kind: 'api' });
+    for (let i = 0; i < 1000; i++) board.comment(task.id, `before ${i}`, 'test');
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; writing; i++) {
+        board.comment(task.id, `during ${i}`, 'test');
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    })();
+    const clients = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => connect(gw, `?after=${i * 10}`)),
+    );
+    // While the backlogs are being served, the API answers (the loop is shared, not taken).
+    expect((await api(gw.url, 'GET', `/tasks/${task.id}`)).status).toBe(200);
+    await waitFor('every backlog', () => clients.every((c) => c.events.length > 1000), 30_000);
+    writing = false;
+    await writer;
+    const last = board.events.lastId();
+    await waitFor('every client at the last event', () =>
+      clients.every((c) => c.events.at(-1)?.id === last),
+    );
+    for (const [i, client] of clients.entries()) {
+      const after = i * 10;
+      expect(client.events.map((e) => e.id)).toEqual(
+        Array.from({ length: last - after }, (_, j) => after + 1 + j),
+      );
+      client.ws.close();
+    }
+  });
+
   it('filters by task and kinds', async () => {
     const gw = await startGateway();
     const a = await api(gw.url, 'POST', '/tasks', { title: 'a' });
