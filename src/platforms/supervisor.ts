@@ -30,6 +30,10 @@ export interface PlatformView {
     lastError: string | null;
     openedAt: number | null;
     nextAttemptAt: number | null;
+    /** When the current outage began (the breaker first opened), or null when closed. */
+    outageSince: number | null;
+    /** Failed probes of the current outage: each re-opened the breaker without an event. */
+    reopened: number;
   };
   counters: { sent: number; sendFailures: number; received: number; connects: number };
   nextRetryAt: number | null;
@@ -72,6 +76,12 @@ export class PlatformSupervisor {
   private readonly adapter: PlatformAdapter;
   private lastError: string | null;
   private openedAt: number | null = null;
+  /**
+   * The breaker's current outage: from its first opening to its closing. A probe that fails
+   * re-opens it every resetTimeout for as long as the platform is away; the audit log records
+   * the outage once (opened, first probe, closed with the count), not a pair of rows a cycle.
+   */
+  private outage: { since: number; reopened: number } | null;
   private nextRetryAt: number | null = null;
   private attempts = 0;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -91,19 +101,32 @@ export class PlatformSupervisor {
         errorFilter: (err: unknown) => err instanceof PlatformError && err.kind === 'caller',
       },
     );
+    const persisted = deps.persisted?.breaker;
+    this.outage =
+      persisted?.outageSince != null && persisted.state !== 'closed'
+        ? { since: persisted.outageSince, reopened: persisted.reopened ?? 0 }
+        : null;
     this.breaker.on('open', () => {
       this.openedAt = deps.clock();
+      if (this.outage) {
+        this.outage.reopened++;
+        this.persist();
+        return;
+      }
+      this.outage = { since: this.openedAt, reopened: 0 };
       this.record('breaker_opened', {
         lastError: this.lastError,
         nextAttemptAt: this.nextAttemptAt(),
       });
     });
-    this.breaker.on('halfOpen', () => this.record('breaker_half_open', {}));
+    this.breaker.on('halfOpen', () => {
+      if (this.outage?.reopened === 0) this.record('breaker_half_open', {});
+    });
     this.breaker.on('close', () => {
       this.openedAt = null;
-      this.record('breaker_closed', {});
+      this.endOutage();
     });
-    this.lastError = deps.persisted?.breaker?.lastError ?? null;
+    this.lastError = persisted?.lastError ?? null;
     this.counters = {
       sent: 0,
       sendFailures: 0,
@@ -166,6 +189,8 @@ export class PlatformSupervisor {
         lastError: this.lastError,
         openedAt: this.breaker.opened ? this.openedAt : null,
         nextAttemptAt: this.nextAttemptAt(),
+        outageSince: this.outage?.since ?? null,
+        reopened: this.outage?.reopened ?? 0,
       },
       counters: { ...this.counters },
       nextRetryAt: this.nextRetryAt,
@@ -249,6 +274,8 @@ export class PlatformSupervisor {
       this.counters.connects++;
       this.setState('connected');
       this.record('platform_connected', {});
+      // An outage carried over a restart whose breaker never had to open again is over too.
+      if (!this.breaker.opened && !this.breaker.halfOpen) this.endOutage();
     } catch (err) {
       if (this.halted()) return;
       this.failedConnect(err);
@@ -286,6 +313,17 @@ export class PlatformSupervisor {
       permanent: err instanceof PlatformError && err.kind === 'permanent',
     });
     this.failedConnect(err);
+  }
+
+  /** The breaker closed: the outage is recorded once, with how often it re-opened. */
+  private endOutage(): void {
+    const outage = this.outage;
+    if (!outage) return;
+    this.outage = null;
+    this.record('breaker_closed', {
+      reopened: outage.reopened,
+      openForMs: this.deps.clock() - outage.since,
+    });
   }
 
   private unavailable(err: unknown): AppError {

@@ -319,6 +319,58 @@ describe('telegram', () => {
       15_000,
     );
   });
+
+  it('records a long outage once, with how often it re-opened, not a pair of rows per probe', async () => {
+    const tg = await telegramDouble();
+    tg.mode = 'down';
+    const config = {
+      platforms: [
+        {
+          name: 'tg',
+          type: 'telegram',
+          options: { token: tg.token, apiBase: tg.url, pollTimeoutSeconds: 1 },
+          breaker: { ...quickBreaker, resetTimeoutMs: 100 },
+        },
+      ],
+    };
+    const first = await startGateway(config);
+    await waitFor(
+      'three failed probes',
+      async () => (await platform(first.url, 'tg')).breaker.reopened >= 3,
+      20_000,
+    );
+    const during = await platform(first.url, 'tg');
+    expect(during.breaker.outageSince).toBeLessThanOrEqual(during.breaker.openedAt);
+    // A restart during the outage continues it rather than opening a new one.
+    await first.close();
+    const gw = await startGateway(config, { dataDir: first.dataDir });
+    await waitFor(
+      'more failed probes after the restart',
+      async () => (await platform(gw.url, 'tg')).breaker.reopened >= during.breaker.reopened + 2,
+      20_000,
+    );
+    tg.mode = 'ok';
+    await waitFor(
+      'connected',
+      async () => (await platform(gw.url, 'tg')).state === 'connected',
+      15_000,
+    );
+    const events = (await api(gw.url, 'GET', '/events?limit=1000')).body.events.filter(
+      (e: { kind: string }) => e.kind.startsWith('breaker_'),
+    );
+    expect(events.map((e: { kind: string }) => e.kind)).toEqual([
+      'breaker_opened',
+      'breaker_half_open',
+      'breaker_closed',
+    ]);
+    expect(events[2].payload.reopened).toBeGreaterThanOrEqual(during.breaker.reopened + 2);
+    expect(events[2].payload.openForMs).toBeGreaterThan(0);
+    expect((await platform(gw.url, 'tg')).breaker).toMatchObject({
+      state: 'closed',
+      outageSince: null,
+      reopened: 0,
+    });
+  });
 });
 
 describe('notifications', () => {

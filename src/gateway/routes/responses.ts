@@ -138,6 +138,8 @@ export const PlatformSchema = Type.Object(
         lastError: nullable(Type.String()),
         openedAt: nullable(millis),
         nextAttemptAt: nullable(millis),
+        outageSince: nullable(millis),
+        reopened: Type.Integer({ minimum: 0 }),
       },
       closed,
     ),
