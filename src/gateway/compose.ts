@@ -12,6 +12,7 @@ import { Platforms } from '../platforms/platforms.js';
 import { buildApp } from './app.js';
 import { CLOSE_RESTARTING, EventStreamHub, type StreamOptions } from './event-stream.js';
 import { createMetrics } from './metrics.js';
+import { RepeatLimiter } from '../repeat-limit.js';
 
 export interface GatewayDeps {
   config: Config;
@@ -45,11 +46,13 @@ export function composeGateway(deps: GatewayDeps): Gateway {
     onListenerError: (err) => logger.error({ err }, 'event listener failed'),
   });
   const hub = new EventStreamHub(kanban.board, deps.stream);
+  const platformFailures = new RepeatLimiter();
   const platforms = new Platforms({
     configs: config.platforms,
     store: store.platforms,
     board: kanban.board,
-    onError: (err, what) => logger.warn({ err }, `platform: ${what} failed`),
+    onError: (err, what) =>
+      platformFailures.report((obj, msg) => logger.warn(obj, msg), err, `platform: ${what} failed`),
     ...(deps.adapters ? { factories: deps.adapters } : {}),
     ...(deps.notifyRetryMs ? { notifyRetryMs: deps.notifyRetryMs } : {}),
   });

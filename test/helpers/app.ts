@@ -33,6 +33,8 @@ export async function startGateway(
     dispatch?: boolean;
     /** Reuse a data dir (a restart); a fresh one by default. */
     dataDir?: string;
+    /** Where the gateway logs (silent by default). */
+    logger?: GatewayDeps['logger'];
   } = {},
 ): Promise<TestGateway> {
   const dataDir = extra.dataDir ?? tempDir();
@@ -44,7 +46,7 @@ export async function startGateway(
   const gateway = composeGateway({
     config,
     store,
-    logger: pino({ level: 'silent' }),
+    logger: extra.logger ?? pino({ level: 'silent' }),
     requestStop: (code, reason) => stops.push({ code, reason }),
     ...(extra.terminator ? { terminator: extra.terminator } : {}),
     ...(extra.stream ? { stream: extra.stream } : {}),

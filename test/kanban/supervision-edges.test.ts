@@ -3,6 +3,7 @@
 import Database from 'better-sqlite3';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { RunTerminator } from '../../src/kanban/dispatch/run-terminator.js';
 import { runTerminator } from '../../src/kanban/dispatch/run-terminator.js';
@@ -176,6 +177,30 @@ describe('an ending is recorded as what it was', () => {
       return t.runs[0].outcome ? t : null;
     });
     expect(settled.runs[0]).toMatchObject({ outcome: 'crashed', exitCode: 3 });
+  });
+
+  it('logs a failure that repeats every tick once, with its stack, not once a tick', async () => {
+    const lines: { msg: string; err?: { stack?: string } }[] = [];
+    const logger = pino(
+      { level: 'info' },
+      { write: (line: string) => lines.push(JSON.parse(line)) },
+    );
+    const gw = await gatewayWith({ hang: profile('hang') }, { logger });
+    const task = await createTask(gw, { title: 'sampled every tick', assignee: 'hang' });
+    await runningRun(gw, task.id);
+    // Every tick's resource sample is written; the disk refuses each write, as a full one would.
+    const db = new Database(join(gw.dataDir, 'gatehouse.db'));
+    db.exec(`CREATE TRIGGER fail_sample BEFORE UPDATE OF rss_bytes_max ON runs
+      BEGIN SELECT RAISE(ABORT, 'simulated full disk'); END`);
+    try {
+      await ticksPass(gw, 20);
+    } finally {
+      db.exec('DROP TRIGGER fail_sample');
+      db.close();
+    }
+    const failures = lines.filter((l) => l.msg === 'dispatcher: sample failed');
+    expect(failures).toHaveLength(1);
+    expect(failures[0]!.err?.stack).toMatch(/simulated full disk/);
   });
 
   it('refuses a result.json nested deeper than 64 levels with a reason, and such an API body with 400', async () => {

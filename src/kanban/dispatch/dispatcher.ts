@@ -3,6 +3,7 @@
 // and samples.
 import type { Config, Profile } from '../../config/schema.js';
 import { pidExists, scanProcesses, startTimeNow } from '../../proc/index.js';
+import { RepeatLimiter } from '../../repeat-limit.js';
 import type { Kanban } from '../kanban.js';
 import { WAKE_KINDS } from '../model/events.js';
 import { claimTask, type Claim } from '../moves/claim.js';
@@ -36,6 +37,8 @@ export class Dispatcher {
   private readonly sampler = platformSampler();
   /** Work started and not yet finished; stop() waits for it before the database closes. */
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** A failure every tick (a full disk) is logged once a minute, not once a tick. */
+  private readonly failures = new RepeatLimiter();
   private timer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
   private wakePending = false;
@@ -181,7 +184,13 @@ export class Dispatcher {
   private track(what: string, work: () => Promise<unknown>): void {
     if (this.stopping) return;
     const running = work()
-      .catch((err: unknown) => this.deps.log.error({ err }, `dispatcher: ${what} failed`))
+      .catch((err: unknown) =>
+        this.failures.report(
+          (obj, msg) => this.deps.log.error(obj, msg),
+          err,
+          `dispatcher: ${what} failed`,
+        ),
+      )
       .finally(() => this.inFlight.delete(running));
     this.inFlight.add(running);
   }

@@ -5,6 +5,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Config } from '../../config/schema.js';
+import { RepeatLimiter } from '../../repeat-limit.js';
 import { RUN_ID } from '../model/ids.js';
 import type { Store } from '../store/store.js';
 import type { DispatcherLog } from './log.js';
@@ -24,6 +25,8 @@ export type Pruned = Record<'run_folders' | 'events' | 'deliveries', number>;
 export class Retention {
   private timer: NodeJS.Timeout | null = null;
   private sweeping = false;
+  private readonly failures = new RepeatLimiter();
+  private readonly logError = (obj: object, msg: string) => this.log.error(obj, msg);
   constructor(
     private readonly store: Store,
     private readonly config: Pick<Config, 'dataDir' | 'retention'>,
@@ -95,7 +98,7 @@ export class Retention {
       const done = this.pass();
       if (done.run_folders + done.events > 0) this.log.info({ pruned: done }, 'retention');
     } catch (err) {
-      this.log.error({ err }, 'retention pass failed');
+      this.failures.report(this.logError, err, 'retention pass failed');
     }
     if (this.sweeping) return;
     this.sweeping = true;
@@ -103,7 +106,9 @@ export class Retention {
       .then((n) => {
         if (n > 0) this.log.info({ removed: n }, 'retention: folders of deleted runs removed');
       })
-      .catch((err: unknown) => this.log.error({ err }, 'retention: removing folders failed'))
+      .catch((err: unknown) =>
+        this.failures.report(this.logError, err, 'retention: removing folders failed'),
+      )
       .finally(() => (this.sweeping = false));
   }
 }
