@@ -1,4 +1,7 @@
 // `gatehouse run`, `status` and `stop`: the daemon's own lifecycle from the command line.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { locateDataDir } from '../config/locate.js';
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
 import { pidExists, waitUntil } from '../proc/index.js';
 import { callApi } from './api-client.js';
@@ -24,17 +27,28 @@ export async function runCommand(args: string[]): Promise<void> {
     port: { type: 'string' },
     replace: { type: 'boolean' },
   });
+  const overrides = {
+    config: values.config,
+    dataDir: values['data-dir'],
+    host: values.host,
+    port: values.port === undefined ? undefined : parseInteger('--port', values.port, 0, 65535),
+  };
   // Loaded here so that status and stop start without the daemon's modules.
-  const { runDaemon } = (await import('./daemon-loader.js')).loadDaemon();
-  await runDaemon({
-    overrides: {
-      config: values.config,
-      dataDir: values['data-dir'],
-      host: values.host,
-      port: values.port === undefined ? undefined : parseInteger('--port', values.port, 0, 65535),
-    },
-    replace: values.replace ?? false,
-  });
+  const loader = await import('./daemon-loader.js');
+  const dataDir = locateDataDir(overrides);
+  const trial =
+    dataDir !== null && existsSync(dataDir) ? join(dataDir, loader.CACHE_TRIAL_FILE) : null;
+  const daemon = loader.loadDaemon(loader.DAEMON_BUNDLE, loader.DAEMON_CODE_CACHE, trial);
+  if (daemon.cacheSkipped !== null && trial !== null)
+    process.stderr.write(`gatehouse: the code cache was not used: ${daemon.cacheSkipped}\n`);
+  try {
+    await daemon.runDaemon({ overrides, replace: values.replace ?? false });
+  } catch (err) {
+    // An ending of its own (a configuration error, another owner): the code ran well.
+    if (err instanceof ExitError) daemon.trialPassed();
+    throw err;
+  }
+  daemon.trialPassed();
 }
 
 export async function statusCommand(args: string[]): Promise<number> {

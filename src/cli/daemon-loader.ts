@@ -1,11 +1,14 @@
 // The daemon's code, loaded from its one-file bundle (dist/bundle/daemon.cjs, built by
 // scripts/bundle.mjs) with the V8 code cache the build recorded from a real start: the modules
 // are neither looked up file by file nor parsed and compiled again, which was most of a cold
-// start. A cache that is missing, was built for another bundle (its first 32 bytes are the
-// SHA-256 of the script compiled) or is refused by this V8 only costs that time back. Without a
-// bundle, `run` exits 78 (EX_CONFIG): restarting cannot help, building does.
+// start. The cache file is the SHA-256 of the script it was made for, the SHA-256 of its payload
+// and the payload: V8 checks neither, and a damaged payload crashes it natively (or hangs it)
+// before anything is logged. A cache that is missing, damaged, made for another bundle or
+// refused by this V8 only costs that time back. A start that uses the cache marks it on trial
+// in the data dir until it serves: if it dies first, no later start uses that cache again.
+// A missing or damaged bundle exits 78 (EX_CONFIG): restarting cannot help, building does.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
@@ -15,6 +18,8 @@ import { ExitCode, ExitError } from '../gateway/exit-codes.js';
 
 export const DAEMON_BUNDLE = join(PACKAGE_ROOT, 'dist/bundle/daemon.cjs');
 export const DAEMON_CODE_CACHE = `${DAEMON_BUNDLE}.cache`;
+/** In the data dir: the payload digest of a code cache whose start has not served yet. */
+export const CACHE_TRIAL_FILE = 'code-cache.trial';
 
 const DIGEST_BYTES = 32;
 
@@ -22,22 +27,69 @@ export interface LoadedDaemon {
   runDaemon: typeof runDaemon;
   /** Whether the recorded code cache was used. */
   cached: boolean;
+  /** Why a cache that is there was not used, or null. */
+  cacheSkipped: string | null;
   /** The code cache for this bundle as it stands now (what the build records after a start). */
   codeCache(): Buffer;
+  /** The start got far enough (it serves, or ended in an error of its own): the cache is fine. */
+  trialPassed(): void;
 }
 
-function recordedCache(path: string, digest: Buffer): Buffer | undefined {
+const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest();
+
+/** The payload, when the file is this script's cache and its payload is what was recorded. */
+function recordedCache(path: string, digest: Buffer): { payload: Buffer; id: string } | null {
   let data: Buffer;
   try {
     data = readFileSync(path);
   } catch {
-    return undefined;
+    return null;
   }
-  return data.subarray(0, DIGEST_BYTES).equals(digest) ? data.subarray(DIGEST_BYTES) : undefined;
+  const payload = data.subarray(2 * DIGEST_BYTES);
+  const recorded = data.subarray(DIGEST_BYTES, 2 * DIGEST_BYTES);
+  if (!data.subarray(0, DIGEST_BYTES).equals(digest) || !sha256(payload).equals(recorded))
+    return null;
+  return { payload, id: recorded.toString('hex') };
 }
 
-/** Loads and runs the bundle's top level, as Node would load it as a CommonJS module. */
-export function loadDaemon(bundle = DAEMON_BUNDLE, cache = DAEMON_CODE_CACHE): LoadedDaemon {
+/**
+ * Whether the cache `id` may be used with `trial` (a path in the data dir, or null when the data
+ * dir is not known): not when a start with it died before serving, nor when the trial cannot be
+ * marked (a crash would then go unnoticed, start after start).
+ */
+function mayUse(id: string, trial: string | null): string | null {
+  if (trial === null) return 'the data dir is not known yet';
+  try {
+    if (readFileSync(trial, 'utf8').trim() === id)
+      return `a start with it died before serving (${trial}); npm run build records a new one`;
+  } catch {
+    // No trial pending.
+  }
+  try {
+    writeFileSync(trial, `${id}\n`);
+    return null;
+  } catch (err) {
+    return `its trial cannot be marked (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
+  }
+}
+
+function damaged(bundle: string, err: unknown): ExitError {
+  const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return new ExitError(
+    ExitCode.config,
+    `the daemon's bundle ${bundle} is damaged or incomplete (${why.slice(0, 300)}): run npm run build`,
+  );
+}
+
+/**
+ * Loads and runs the bundle's top level, as Node would load it as a CommonJS module. `trial`:
+ * where this start marks the cache on trial (see above); null uses no cache.
+ */
+export function loadDaemon(
+  bundle = DAEMON_BUNDLE,
+  cache = DAEMON_CODE_CACHE,
+  trial: string | null = null,
+): LoadedDaemon {
   let source: string;
   try {
     source = readFileSync(bundle, 'utf8');
@@ -48,20 +100,35 @@ export function loadDaemon(bundle = DAEMON_BUNDLE, cache = DAEMON_CODE_CACHE): L
     );
   }
   const wrapped = `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
-  const digest = createHash('sha256').update(wrapped).digest();
-  const cachedData = recordedCache(cache, digest);
-  const script = new Script(wrapped, { filename: bundle, cachedData });
+  const digest = sha256(wrapped);
+  const recorded = recordedCache(cache, digest);
+  const cacheSkipped = recorded ? mayUse(recorded.id, trial) : null;
+  const cachedData = recorded && cacheSkipped === null ? recorded.payload : undefined;
   const module = { exports: {} as { runDaemon?: typeof runDaemon } };
-  const init = script.runInThisContext() as (...args: unknown[]) => void;
-  init(module.exports, createRequire(bundle), module, bundle, dirname(bundle));
+  let script: Script;
+  try {
+    script = new Script(wrapped, { filename: bundle, cachedData });
+    const init = script.runInThisContext() as (...args: unknown[]) => void;
+    init(module.exports, createRequire(bundle), module, bundle, dirname(bundle));
+  } catch (err) {
+    throw damaged(bundle, err);
+  }
   if (typeof module.exports.runDaemon !== 'function')
     throw new ExitError(
       ExitCode.config,
       `the daemon's bundle ${bundle} does not export runDaemon: run npm run build`,
     );
+  const cached = cachedData !== undefined && !script.cachedDataRejected;
   return {
     runDaemon: module.exports.runDaemon,
-    cached: cachedData !== undefined && !script.cachedDataRejected,
-    codeCache: () => Buffer.concat([digest, script.createCachedData()]),
+    cached,
+    cacheSkipped,
+    codeCache: () => {
+      const payload = script.createCachedData();
+      return Buffer.concat([digest, sha256(payload), payload]);
+    },
+    trialPassed: () => {
+      if (cachedData !== undefined && trial !== null) rmSync(trial, { force: true });
+    },
   };
 }

@@ -6,6 +6,7 @@ import type { ValueError } from '@sinclair/typebox/value';
 import { MIN_KEY_BYTES, secretKey } from '../platforms/webhook-signature.js';
 import { matches } from '../schema-check.js';
 import { DEFAULT_BREAKER, defaultConfig } from './defaults.js';
+import { locateFile, type ConfigOverrides } from './locate.js';
 import {
   ConfigSchema,
   type Config,
@@ -25,12 +26,7 @@ export class ConfigError extends Error {
   }
 }
 
-export interface ConfigOverrides {
-  config?: string | undefined;
-  dataDir?: string | undefined;
-  host?: string | undefined;
-  port?: number | undefined;
-}
+export type { ConfigOverrides } from './locate.js';
 
 type Json = Record<string, unknown>;
 
@@ -61,17 +57,6 @@ function readConfigFile(path: string): Json {
   }
   if (!isPlainObject(parsed)) throw new ConfigError(path, 'must hold one JSON object');
   return parsed;
-}
-
-function locateFile(
-  overrides: ConfigOverrides,
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-): string | null {
-  const named = overrides.config ?? env.GATEHOUSE_CONFIG;
-  if (named) return resolve(cwd, named);
-  const local = resolve(cwd, 'gatehouse.json');
-  return existsSync(local) ? local : null;
 }
 
 function fromEnvironment(env: NodeJS.ProcessEnv): Json {

@@ -1,11 +1,11 @@
 // `gatehouse run` loads the daemon from its bundle with the code cache the build recorded; a
 // cache that does not fit only costs start-up time.
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadDaemon } from '../../src/cli/daemon-loader.js';
+import { DAEMON_BUNDLE, DAEMON_CODE_CACHE, loadDaemon } from '../../src/cli/daemon-loader.js';
 import { ROOT, tempDir } from '../helpers/daemon.js';
 
 function fakeBundle(body: string) {
@@ -16,21 +16,76 @@ function fakeBundle(body: string) {
 }
 
 const RUNS = 'exports.runDaemon = async (opts) => `ran with ${JSON.stringify(opts)}`;\n';
+const LOADER = pathToFileURL(join(ROOT, 'dist/cli/daemon-loader.js')).href;
+
+/** Loads the real bundle in a node of its own (a damaged cache could crash it natively). */
+function loadInChild(cache: string, trial: string, then = '') {
+  return spawnSync(
+    process.execPath,
+    [
+      '--max-semi-space-size=1',
+      '--input-type=module',
+      '-e',
+      `import { loadDaemon, DAEMON_BUNDLE } from '${LOADER}';
+       const d = loadDaemon(DAEMON_BUNDLE, ${JSON.stringify(cache)}, ${JSON.stringify(trial)});
+       process.stdout.write(JSON.stringify({ cached: d.cached, skipped: d.cacheSkipped }));
+       ${then}`,
+    ],
+    { encoding: 'utf8', timeout: 30_000 },
+  );
+}
 
 describe("the daemon's bundle", () => {
   it('is loaded from the code cache the build recorded, with the flags the unit gives node', () => {
-    const loader = pathToFileURL(join(ROOT, 'dist/cli/daemon-loader.js')).href;
+    const trial = join(tempDir(), 'code-cache.trial');
     const out = execFileSync(
       process.execPath,
       [
         '--max-semi-space-size=1',
         '--input-type=module',
         '-e',
-        `import { loadDaemon } from '${loader}'; const d = loadDaemon(); process.stdout.write(String(d.cached) + ' ' + typeof d.runDaemon)`,
+        `import { loadDaemon, DAEMON_BUNDLE, DAEMON_CODE_CACHE } from '${LOADER}'; const d = loadDaemon(DAEMON_BUNDLE, DAEMON_CODE_CACHE, ${JSON.stringify(trial)}); process.stdout.write(String(d.cached) + ' ' + typeof d.runDaemon)`,
       ],
       { encoding: 'utf8' },
     );
     expect(out).toBe('true function');
+  });
+
+  it('never feeds V8 a cache whose payload was damaged, even with the bundle’s digest intact', () => {
+    const cache = readFileSync(DAEMON_CODE_CACHE);
+    // The first 32 bytes (the bundle's digest) are kept; bytes in the middle of the payload are
+    // not what the build recorded: given to V8, this crashed node with SIGTRAP or SIGSEGV.
+    const middle = Math.floor(cache.length / 2);
+    for (let i = middle; i < middle + 64; i++) cache[i] = cache[i]! ^ 0x5a;
+    const damaged = join(tempDir(), 'damaged.cache');
+    writeFileSync(damaged, cache);
+    const child = loadInChild(damaged, join(tempDir(), 'code-cache.trial'));
+    expect({ status: child.status, signal: child.signal }).toEqual({ status: 0, signal: null });
+    expect(JSON.parse(child.stdout)).toEqual({ cached: false, skipped: null });
+  });
+
+  it('never uses again a cache whose start died before serving', () => {
+    const trial = join(tempDir(), 'code-cache.trial');
+    // A start that dies natively after loading with the cache (as a bad cache would make it).
+    const died = loadInChild(DAEMON_CODE_CACHE, trial, "process.kill(process.pid, 'SIGKILL');");
+    expect(died.signal).toBe('SIGKILL');
+    expect(JSON.parse(died.stdout)).toMatchObject({ cached: true });
+    expect(existsSync(trial)).toBe(true);
+    for (let i = 0; i < 2; i++) {
+      const next = loadInChild(DAEMON_CODE_CACHE, trial);
+      expect(next.status).toBe(0);
+      const loaded = JSON.parse(next.stdout);
+      expect(loaded.cached).toBe(false);
+      expect(loaded.skipped).toMatch(/died before serving/);
+    }
+    // A start that got as far as serving clears its trial: the next one uses the cache.
+    const fresh = join(tempDir(), 'code-cache.trial');
+    const served = loadInChild(DAEMON_CODE_CACHE, fresh, 'd.trialPassed();');
+    expect(JSON.parse(served.stdout)).toMatchObject({ cached: true });
+    expect(existsSync(fresh)).toBe(false);
+    expect(JSON.parse(loadInChild(DAEMON_CODE_CACHE, fresh).stdout)).toMatchObject({
+      cached: true,
+    });
   });
 
   it('runs without a cache, with a garbage one, and with one recorded for another bundle', async () => {
@@ -41,17 +96,22 @@ describe("the daemon's bundle", () => {
       'ran with {"overrides":{},"replace":false}',
     );
     writeFileSync(cache, first.codeCache());
-    expect(loadDaemon(bundle, cache).cached).toBe(true);
+    const trial = join(tempDir(), 'code-cache.trial');
+    const cached = loadDaemon(bundle, cache, trial);
+    expect(cached.cached).toBe(true);
+    cached.trialPassed();
+    // Without a data dir to mark its trial in, a start does not risk the cache.
+    expect(loadDaemon(bundle, cache).cached).toBe(false);
 
     writeFileSync(cache, Buffer.alloc(4096, 7));
-    const garbage = loadDaemon(bundle, cache);
+    const garbage = loadDaemon(bundle, cache, trial);
     expect(garbage.cached).toBe(false);
     expect(await garbage.runDaemon({ overrides: {}, replace: true })).toMatch(/"replace":true/);
 
     writeFileSync(cache, first.codeCache());
     // Same length, other code: the cache names the bundle it was recorded for.
     writeFileSync(bundle, RUNS.replace('ran with', 'RAN WITH'));
-    const other = loadDaemon(bundle, cache);
+    const other = loadDaemon(bundle, cache, trial);
     expect(other.cached).toBe(false);
     expect(await other.runDaemon({ overrides: {}, replace: false })).toMatch(/^RAN WITH/);
   });
@@ -70,6 +130,17 @@ describe("the daemon's bundle", () => {
       expect.objectContaining({
         exitCode: 78,
         message: expect.stringMatching(/does not export runDaemon: run npm run build/),
+      }),
+    );
+    // A bundle cut short (a full disk during the build, a copy interrupted) is a build error too,
+    // not a crash with a source excerpt.
+    const truncated = fakeBundle(readFileSync(DAEMON_BUNDLE).subarray(0, 1_000_000).toString());
+    expect(() => loadDaemon(truncated.bundle, truncated.cache)).toThrow(
+      expect.objectContaining({
+        exitCode: 78,
+        message: expect.stringMatching(
+          /is damaged or incomplete \(SyntaxError: .*run npm run build$/,
+        ),
       }),
     );
   });
