@@ -10,6 +10,8 @@ export interface CrashLoopOptions {
 interface StartEntry {
   at: number;
   unclean: boolean;
+  /** Not a start: the start before it failed before serving (a port held by another program). */
+  failed?: boolean;
 }
 
 const KEEP = 100;
@@ -26,6 +28,8 @@ function readEntries(path: string): StartEntry[] {
     const [at, kind] = line.split(' ');
     if (at && /^\d+$/.test(at) && (kind === 'unclean' || kind === 'clean')) {
       entries.push({ at: Number(at), unclean: kind === 'unclean' });
+    } else if (at && /^\d+$/.test(at) && kind === 'failed') {
+      entries.push({ at: Number(at), unclean: true, failed: true });
     }
   }
   return entries;
@@ -37,7 +41,7 @@ export function uncleanStreak(entries: StartEntry[], now: number, windowMs: numb
   for (let i = entries.length - 1; i >= 0; i--) {
     const entry = entries[i]!;
     if (!entry.unclean || now - entry.at > windowMs) break;
-    count++;
+    if (!entry.failed) count++;
   }
   return count;
 }
@@ -48,6 +52,14 @@ export function backoffMs(streak: number, opts: CrashLoopOptions): number {
   return Math.min(opts.maxBackoffMs, 1000 * 2 ** (streak - opts.maxStarts - 1));
 }
 
+/**
+ * This start failed before it served (exit 1: a port held by another program, a resolver not
+ * up): the next start counts as following an unclean end, so the guard paces a loop of them.
+ */
+export function recordFailedStart(path: string, now: number): void {
+  appendFileSync(path, `${now} failed\n`);
+}
+
 /** Records this start in starts.log and says how long to wait before serving. */
 export function recordStart(
   path: string,
@@ -55,8 +67,12 @@ export function recordStart(
   now: number,
   opts: CrashLoopOptions,
 ): { streak: number; delayMs: number } {
-  const entries = [...readEntries(path), { at: now, unclean }];
-  const lines = entries.slice(-KEEP).map((e) => `${e.at} ${e.unclean ? 'unclean' : 'clean'}\n`);
+  const before = readEntries(path);
+  // A start after one that failed before serving follows an unclean end, as after a crash.
+  const entries = [...before, { at: now, unclean: unclean || before.at(-1)?.failed === true }];
+  const lines = entries
+    .slice(-KEEP)
+    .map((e) => `${e.at} ${e.failed ? 'failed' : e.unclean ? 'unclean' : 'clean'}\n`);
   if (entries.length > KEEP) writeFileSync(path, lines.join(''));
   else appendFileSync(path, lines.at(-1)!);
   const streak = uncleanStreak(entries, now, opts.windowMs);

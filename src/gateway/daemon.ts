@@ -7,9 +7,9 @@ import { DatabaseError } from '../kanban/store/db.js';
 import { openStore, type Store } from '../kanban/store/store.js';
 import { VERSION } from '../version.js';
 import { composeGateway } from './compose.js';
-import { prepareDataDir } from './data-dir.js';
-import { recordStart } from './crash-loop.js';
-import { ExitCode, ExitError } from './exit-codes.js';
+import { diskFull, isDiskFull, prepareDataDir } from './data-dir.js';
+import { recordFailedStart, recordStart } from './crash-loop.js';
+import { ExitCode, ExitError, isExitError } from './exit-codes.js';
 import { acquireInstance, type Instance } from './instance.js';
 import { listenWithRetry } from './listen.js';
 import { createLogger } from './logger.js';
@@ -38,22 +38,36 @@ export async function runDaemon(opts: RunOptions): Promise<void> {
   const config = readConfig(opts.overrides);
   prepareDataDir(config.dataDir);
   const log = createLogger(config.log.level, config.journalStream);
-  const instance = await acquireInstance({
-    dataDir: config.dataDir,
-    replace: opts.replace,
-    replaceTimeoutMs: config.replace.timeoutSeconds * 1000,
-    killTimeoutMs: config.replace.killTimeoutSeconds * 1000,
-    port: config.server.port,
-    version: VERSION,
-    log: (msg) => log.info(msg),
-  });
+  let instance: Instance;
+  try {
+    instance = await acquireInstance({
+      dataDir: config.dataDir,
+      replace: opts.replace,
+      replaceTimeoutMs: config.replace.timeoutSeconds * 1000,
+      killTimeoutMs: config.replace.killTimeoutSeconds * 1000,
+      port: config.server.port,
+      version: VERSION,
+      log: (msg) => log.info(msg),
+    });
+  } catch (err) {
+    throw isDiskFull(err) ? diskFull(config.dataDir) : err;
+  }
 
   try {
     await serve(config, instance, log);
   } catch (err) {
-    // A start that failed after taking the data dir leaves it as a clean stop would.
+    // A start that failed after taking the data dir leaves it as a clean stop would, and says
+    // so in starts.log when it exits 1, so that a loop of such starts is paced.
     removePidFileIfOurs(instance.pidPath, instance.self);
     instance.lock.release();
+    if (isDiskFull(err)) throw diskFull(config.dataDir);
+    if (!isExitError(err) || err.exitCode === ExitCode.failure) {
+      try {
+        recordFailedStart(join(config.dataDir, 'starts.log'), Date.now());
+      } catch {
+        // Not recorded: this start simply does not count.
+      }
+    }
     throw err;
   }
 }
@@ -71,9 +85,10 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
 
   await crashLoopGuard(config, instance, (msg) => log.warn(msg));
 
+  const store = openBoardStore(config, (note) => log.warn(`board upgrade: ${note}`));
   const gateway = composeGateway({
     config,
-    store: openBoardStore(config, (note) => log.warn(`board upgrade: ${note}`)),
+    store,
     logger: log,
     requestStop: (code, reason) => void shutdown.run(code, reason),
   });
@@ -81,12 +96,19 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
   shutdown.add('pid file', () => removePidFileIfOurs(instance.pidPath, instance.self));
   shutdown.add('lock', () => instance.lock.release());
 
-  const port = await listenWithRetry(
-    gateway.app,
-    config.server.host,
-    config.server.port,
-    config.replace.timeoutSeconds * 1000,
-  );
+  let port: number;
+  try {
+    port = await listenWithRetry(
+      gateway.app,
+      config.server.host,
+      config.server.port,
+      config.replace.timeoutSeconds * 1000,
+    );
+  } catch (err) {
+    // Nothing started yet: the board closes as at a stop, leaving no -wal or -shm behind.
+    store.close();
+    throw err;
+  }
   writePidFile(instance.pidPath, { ...instance.record, port });
   gateway.dispatcher.start(workerBaseUrl(config.server.host, port));
   gateway.retention.start();

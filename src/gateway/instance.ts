@@ -71,7 +71,12 @@ export async function acquireInstance(opts: AcquireOptions): Promise<Instance> {
         startedAt: Date.now(),
         version: opts.version,
       };
-      writePidFile(pidPath, record);
+      try {
+        writePidFile(pidPath, record);
+      } catch (err) {
+        lock.release();
+        throw err;
+      }
       return { lock, self, pidPath, record, uncleanPrevious };
     }
     const owner = liveOwner();

@@ -3,17 +3,13 @@ import type { FastifyInstance } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, ExitError } from './exit-codes.js';
 
+/** Errors that no retry or restart can fix: the configured address is wrong for this machine. */
+const UNUSABLE_ADDRESS = new Set(['ENOTFOUND', 'EAI_NONAME', 'EADDRNOTAVAIL', 'EAFNOSUPPORT']);
 /**
- * Errors that no retry or restart can fix: the configured address is wrong for this machine.
- * (EAI_AGAIN, a resolver not up yet at boot, is left to Restart=always.)
+ * Errors that pass: a replaced instance's socket still closing, a resolver not up yet at boot
+ * (EAI_AGAIN). Retried until the deadline, then exit 1, which the unit restarts.
  */
-const UNUSABLE_ADDRESS = new Set([
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EAI_NONAME',
-  'EADDRNOTAVAIL',
-  'EAFNOSUPPORT',
-]);
+const PASSING = new Set(['EADDRINUSE', 'EAI_AGAIN']);
 
 export async function listenWithRetry(
   app: FastifyInstance,
@@ -35,11 +31,12 @@ export async function listenWithRetry(
           `configuration error: server.host ${host}: cannot listen there (${code})`,
         );
       }
-      if (code !== 'EADDRINUSE' || Date.now() > deadline) {
-        throw new ExitError(
-          ExitCode.failure,
-          `cannot listen on ${host}:${port} (${(err as Error).message})`,
-        );
+      if (code === undefined || !PASSING.has(code) || Date.now() > deadline) {
+        const why =
+          code === 'EAI_AGAIN'
+            ? `the resolver does not answer for ${host} yet (EAI_AGAIN); a restart tries again`
+            : (err as Error).message;
+        throw new ExitError(ExitCode.failure, `cannot listen on ${host}:${port} (${why})`);
       }
       await sleep(50);
     }

@@ -55,8 +55,14 @@ export function readPidFile(path: string): PidRecord | null {
 
 export function writePidFile(path: string, record: PidRecord): void {
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(record)}\n`, { mode: 0o644 });
-  renameSync(tmp, path);
+  try {
+    writeFileSync(tmp, `${JSON.stringify(record)}\n`, { mode: 0o644 });
+    renameSync(tmp, path);
+  } catch (err) {
+    // A full disk leaves an empty temp file behind: nothing of a failed write stays.
+    rmSync(tmp, { force: true });
+    throw err;
+  }
 }
 
 /** Removes the pid file only if it still names `self`; a successor's file is left alone. */

@@ -63,6 +63,69 @@ describe('environment errors at start exit 78, naming the path or key', () => {
     }
   });
 
+  it('a full disk: one line saying so, and nothing left behind', async () => {
+    // A 64 KiB file system of the test's own, in a mount namespace of its own, filled up.
+    const root = tempDir();
+    const script = `
+      set -e
+      mount -t tmpfs -o size=64k tmpfs "$1"
+      dd if=/dev/zero of="$1/filler" bs=1k count=64 2>/dev/null || true
+      set +e
+      "$2" "$3" run --data-dir "$1/data" --port 0
+      echo "exit=$?"
+      "$2" --input-type=module -e "import('$4').then((m) => { try { m.writePidFile('$1/data/gatehouse.pid', {}); } catch (e) { console.log('pid-write=' + e.code); } })"
+      echo "left=$(ls -A "$1/data" | tr '\n' ' ')"
+    `;
+    const unshare = process.getuid?.() === 0 ? ['unshare', '-m'] : ['unshare', '-Urm'];
+    const child = spawnTracked(
+      [
+        ...unshare,
+        'sh',
+        '-c',
+        script,
+        'sh',
+        root,
+        process.execPath,
+        join(ROOT, 'bin/gatehouse.js'),
+        join(ROOT, 'dist/gateway/pid-file.js'),
+      ],
+      { env: { ...process.env } },
+    );
+    await child.closed;
+    const out = child.output();
+    expect(out).toMatch(/no space left on device/);
+    expect(out).toContain('exit=78');
+    expect(out).not.toMatch(/\n\s+at /);
+    expect(out).toContain('pid-write=ENOSPC');
+    expect(out).toMatch(/left=\s*$/m);
+  });
+
+  it('a resolver that is not up yet (EAI_AGAIN) exits 1, to be tried again, not 78', async () => {
+    // With no attempts allowed, glibc's resolver answers "try again" without any traffic.
+    const env = { RES_OPTIONS: 'attempts:0' };
+    const probe = spawnTracked(
+      [
+        process.execPath,
+        '-e',
+        "require('dns').lookup('gatehouse-test.example', (e) => console.log(e && e.code))",
+      ],
+      { env: { ...process.env, ...env } },
+    );
+    await probe.closed;
+    expect(probe.stdout().trim()).toBe('EAI_AGAIN');
+    const config = writeConfig(tempDir(), { replace: { timeoutSeconds: 0.5 } });
+    const daemon = startDaemon({
+      dataDir: tempDir(),
+      config,
+      extraArgs: ['--host', 'gatehouse-test.example'],
+      env: { ...env, GATEHOUSE_TOKEN: 'a-token-for-a-public-bind' },
+    });
+    const { code } = await daemon.closed;
+    expect(code).toBe(1);
+    expect(daemon.stderr()).toMatch(/EAI_AGAIN\); a restart tries again/);
+    expect(daemon.stderr()).not.toMatch(/\n\s+at /);
+  });
+
   it('a duration no timer can hold, and a short token, each with what is allowed', async () => {
     const cases: [object, string][] = [
       [{ workers: { tickSeconds: 3_000_000 } }, 'workers.tickSeconds: must be at most 60'],

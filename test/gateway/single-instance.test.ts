@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InstanceLock, LOCK_FILE, LOCK_PATIENCE_MS } from '../../src/gateway/instance-lock.js';
@@ -193,5 +194,32 @@ describe('single instance per data dir', () => {
     const after = startDaemon({ dataDir, config });
     await waitServing(dataDir, after.pid);
     expect(after.output()).not.toContain('crash-loop guard');
+  });
+
+  it('paces starts that keep failing before they serve (a port another program holds)', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as AddressInfo;
+    try {
+      const dataDir = tempDir();
+      const config = writeConfig(tempDir(), {
+        replace: { timeoutSeconds: 0.2 },
+        crashLoop: { maxStarts: 1, windowSeconds: 60, maxBackoffSeconds: 1 },
+      });
+      const outputs: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const daemon = startDaemon({ dataDir, config, port });
+        const { code } = await daemon.closed;
+        expect(code).toBe(1);
+        expect(daemon.stderr()).toContain('EADDRINUSE');
+        outputs.push(daemon.output());
+      }
+      // Each failed start leaves the data dir as a clean stop would, but counts for the guard.
+      expect(outputs.slice(0, 2).some((o) => o.includes('crash-loop guard'))).toBe(false);
+      expect(outputs[2]).toContain('crash-loop guard: 2 unclean starts');
+      expect(readdirSync(dataDir).filter((f) => /pid|-wal|-shm/.test(f))).toEqual([]);
+    } finally {
+      holder.close();
+    }
   });
 });
