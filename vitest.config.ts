@@ -12,7 +12,8 @@ export default defineConfig({
     maxWorkers: 3,
     include: ['test/**/*.test.ts'],
     exclude: [...configDefaults.exclude, ...LONG_RUNS],
-    globalSetup: ['test/global-setup.ts'],
+    // The PostgreSQL cluster is stopped before the process check runs (teardowns run in reverse).
+    globalSetup: ['test/global-setup.ts', 'test/postgres-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

@@ -1,0 +1,130 @@
+// The board's schema on PostgreSQL: numbered, forward-only migrations, tracked in
+// schema_version. The same tables and the same CHECK constraints as SQLite's (store/migrations.ts
+// after its migration 2): a running task has a run and a lease and nothing else does, only a
+// ready task waits for a time, a blocked task says why. Times are epoch milliseconds (bigint).
+export const PG_MIGRATIONS: readonly string[] = [
+  // 1: the board as SQLite's migrations 1 to 4 left it.
+  `
+  CREATE TABLE tasks (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    title text NOT NULL,
+    body text NOT NULL DEFAULT '',
+    assignee text,
+    status text NOT NULL CHECK (status IN ('todo','ready','running','blocked','done','archived')),
+    priority integer NOT NULL DEFAULT 0,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    started_at bigint,
+    completed_at bigint,
+    max_runtime_seconds double precision,
+    max_retries integer,
+    consecutive_failures integer NOT NULL DEFAULT 0,
+    last_failure_error text,
+    result text,
+    summary text,
+    current_run_id text,
+    block_reason text,
+    not_before bigint,
+    origin text NOT NULL,
+    lease_expires_at bigint,
+    last_heartbeat_at bigint,
+    terminating text,
+    CONSTRAINT running_has_run CHECK ((status = 'running') = (current_run_id IS NOT NULL)),
+    CONSTRAINT running_has_lease CHECK ((status = 'running') = (lease_expires_at IS NOT NULL)),
+    CONSTRAINT lease_only_running CHECK (
+      status = 'running' OR (last_heartbeat_at IS NULL AND terminating IS NULL)),
+    CONSTRAINT cooldown_only_ready CHECK (status = 'ready' OR not_before IS NULL),
+    CONSTRAINT blocked_has_reason CHECK ((status = 'blocked') = (block_reason IS NOT NULL))
+  );
+  CREATE INDEX tasks_status ON tasks (status, seq);
+  CREATE INDEX tasks_assignee ON tasks (assignee, seq);
+  CREATE INDEX tasks_dispatch ON tasks (assignee, priority DESC, seq) WHERE status = 'ready';
+
+  CREATE TABLE task_parents (
+    task_id text NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    parent_id text NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    PRIMARY KEY (task_id, parent_id)
+  );
+  CREATE INDEX task_parents_parent ON task_parents (parent_id);
+
+  CREATE TABLE runs (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    task_id text NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    profile text NOT NULL,
+    token_hash text NOT NULL UNIQUE,
+    pid integer,
+    pgid integer,
+    start_time bigint,
+    boot_id text,
+    started_at bigint NOT NULL,
+    ended_at bigint,
+    outcome text,
+    exit_code integer,
+    signal text,
+    error text,
+    summary text,
+    cpu_percent_max double precision,
+    rss_bytes_max bigint,
+    log_path text NOT NULL,
+    keep_descendants boolean NOT NULL DEFAULT false,
+    proc_gone_at bigint,
+    files_pruned_at bigint,
+    group_held_until bigint
+  );
+  CREATE INDEX runs_task ON runs (task_id, seq);
+  CREATE INDEX runs_unreaped ON runs (seq) WHERE proc_gone_at IS NULL;
+  CREATE INDEX runs_prunable ON runs (ended_at) WHERE files_pruned_at IS NULL AND ended_at IS NOT NULL;
+
+  -- Event ids come from this one row, whose row lock the writing transaction holds until it
+  -- commits (events.ts): ids in commit order. A sequence hands them out in the order
+  -- transactions ask, not the order they commit.
+  CREATE TABLE event_counter (id integer PRIMARY KEY CHECK (id = 1), last bigint NOT NULL);
+  INSERT INTO event_counter VALUES (1, 0);
+  CREATE TABLE events (
+    id bigint PRIMARY KEY,
+    task_id text,
+    run_id text,
+    kind text NOT NULL,
+    payload text NOT NULL,
+    at bigint NOT NULL
+  );
+  CREATE INDEX events_task ON events (task_id, id);
+  CREATE INDEX events_at ON events (at);
+
+  CREATE TABLE comments (
+    id bigserial PRIMARY KEY,
+    task_id text NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    author text NOT NULL,
+    text text NOT NULL,
+    at bigint NOT NULL
+  );
+
+  CREATE TABLE subscriptions (
+    platform text NOT NULL,
+    channel text NOT NULL,
+    task_id text NOT NULL,
+    cursor bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (platform, channel, task_id)
+  );
+
+  CREATE TABLE platform_state (
+    name text PRIMARY KEY,
+    state text NOT NULL,
+    updated_at bigint NOT NULL
+  );
+
+  CREATE TABLE inbound_deliveries (
+    platform text NOT NULL,
+    delivery_id text NOT NULL,
+    signature text NOT NULL,
+    task_id text,
+    at bigint NOT NULL,
+    PRIMARY KEY (platform, delivery_id)
+  );
+  CREATE INDEX inbound_deliveries_at ON inbound_deliveries (at);
+
+  CREATE TABLE write_probe (id integer PRIMARY KEY CHECK (id = 1), at bigint NOT NULL);
+  `,
+];
