@@ -19,6 +19,12 @@ const COMMAND_USAGE: Record<string, string> = {
 gatehouse task ls [--status S] [--assignee P]
 gatehouse task show|archive|unblock ID · task reclaim ID [--force] · task comment ID TEXT · task log ID [--follow]
   Each also takes --config F, --data-dir D and --json.`,
+  board: `gatehouse board copy --from FILE --to URL [--schema S] [--json]
+  Copies a SQLite board (FILE, e.g. .gatehouse/gatehouse.db, its daemon stopped) into the
+  PostgreSQL database at URL (postgres://…), schema S (default gatehouse): every task, run,
+  event (with its id), comment, link, subscription and platform state, in one transaction, and
+  prints the verified counts. Refuses (exit 1, nothing written) a target that already holds a
+  task, run or event; a copy that fails or is killed half-way has written nothing.`,
   worker: `gatehouse worker complete [--summary S] [--result-file F] [--wait 10m]
 gatehouse worker block --reason R [--wait 10m]
 gatehouse worker heartbeat [--note N] [--wait 30s]
@@ -45,6 +51,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   stop: async () => (await import('./daemon-commands.js')).stopCommand,
   task: async () => (await import('./task-commands.js')).taskCommand,
   worker: async () => (await import('./worker-commands.js')).workerCommand,
+  board: async () => (await import('./board-commands.js')).boardCommand,
 };
 
 export async function main(argv: string[]): Promise<void> {
@@ -62,7 +69,7 @@ export async function main(argv: string[]): Promise<void> {
     if (!command) throw usageError(name ? `unknown command "${name}"\n${USAGE}` : USAGE);
     if (rest.includes('--help') || rest.includes('-h')) {
       process.stdout.write(
-        `${COMMAND_USAGE[name!]}\n\n${name === 'worker' || name === 'run' ? '' : `${FIND}\n`}`,
+        `${COMMAND_USAGE[name!]}\n\n${['worker', 'run', 'board'].includes(name!) ? '' : `${FIND}\n`}`,
       );
       return;
     }
