@@ -102,6 +102,8 @@ function installErrorHandling(app: FastifyInstance): void {
   );
 }
 
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
 export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger,
@@ -123,6 +125,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // them); they do not reshape what is sent.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandling(app);
+  // Labels stay bounded: the route's pattern (never the URL) and a known method.
+  app.addHook('onResponse', (req, reply, done) => {
+    const method = KNOWN_METHODS.has(req.method) ? req.method : 'OTHER';
+    deps.metrics.observeRequest(
+      req.routeOptions.url ?? 'unmatched',
+      method,
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
+    done();
+  });
   installJsonParser(app);
   // JSON is the only body this API reads: a web page's simple cross-site request (text/plain,
   // a form) is refused with 415 before any route sees it.

@@ -64,6 +64,7 @@ export function composeGateway(deps: GatewayDeps): Gateway {
     platforms: () => platforms.views(),
     notificationBacklog: () => platforms.notificationBacklog(),
   });
+  kanban.board.bus.subscribe((event) => metrics.observeEvent(event));
   const dispatcher = new Dispatcher({
     config,
     kanban,

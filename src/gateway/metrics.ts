@@ -1,6 +1,10 @@
-// Prometheus metrics (/metrics): read from the board, dispatcher and platforms at scrape time.
+// Prometheus metrics (/metrics): gauges read from the board, dispatcher and platforms at scrape
+// time; counters and histograms of what happened, from the board's events and the HTTP server.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { BoardEvent } from '../kanban/model/events.js';
+import { RUN_OUTCOMES } from '../kanban/model/types.js';
 import type { PlatformView } from '../platforms/supervisor.js';
+import { VERSION } from '../version.js';
 
 export interface MetricSources {
   taskCounts(): Record<string, number>;
@@ -15,9 +19,17 @@ export interface Metrics {
   observeTick(ms: number): void;
   /** Counts what a retention pass removed, by kind (run_folders, events, deliveries). */
   countPruned(done: Record<string, number>): void;
+  /** Counts a committed board event (runs finished, spawns, retries, timeouts, gave_up). */
+  observeEvent(event: BoardEvent): void;
+  /** One answered HTTP request: its route pattern (not its URL), method and status. */
+  observeRequest(route: string, method: string, status: number, seconds: number): void;
 }
 
 const BREAKER_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
+const BREAKER_STATES = Object.keys(BREAKER_VALUE) as (keyof typeof BREAKER_VALUE)[];
+const OUTCOMES: ReadonlySet<string> = new Set(RUN_OUTCOMES);
+/** Seconds: a run of a few seconds to one of hours, a wait of milliseconds to hours. */
+const LONG_BUCKETS = [0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14_400];
 
 const MISNAMED_GAUGES = [
   'nodejs_active_handles_total',
@@ -47,7 +59,12 @@ export function createMetrics(src: MetricSources): Metrics {
   const perPlatform = (value: (p: PlatformView) => number) => () =>
     Object.fromEntries(src.platforms().map((p) => [p.name, value(p)]));
   gauge('gatehouse_tasks', 'Tasks by status', 'status', () => src.taskCounts());
-  gauge('gatehouse_runs', 'Finished runs by outcome', 'outcome', () => src.runOutcomes());
+  gauge(
+    'gatehouse_runs',
+    'Finished runs kept on the board, by outcome (shrinks with retention; rate() the _total counter instead)',
+    'outcome',
+    () => src.runOutcomes(),
+  );
   gauge('gatehouse_workers', 'Live workers by profile', 'profile', () => src.workersByProfile());
   gauge(
     'gatehouse_platform_breaker_state',
@@ -55,6 +72,54 @@ export function createMetrics(src: MetricSources): Metrics {
     'platform',
     perPlatform((p) => BREAKER_VALUE[p.breaker.state]),
   );
+  new Gauge({
+    name: 'gatehouse_platform_breaker',
+    help: 'Circuit breaker per platform: 1 for its current state, 0 for the others',
+    labelNames: ['platform', 'state'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const p of src.platforms())
+        for (const state of BREAKER_STATES)
+          this.set({ platform: p.name, state }, p.breaker.state === state ? 1 : 0);
+    },
+  });
+  /** A counter kept by the platform (persisted, so it never goes back), read at scrape time. */
+  const platformCounter = (name: string, help: string, value: (p: PlatformView) => number) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['platform'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const p of src.platforms()) this.inc({ platform: p.name }, value(p));
+      },
+    });
+  platformCounter(
+    'gatehouse_platform_messages_sent_total',
+    'Messages sent',
+    (p) => p.counters.sent,
+  );
+  platformCounter(
+    'gatehouse_platform_messages_failed_total',
+    'Sends that failed (refused, unreachable, breaker open)',
+    (p) => p.counters.sendFailures,
+  );
+  platformCounter(
+    'gatehouse_platform_messages_received_total',
+    'Inbound messages received',
+    (p) => p.counters.received,
+  );
+  new Gauge({
+    name: 'gatehouse_build_info',
+    help: 'The running version (always 1)',
+    labelNames: ['version'],
+    registers: [registry],
+    collect() {
+      this.set({ version: VERSION }, 1);
+    },
+  });
   gauge(
     'gatehouse_platform_connected',
     '1 while the platform is connected',
@@ -81,8 +146,56 @@ export function createMetrics(src: MetricSources): Metrics {
     labelNames: ['what'],
     registers: [registry],
   });
+  const runsFinished = new Counter({
+    name: 'gatehouse_runs_finished_total',
+    help: 'Runs finished since start, by outcome',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  for (const outcome of RUN_OUTCOMES) runsFinished.inc({ outcome }, 0);
+  const count = (name: string, help: string) => new Counter({ name, help, registers: [registry] });
+  const spawns = count('gatehouse_spawns_total', 'Worker processes started');
+  const retries = count('gatehouse_retries_total', 'Runs started again after a counted failure');
+  const timeouts = count('gatehouse_timeouts_total', 'Runs ended for passing their max runtime');
+  const gaveUp = count('gatehouse_gave_up_total', 'Tasks blocked by the failure breaker');
+  const runDuration = new Histogram({
+    name: 'gatehouse_run_duration_seconds',
+    help: 'From a run’s start to its end, by outcome',
+    labelNames: ['outcome'],
+    buckets: LONG_BUCKETS,
+    registers: [registry],
+  });
+  const readyWait = new Histogram({
+    name: 'gatehouse_ready_wait_seconds',
+    help: 'How long a task waited since it was last changed (made ready) before it was claimed',
+    buckets: LONG_BUCKETS,
+    registers: [registry],
+  });
+  const requests = new Histogram({
+    name: 'gatehouse_http_request_duration_seconds',
+    help: 'HTTP requests answered, by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+    registers: [registry],
+  });
   return {
     registry,
+    observeEvent: (event) => {
+      if (OUTCOMES.has(event.kind)) {
+        runsFinished.inc({ outcome: event.kind });
+        const ms = (event.payload as { durationMs?: number | null }).durationMs;
+        if (typeof ms === 'number') runDuration.observe({ outcome: event.kind }, ms / 1000);
+      }
+      if (event.kind === 'spawned') spawns.inc();
+      else if (event.kind === 'timed_out') timeouts.inc();
+      else if (event.kind === 'gave_up') gaveUp.inc();
+      else if (event.kind === 'claimed') {
+        if (event.payload.retry) retries.inc();
+        if (event.payload.waitedMs !== undefined) readyWait.observe(event.payload.waitedMs / 1000);
+      }
+    },
+    observeRequest: (route, method, status, seconds) =>
+      requests.observe({ route, method, status: String(status) }, seconds),
     observeTick: (ms) => tick.observe(ms / 1000),
     countPruned: (done) => {
       for (const [what, n] of Object.entries(done)) pruned.inc({ what }, n);

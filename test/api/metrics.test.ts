@@ -1,7 +1,10 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { api, rawRequest, startGateway } from '../helpers/app.js';
+import { ROOT } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
 import { profile } from '../helpers/workers.js';
 
@@ -43,10 +46,29 @@ describe('/metrics', () => {
     await waitFor('a tick', () => gw.dispatcher.tickDurations.length > 0);
     const res = await fetch(`${gw.url}/metrics`);
     expect(res.headers.get('content-type')).toContain('text/plain');
-    const families = parsePrometheusTextFormat(await res.text()) as Family[];
+    const text = await res.text();
+    const families = parsePrometheusTextFormat(text) as Family[];
     const ready = (await api(gw.url, 'GET', '/ready')).body;
     expect(byLabel(families, 'gatehouse_tasks', 'status')).toEqual(ready.board);
     expect(byLabel(families, 'gatehouse_runs', 'outcome')).toEqual({ completed: 1, crashed: 1 });
+    // Counters of what happened, which rate() can read (the gauge above shrinks with retention).
+    const finished = byLabel(families, 'gatehouse_runs_finished_total', 'outcome');
+    expect(finished).toMatchObject({ completed: 1, crashed: 1, timed_out: 0 });
+    const single = (name: string) => byLabel(families, name, '')[''];
+    expect(single('gatehouse_spawns_total')).toBe(2);
+    expect(single('gatehouse_gave_up_total')).toBe(1);
+    expect(single('gatehouse_retries_total')).toBe(0);
+    expect(single('gatehouse_timeouts_total')).toBe(0);
+    expect(byLabel(families, 'gatehouse_build_info', 'version')).toEqual({
+      [JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version]: 1,
+    });
+    // Histograms with labels, read from the text (the parser drops their labels).
+    expect(text).toMatch(/^gatehouse_run_duration_seconds_count\{outcome="completed"\} 1$/m);
+    expect(text).toMatch(/^gatehouse_run_duration_seconds_count\{outcome="crashed"\} 1$/m);
+    expect(text).toMatch(/^gatehouse_ready_wait_seconds_count 2$/m);
+    expect(text).toMatch(
+      /^gatehouse_http_request_duration_seconds_count\{route="\/tasks",method="POST",status="201"\} 2$/m,
+    );
     const tick = families.find((f) => f.name === 'gatehouse_dispatcher_tick_seconds');
     expect(tick?.type).toBe('HISTOGRAM');
     expect(Number(tick?.metrics[0]?.count)).toBeGreaterThan(0);
@@ -116,6 +138,9 @@ describe('/metrics', () => {
     expect(`${check.stdout}${check.stderr}`).toBe('');
     expect(check.status).toBe(0);
     expect(text).toMatch(/^nodejs_active_handles(\{[^}]*\})? \d+$/m);
+    // The breaker as one series per state, for alerting on `state="open"`.
+    expect(text).toMatch(/^gatehouse_platform_breaker\{platform="ops",state="closed"\} 1$/m);
+    expect(text).toMatch(/^gatehouse_platform_breaker\{platform="ops",state="open"\} 0$/m);
     expect(text).not.toMatch(/^nodejs_active_handles_total/m);
   });
 });

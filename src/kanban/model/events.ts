@@ -19,6 +19,8 @@ export interface RunEndPayload {
   reason?: string;
   prevPid: number | null;
   failures: number;
+  /** From the run's start to its end, or null when the run is not known. */
+  durationMs?: number | null;
   /** Present when the run was ended by a termination. */
   terminated?: boolean;
   sigkill?: boolean;
@@ -38,7 +40,7 @@ export interface EventPayloads {
   deleted: Record<string, never>;
   commented: { commentId: number; author: string; text: string };
   promoted: { after: string | null; reason?: string };
-  claimed: { profile: string };
+  claimed: { profile: string; waitedMs?: number; retry?: boolean };
   spawned: { pid: number; profile: string };
   adopted: { pid: number };
   heartbeat: { note?: string };

@@ -50,6 +50,17 @@ export function claimTask(tx: Tx, req: ClaimRequest): Claim | null {
     logPath: req.logPathFor(runId),
     keepDescendants: req.keepDescendants,
   });
-  tx.emit({ taskId: task.id, runId, kind: 'claimed', payload: { profile: req.profile } });
+  tx.emit({
+    taskId: task.id,
+    runId,
+    kind: 'claimed',
+    // How long it waited since its last change (made ready, released, edited), and whether it
+    // is tried again after a counted failure.
+    payload: {
+      profile: req.profile,
+      waitedMs: Math.max(0, now - task.updatedAt),
+      retry: task.consecutiveFailures > 0,
+    },
+  });
   return { task: store.tasks.get(task.id)!, run: store.runs.get(runId)!, token };
 }

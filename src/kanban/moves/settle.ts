@@ -90,6 +90,7 @@ export function settleRun(tx: Tx, policy: SettlementPolicy, ending: RunEnding): 
       ...(ending.summary ? { summary: ending.summary } : {}),
       ...(ending.blockReason ? { reason: ending.blockReason } : {}),
       prevPid: run?.pid ?? null,
+      durationMs: run ? Math.max(0, now - run.startedAt) : null,
       failures: decision.failures,
       ...ending.payload,
     },
