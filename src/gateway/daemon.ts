@@ -111,6 +111,7 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
   }
   writePidFile(instance.pidPath, { ...instance.record, port });
   gateway.dispatcher.start(workerBaseUrl(config.server.host, port));
+  store.serving();
   gateway.retention.start();
   gateway.platforms.start();
   log.info({ host: config.server.host, port, dataDir: config.dataDir }, 'gatehouse serving');

@@ -29,6 +29,8 @@ const CLOSE_POLL_MS = 250;
 /** Close codes: 1012 the server is restarting; 1013 the client reads too slowly. */
 export const CLOSE_RESTARTING = 1012;
 export const CLOSE_TOO_SLOW = 1013;
+/** 1011: the backlog could not be read (the database failed); reconnect with the same after. */
+export const CLOSE_BACKLOG_FAILED = 1011;
 
 interface Client {
   ws: WebSocket;
@@ -78,7 +80,11 @@ export class EventStreamHub {
     this.clients.add(client);
     ws.on('close', () => this.drop(client));
     ws.on('error', () => this.drop(client));
-    void this.backfill(client);
+    // A backlog that cannot be read (a closed or failing database) ends this stream, not the
+    // daemon: the client reconnects with the same after.
+    this.backfill(client).catch(() =>
+      this.close(client, CLOSE_BACKLOG_FAILED, 'the backlog could not be read'),
+    );
   }
 
   closeAll(code: number, reason: string): void {

@@ -44,6 +44,7 @@ export class Board {
     this.probedAt = now;
     try {
       this.transact((tx) => tx.store.probeWrite(tx.now));
+      this.transactor.writable();
     } catch {
       // Still failing: the transactor kept why.
     }

@@ -58,6 +58,7 @@ export async function startGateway(
   const address = gateway.app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   if (extra.dispatch) gateway.dispatcher.start(`http://127.0.0.1:${port}`);
+  store.serving();
   gateway.platforms.start();
   let closed = false;
   const gw: TestGateway = {

@@ -39,16 +39,15 @@ describe('the board database', () => {
     );
     insert.run('t_00000000000a', 'running, its run row gone', 'running', 'r_00000000dead', 5);
     insert.run('t_00000000000b', 'child of a deleted parent', 'ready', null, null);
-    old
-      .prepare(
-        "INSERT INTO task_parents (task_id, parent_id) VALUES ('t_00000000000b', 't_0000000gone0')",
-      )
-      .run();
+    insert.run('t_00000000000c', 'waiting only on a deleted parent', 'todo', null, null);
+    const link = old.prepare('INSERT INTO task_parents (task_id, parent_id) VALUES (?, ?)');
+    link.run('t_00000000000b', 't_0000000gone0');
+    link.run('t_00000000000c', 't_0000000gone1');
     old.close();
 
     const notes: string[] = [];
     openDatabase(path, { onRepair: (note) => notes.push(note) }).close();
-    expect(notes).toHaveLength(1);
+    expect(notes).toHaveLength(2);
     expect(notes[0]).toMatch(/task_parents row that names a missing tasks row.*t_0000000gone0/);
 
     const gw = await startGateway({ workers: { maxConcurrent: 0 } }, { dataDir });
@@ -60,6 +59,11 @@ describe('the board database', () => {
     expect((await api(gw.url, 'POST', '/tasks/t_00000000000a/archive')).status).toBe(200);
     const child = (await api(gw.url, 'GET', '/tasks/t_00000000000b')).body;
     expect(child).toMatchObject({ status: 'ready', parents: [] });
+    // Waiting on nothing any more: promoted, with an event that says why.
+    const waiting = (await api(gw.url, 'GET', '/tasks/t_00000000000c')).body;
+    expect(waiting).toMatchObject({ status: 'ready', parents: [] });
+    const promoted = (await api(gw.url, 'GET', '/tasks/t_00000000000c/events')).body.events;
+    expect(promoted.at(-1)).toMatchObject({ kind: 'promoted' });
   });
 
   it('refuses a file that is not a database, naming it and leaving it untouched', () => {

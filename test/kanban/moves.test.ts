@@ -356,7 +356,8 @@ describe('the status CHECK constraints', () => {
       ['t_000000000001', 'done', null, null, null],
       ['t_000000000002', 'running', 'r_000000000002', null, null],
       ['t_000000000003', 'blocked', null, null, 'blocked'],
-      ['t_000000000004', 'todo', null, null, null],
+      // Its only parent is done: an older version left it waiting on nothing (promoted).
+      ['t_000000000004', 'ready', null, null, null],
     ]);
     expect(store.tasks.get('t_000000000004')?.parents).toEqual(['t_000000000001']);
     expect(store.runs.forTask('t_000000000002')).toHaveLength(1);

@@ -59,9 +59,7 @@ export class Retention {
       const chunk = names.slice(i, i + SWEEP_CHUNK);
       const known = this.store.runs.existing(chunk);
       for (const runId of chunk) {
-        if (known.has(runId)) continue;
-        removeRunDir(this.config.dataDir, runId);
-        removed++;
+        if (!known.has(runId) && this.removeFolder(runId)) removed++;
       }
       await nextTurn();
     }
@@ -80,7 +78,8 @@ export class Retention {
     const { runDays, eventDays } = this.config.retention;
     if (runDays !== null) {
       for (const runId of this.store.runs.prunableBefore(now - runDays * DAY_MS, BATCH)) {
-        removeRunDir(this.config.dataDir, runId);
+        // One folder that cannot go (a mount, a leftover still writing) holds up nothing else.
+        if (!this.removeFolder(runId)) continue;
         this.store.runs.markPruned(runId, now);
         done.run_folders++;
       }
@@ -90,6 +89,17 @@ export class Retention {
     done.deliveries = this.store.platforms.forgetDeliveries(now - DELIVERY_WINDOW_MS);
     this.onPruned(done);
     return done;
+  }
+
+  /** Removes a run's folder; a failure is logged (once a minute) and tried again next pass. */
+  private removeFolder(runId: string): boolean {
+    try {
+      removeRunDir(this.config.dataDir, runId);
+      return true;
+    } catch (err) {
+      this.failures.report(this.logError, err, 'retention: a run folder cannot be removed yet');
+      return false;
+    }
   }
 
   private safePass(): void {

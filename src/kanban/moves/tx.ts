@@ -129,8 +129,14 @@ export class Transactor {
       return stored;
     };
     const value = this.store.transaction(() => body({ store: this.store, emit, now }, written));
-    if (!this.health.ok) this.health = { ok: true, error: null };
+    // A commit that wrote something proves the board writable again; an empty one does not.
+    if (!this.health.ok && written.length > 0) this.writable();
     return { value, written };
+  }
+
+  /** A write went through (a committed change, or readiness's probe). */
+  writable(): void {
+    this.health = { ok: true, error: null };
   }
 
   /** A write failed: a storage failure is remembered (readiness) and answered as a 503. */

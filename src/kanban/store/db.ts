@@ -26,9 +26,9 @@ interface BrokenReference {
 /**
  * Rows an older version left pointing at rows that are gone (a parent link to a deleted task,
  * say) are dropped before an upgrade, each said in a note: an upgrade refused over them would
- * leave the board unusable. Returns the notes.
+ * leave the board unusable. A child left waiting on nothing is promoted by migration 4.
  */
-function dropDanglingReferences(db: Db): string[] {
+function dropDanglingReferences(db: Db, note: (text: string) => void): void {
   const broken = db.pragma('foreign_key_check') as BrokenReference[];
   const notes: string[] = [];
   db.transaction(() => {
@@ -41,16 +41,21 @@ function dropDanglingReferences(db: Db): string[] {
       );
     }
   }).immediate();
-  return notes;
+  // Said once dropped, before the migrations run: a migration that fails must not hide them.
+  for (const text of notes) note(text);
 }
 
 /**
  * Applies every migration above the file's user_version, each in its own transaction. Foreign
  * keys are off meanwhile (a table rebuild drops and renames a referenced table, which would
- * otherwise cascade) and every reference is checked before each commit. Returns notes on rows
- * it had to repair.
+ * otherwise cascade) and every reference is checked before each commit. `note` is told of
+ * every row it had to repair.
  */
-export function migrate(db: Db, upTo = MIGRATIONS.length): string[] {
+export function migrate(
+  db: Db,
+  upTo = MIGRATIONS.length,
+  note: (text: string) => void = () => undefined,
+): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > MIGRATIONS.length) {
     throw new Error(
@@ -58,7 +63,7 @@ export function migrate(db: Db, upTo = MIGRATIONS.length): string[] {
     );
   }
   db.pragma('foreign_keys = OFF');
-  const notes = current > 0 && current < upTo ? dropDanglingReferences(db) : [];
+  if (current > 0 && current < upTo) dropDanglingReferences(db, note);
   for (let version = current; version < upTo; version++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[version]!);
@@ -69,7 +74,6 @@ export function migrate(db: Db, upTo = MIGRATIONS.length): string[] {
     }).immediate();
   }
   db.pragma('foreign_keys = ON');
-  return notes;
 }
 
 export function openDatabase(
@@ -88,10 +92,7 @@ export function openDatabase(
       const check = db.pragma('quick_check', { simple: true });
       if (check !== 'ok') throw new Error(`integrity check failed: ${String(check)}`);
     }
-    for (const note of migrate(db, opts.migrateTo)) opts.onRepair?.(note);
-    // Serving, a write never waits for another process's lock (an operator's sqlite3, a backup):
-    // the wait would freeze the event loop. It fails at once and the transactor answers for it.
-    db.pragma('busy_timeout = 0');
+    migrate(db, opts.migrateTo, opts.onRepair);
     return db;
   } catch (err) {
     db?.close();

@@ -177,7 +177,9 @@ export const MIGRATIONS: readonly string[] = [
   // 4: rows an older version left inconsistent, which no move could ever change again. A running
   // task with no open run of its own (reclaim, archive and a forced reclaim all refused it) goes
   // back to ready, with an event saying why; an open run that is not its task's current run is
-  // closed as crashed (its processes, if any, are ended by the reaper as any closed run's).
+  // closed as crashed (its processes, if any, are ended by the reaper as any closed run's); a
+  // todo task whose every remaining parent is done (a link to a deleted parent was dropped) is
+  // promoted.
   // Inbound deliveries are signed with their id (Standard Webhooks): a repeat is the same id,
   // so two deliveries with the same body are two, and the signature needs no index.
   // write_probe: one row that readiness rewrites to learn whether the board can be written again.
@@ -199,6 +201,18 @@ export const MIGRATIONS: readonly string[] = [
   WHERE status = 'running'
     AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = tasks.current_run_id AND r.task_id = tasks.id
                     AND r.ended_at IS NULL);
+  INSERT INTO events (task_id, run_id, kind, payload, at)
+  SELECT id, NULL, 'promoted', json_object('after', NULL,
+      'reason', 'normalised by the schema upgrade: every parent it still has is done'),
+    CAST(strftime('%s', 'now') AS INTEGER) * 1000
+  FROM tasks
+  WHERE status = 'todo'
+    AND NOT EXISTS (SELECT 1 FROM task_parents p JOIN tasks t ON t.id = p.parent_id
+                    WHERE p.task_id = tasks.id AND t.status <> 'done');
+  UPDATE tasks SET status = 'ready', updated_at = CAST(strftime('%s', 'now') AS INTEGER) * 1000
+  WHERE status = 'todo'
+    AND NOT EXISTS (SELECT 1 FROM task_parents p JOIN tasks t ON t.id = p.parent_id
+                    WHERE p.task_id = tasks.id AND t.status <> 'done');
   UPDATE runs SET ended_at = CAST(strftime('%s', 'now') AS INTEGER) * 1000, outcome = 'crashed',
     error = 'closed by the schema upgrade: its task was not running it'
   WHERE ended_at IS NULL

@@ -27,6 +27,15 @@ export class Store {
     this.probe = db.prepare('INSERT OR REPLACE INTO write_probe (id, at) VALUES (1, ?)');
   }
 
+  /**
+   * From now on a write never waits for another process's lock (an operator's sqlite3, a
+   * backup): the wait would freeze the event loop. It fails at once and the transactor answers
+   * for it. Until then (opening, migrating, adopting at start) a short lock is waited out.
+   */
+  serving(): void {
+    this.db.pragma('busy_timeout = 0');
+  }
+
   /** A real write of one row, to learn whether the board can be written (readiness). */
   probeWrite(at: number): void {
     this.probe.run(at);
