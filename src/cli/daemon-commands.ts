@@ -41,13 +41,10 @@ export async function runCommand(args: string[]): Promise<void> {
   const daemon = loader.loadDaemon(loader.DAEMON_BUNDLE, loader.DAEMON_CODE_CACHE, trial);
   if (daemon.cacheSkipped !== null && trial !== null)
     process.stderr.write(`gatehouse: the code cache was not used: ${daemon.cacheSkipped}\n`);
-  try {
-    await daemon.runDaemon({ overrides, replace: values.replace ?? false });
-  } catch (err) {
-    // An ending of its own (a configuration error, another owner): the code ran well.
-    if (err instanceof ExitError) daemon.trialPassed();
-    throw err;
-  }
+  // Any ending of its own (a stop during the crash-loop backoff, a configuration error, an
+  // exception) shows the code ran: only a native crash or a kill leaves the mark.
+  process.on('exit', () => daemon.trialPassed());
+  await daemon.runDaemon({ overrides, replace: values.replace ?? false });
   daemon.trialPassed();
 }
 

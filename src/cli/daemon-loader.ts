@@ -15,6 +15,7 @@ import { Script } from 'node:vm';
 import { PACKAGE_ROOT } from '../config/defaults.js';
 import type { runDaemon } from '../gateway/daemon.js';
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
+import { identityOf } from '../proc/index.js';
 
 export const DAEMON_BUNDLE = join(PACKAGE_ROOT, 'dist/bundle/daemon.cjs');
 export const DAEMON_CODE_CACHE = `${DAEMON_BUNDLE}.cache`;
@@ -31,7 +32,10 @@ export interface LoadedDaemon {
   cacheSkipped: string | null;
   /** The code cache for this bundle as it stands now (what the build records after a start). */
   codeCache(): Buffer;
-  /** The start got far enough (it serves, or ended in an error of its own): the cache is fine. */
+  /**
+   * The start got far enough (it serves, or the process ends by itself: any JavaScript error,
+   * a stop): the cache is fine. Only a native crash or a kill leaves the mark.
+   */
   trialPassed(): void;
 }
 
@@ -52,21 +56,32 @@ function recordedCache(path: string, digest: Buffer): { payload: Buffer; id: str
   return { payload, id: recorded.toString('hex') };
 }
 
+/** The mark: the cache's id and the process trying it (pid and start time). */
+function readMark(trial: string): { id: string; pid: number; startTime: number } | null {
+  try {
+    const [id, pid, startTime] = readFileSync(trial, 'utf8').trim().split(' ');
+    return id ? { id, pid: Number(pid), startTime: Number(startTime) } : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Whether the cache `id` may be used with `trial` (a path in the data dir, or null when the data
- * dir is not known): not when a start with it died before serving, nor when the trial cannot be
- * marked (a crash would then go unnoticed, start after start).
+ * dir is not known): not when a start with it died before serving (its mark is left and its
+ * process is gone), nor when the trial cannot be marked (a crash would then go unnoticed, start
+ * after start). A start still running (one being replaced) is not a dead one.
  */
 function mayUse(id: string, trial: string | null): string | null {
   if (trial === null) return 'the data dir is not known yet';
-  try {
-    if (readFileSync(trial, 'utf8').trim() === id)
+  const mark = readMark(trial);
+  if (mark?.id === id) {
+    const alive = Number.isInteger(mark.pid) && identityOf(mark.pid)?.startTime === mark.startTime;
+    if (!alive)
       return `a start with it died before serving (${trial}); npm run build records a new one`;
-  } catch {
-    // No trial pending.
   }
   try {
-    writeFileSync(trial, `${id}\n`);
+    writeFileSync(trial, `${id} ${process.pid} ${identityOf(process.pid)?.startTime ?? -1}\n`);
     return null;
   } catch (err) {
     return `its trial cannot be marked (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
@@ -128,7 +143,9 @@ export function loadDaemon(
       return Buffer.concat([digest, sha256(payload), payload]);
     },
     trialPassed: () => {
-      if (cachedData !== undefined && trial !== null) rmSync(trial, { force: true });
+      // Only this process's own mark: a start replacing it may have marked the cache since.
+      if (cachedData !== undefined && trial !== null && readMark(trial)?.pid === process.pid)
+        rmSync(trial, { force: true });
     },
   };
 }

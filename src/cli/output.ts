@@ -1,6 +1,16 @@
-// How commands print: one JSON document with --json, human text otherwise.
+// How commands print: one JSON document with --json, human text otherwise; text that came from
+// somebody else (a title from a chat) cannot drive the operator's terminal.
 export function print(json: boolean, value: unknown, text: () => string): void {
-  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text()}\n`);
+  const out = json ? JSON.stringify(value, null, 2) : printable(text());
+  process.stdout.write(`${out}\n`);
+}
+
+/** Control characters (escape sequences, bells) and bidi overrides, but line breaks and tabs. */
+const UNPRINTABLE = /(?![\n\t])[\p{Cc}\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
+
+/** `text` with its control and bidi characters shown as \u{…} instead of obeyed. */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
 }
 
 export function formatDuration(ms: number): string {

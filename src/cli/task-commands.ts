@@ -32,7 +32,9 @@ function connect(values: { config?: string | undefined; 'data-dir'?: string | un
 
 function taskLine(t: Task): string {
   const who = t.assignee ?? '-';
-  return `${t.id}  ${t.status.padEnd(8)}  p${t.priority}  ${who.padEnd(10)}  ${t.title}`;
+  // One line a task: a title's own line breaks are shown, not followed.
+  const title = t.title.replace(/\n/g, '\\n').replace(/\t/g, ' ');
+  return `${t.id}  ${t.status.padEnd(8)}  p${t.priority}  ${who.padEnd(10)}  ${title}`;
 }
 
 function taskDetail(t: Task & { runs?: Run[] }): string {

@@ -110,6 +110,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     bodyLimit: deps.bodyLimitBytes,
     // A sender that trickles its headers or body, authenticated or not, cannot hold a socket.
     requestTimeout: deps.requestTimeoutMs,
+    // An idle keep-alive connection holds one of server.maxConnections: not for long.
+    keepAliveTimeout: 5000,
     // Node checks the timeout every 30 s by default: a fraction of it, so 408 comes on time.
     http: {
       connectionsCheckingInterval: Math.max(250, Math.min(30_000, deps.requestTimeoutMs / 4)),

@@ -43,8 +43,12 @@ export interface AdapterContext {
 export interface PlatformAdapter {
   /** The longest text the platform accepts, in UTF-16 code units; longer texts are cut. */
   readonly maxTextLength?: number;
-  /** Connects (and starts receiving); rejects with a PlatformError. */
+  /**
+   * Connects (and starts receiving); rejects with a PlatformError. An adapter that reaches the
+   * platform only per message (a webhook) says so: its connect proves nothing about the platform.
+   */
   connect(signal: AbortSignal): Promise<void>;
+  readonly connectionless?: boolean;
   /** Sends one message; rejects with a PlatformError. */
   send(channel: string, text: string, tag: MessageTag | null, signal: AbortSignal): Promise<void>;
   /** Stops receiving and releases everything. */

@@ -82,6 +82,10 @@ export class PlatformSupervisor {
    * the outage once (opened, first probe, closed with the count), not a pair of rows a cycle.
    */
   private outage: { since: number; reopened: number } | null;
+  /** The breaker is being put back as a restart found it: not a failed probe. */
+  private restoring = false;
+  /** The operator reset the breaker (resume, reconnect): the outage ends by their word. */
+  private resetByOperator = false;
   private nextRetryAt: number | null = null;
   private attempts = 0;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -108,6 +112,7 @@ export class PlatformSupervisor {
         : null;
     this.breaker.on('open', () => {
       this.openedAt = deps.clock();
+      if (this.outage && this.restoring) return;
       if (this.outage) {
         this.outage.reopened++;
         this.persist();
@@ -168,7 +173,12 @@ export class PlatformSupervisor {
     const persisted = this.deps.persisted?.breaker;
     if (persisted?.state === 'open' && (persisted.nextAttemptAt ?? 0) > this.deps.clock()) {
       // Still inside the open window it had: stay open until the reset timeout probes again.
-      this.breaker.open();
+      this.restoring = true;
+      try {
+        this.breaker.open();
+      } finally {
+        this.restoring = false;
+      }
       this.openedAt = persisted.openedAt ?? this.deps.clock();
     }
     void this.connect();
@@ -211,6 +221,7 @@ export class PlatformSupervisor {
       );
       this.counters.sent++;
       this.sendsFailing = false;
+      if (this.outage && !this.breaker.opened && !this.breaker.halfOpen) this.endOutage();
       this.persist();
     } catch (err) {
       this.counters.sendFailures++;
@@ -239,7 +250,12 @@ export class PlatformSupervisor {
   reconnect(): void {
     if (this.state === 'disabled') return;
     this.clearRetry();
-    this.breaker.close();
+    this.resetByOperator = true;
+    try {
+      this.breaker.close();
+    } finally {
+      this.resetByOperator = false;
+    }
     this.sendsFailing = false;
     this.attempts = 0;
     this.setState('connecting');
@@ -274,8 +290,10 @@ export class PlatformSupervisor {
       this.counters.connects++;
       this.setState('connected');
       this.record('platform_connected', {});
-      // An outage carried over a restart whose breaker never had to open again is over too.
-      if (!this.breaker.opened && !this.breaker.halfOpen) this.endOutage();
+      // An outage carried over a restart whose breaker never had to open again is over too,
+      // when connecting reached the platform (a webhook's connect reaches nothing).
+      if (!this.adapter.connectionless && !this.breaker.opened && !this.breaker.halfOpen)
+        this.endOutage();
     } catch (err) {
       if (this.halted()) return;
       this.failedConnect(err);
@@ -323,6 +341,7 @@ export class PlatformSupervisor {
     this.record('breaker_closed', {
       reopened: outage.reopened,
       openForMs: this.deps.clock() - outage.since,
+      by: this.resetByOperator ? 'operator' : 'recovered',
     });
   }
 

@@ -19,6 +19,7 @@ export const createWebhook: AdapterFactory = (options): PlatformAdapter => {
   const key = secretKey(options.secret as string)!;
   return {
     // Nothing to hold open: the receiver is reached per message.
+    connectionless: true,
     connect: async () => undefined,
     async send(channel, text, tag, signal) {
       const body = JSON.stringify(tag === null ? { channel, text } : { channel, text, ...tag });

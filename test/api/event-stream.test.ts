@@ -137,6 +137,8 @@ describe('GET /events/stream', () => {
     const gw = await startGateway();
     await expect(connect(gw, '?after=abc')).rejects.toThrow('HTTP 400');
     await expect(connect(gw, '?kinds=DROP%20TABLE')).rejects.toThrow('HTTP 400');
+    for (const twice of ['?kinds=created&kinds=edited', '?task=a&task=b', '?after=1&after=2'])
+      await expect(connect(gw, twice)).rejects.toThrow('HTTP 400');
   });
 
   it('refuses an after the board never reached, and streams live events after the newest', async () => {

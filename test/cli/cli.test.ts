@@ -45,6 +45,14 @@ describe('the gatehouse command line', () => {
     expect(listed.stdout).toContain(task.id);
     expect(listed.stdout).toContain('ship it');
 
+    // A title from anybody (a chat) is shown to the operator, not obeyed by their terminal.
+    const hostile = 'deploy \u001b]52;c;ZXZpbA==\u0007 now \u202Eevil\nfake line';
+    const sneaky = await runCli(['task', 'add', hostile, '--json', ...d]);
+    expect(JSON.parse(sneaky.stdout).title).toBe(hostile);
+    const listedAgain = (await runCli(['task', 'ls', ...d])).stdout;
+    expect(listedAgain).not.toMatch(/[\u001b\u0007\u202e]/);
+    expect(listedAgain).toContain('deploy \\u{1b}]52;c;ZXZpbA==\\u{7} now \\u{202e}evil\\nfake line');
+
     const commented = await runCli(['task', 'comment', task.id, 'looks good', ...d]);
     expect(commented.code).toBe(0);
     const shown = await runCli(['task', 'show', task.id, '--json', ...d]);

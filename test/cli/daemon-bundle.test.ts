@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DAEMON_BUNDLE, DAEMON_CODE_CACHE, loadDaemon } from '../../src/cli/daemon-loader.js';
+import { identityOf } from '../../src/proc/index.js';
 import { ROOT, tempDir } from '../helpers/daemon.js';
 
 function fakeBundle(body: string) {
@@ -78,6 +79,12 @@ describe("the daemon's bundle", () => {
       expect(loaded.cached).toBe(false);
       expect(loaded.skipped).toMatch(/died before serving/);
     }
+    // A mark left by a start that is still running (one being replaced) is not a dead start's.
+    const live = readFileSync(trial, 'utf8').split(' ')[0]!;
+    writeFileSync(trial, `${live} ${process.pid} ${identityOf(process.pid)!.startTime}\n`);
+    expect(JSON.parse(loadInChild(DAEMON_CODE_CACHE, trial).stdout)).toMatchObject({
+      cached: true,
+    });
     // A start that got as far as serving clears its trial: the next one uses the cache.
     const fresh = join(tempDir(), 'code-cache.trial');
     const served = loadInChild(DAEMON_CODE_CACHE, fresh, 'd.trialPassed();');

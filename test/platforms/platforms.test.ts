@@ -320,6 +320,32 @@ describe('telegram', () => {
     );
   });
 
+  it('keeps a webhook’s outage across a restart until a send gets through', async () => {
+    const receiver = await webhookReceiver();
+    receiver.status = 500;
+    const config = { platforms: [webhook(receiver)] };
+    const first = await startGateway(config);
+    for (let i = 0; i < 2; i++) await api(first.url, 'POST', '/platform/ops/send', { text: 'x' });
+    expect((await platform(first.url, 'ops')).breaker.state).toBe('open');
+    await first.close();
+    // Its connect reaches nothing: starting again proves nothing about the receiver.
+    const gw = await startGateway(config, { dataDir: first.dataDir });
+    await waitFor('connected', async () => (await platform(gw.url, 'ops')).state !== 'connecting');
+    const breakers = async () =>
+      (await api(gw.url, 'GET', '/events?limit=1000')).body.events
+        .filter((e: { kind: string }) => e.kind.startsWith('breaker_'))
+        .map((e: { kind: string }) => e.kind);
+    expect(await breakers()).toEqual(['breaker_opened']);
+    expect((await platform(gw.url, 'ops')).breaker.outageSince).not.toBeNull();
+    receiver.status = 200;
+    await waitFor('a send that gets through', async () => {
+      const res = await api(gw.url, 'POST', '/platform/ops/send', { text: 'back?' });
+      return res.status === 200;
+    });
+    await waitFor('the outage closed', async () => (await breakers()).at(-1) === 'breaker_closed');
+    expect((await platform(gw.url, 'ops')).breaker.outageSince).toBeNull();
+  });
+
   it('records a long outage once, with how often it re-opened, not a pair of rows per probe', async () => {
     const tg = await telegramDouble();
     tg.mode = 'down';
@@ -364,6 +390,7 @@ describe('telegram', () => {
       'breaker_closed',
     ]);
     expect(events[2].payload.reopened).toBeGreaterThanOrEqual(during.breaker.reopened + 2);
+    expect(events[2].payload.by).toBe('recovered');
     expect(events[2].payload.openForMs).toBeGreaterThan(0);
     expect((await platform(gw.url, 'tg')).breaker).toMatchObject({
       state: 'closed',

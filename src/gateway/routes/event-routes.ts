@@ -68,6 +68,12 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
         schema: { querystring: StreamQuery, hide: true },
         // Refused before the upgrade: a typo must not look like a quiet board.
         preValidation: async (req) => {
+          // This hook runs before the schema: a parameter given twice is an array here.
+          const repeated = Object.entries(req.query as Record<string, unknown>).find(([, v]) =>
+            Array.isArray(v),
+          );
+          if (repeated)
+            throw new AppError('VALIDATION_FAILED', `${repeated[0]}: given more than once`);
           const { task, kinds, after } = req.query;
           if (after !== undefined) board.checkAfter(after);
           const unknown = (kinds ?? '').split(',').filter((k) => k && !isEventKind(k));
