@@ -51,7 +51,9 @@ describe('the gatehouse command line', () => {
     expect(JSON.parse(sneaky.stdout).title).toBe(hostile);
     const listedAgain = (await runCli(['task', 'ls', ...d])).stdout;
     expect(listedAgain).not.toMatch(/[\u001b\u0007\u202e]/);
-    expect(listedAgain).toContain('deploy \\u{1b}]52;c;ZXZpbA==\\u{7} now \\u{202e}evil\\nfake line');
+    expect(listedAgain).toContain(
+      'deploy \\u{1b}]52;c;ZXZpbA==\\u{7} now \\u{202e}evil\\nfake line',
+    );
 
     const commented = await runCli(['task', 'comment', task.id, 'looks good', ...d]);
     expect(commented.code).toBe(0);
