@@ -37,7 +37,7 @@ export interface AppDeps {
   /** server.host and server.allowedHosts: the Host names this daemon answers to. */
   serverHost: string;
   allowedHosts: readonly string[];
-  readiness: () => ReadyReport;
+  readiness: () => Promise<ReadyReport>;
   board: Board;
   operator: OperatorActions;
   worker: WorkerActions;

@@ -8,7 +8,7 @@ import { createKanban, type Kanban } from '../kanban/kanban.js';
 import type { RunTerminator } from '../kanban/dispatch/run-terminator.js';
 import type { Store } from '../kanban/store/store.js';
 import type { AdapterFactory } from '../platforms/adapter.js';
-import { Platforms } from '../platforms/platforms.js';
+import { openPlatforms, type Platforms } from '../platforms/platforms.js';
 import { buildApp } from './app.js';
 import { CLOSE_RESTARTING, EventStreamHub, type StreamOptions } from './event-stream.js';
 import { createMetrics } from './metrics.js';
@@ -38,7 +38,7 @@ export interface Gateway {
   closeSteps: { name: string; run: () => unknown }[];
 }
 
-export function composeGateway(deps: GatewayDeps): Gateway {
+export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
   const { config, store, logger } = deps;
   const kanban = createKanban(config, store, {
     ...(deps.clock ? { clock: deps.clock } : {}),
@@ -47,7 +47,7 @@ export function composeGateway(deps: GatewayDeps): Gateway {
   });
   const hub = new EventStreamHub(kanban.board, deps.stream);
   const platformFailures = new RepeatLimiter();
-  const platforms = new Platforms({
+  const platforms = await openPlatforms({
     configs: config.platforms,
     store: store.platforms,
     board: kanban.board,
@@ -71,8 +71,12 @@ export function composeGateway(deps: GatewayDeps): Gateway {
     log: logger,
     observeTick: (ms) => metrics.observeTick(ms),
   });
-  const retention = new Retention(store, config, kanban.board.clock, logger, (done) =>
-    metrics.countPruned(done),
+  const retention = new Retention(
+    kanban.board,
+    config,
+    () => store.open,
+    logger,
+    (done) => metrics.countPruned(done),
   );
   const app = buildApp({
     logger,
@@ -82,8 +86,8 @@ export function composeGateway(deps: GatewayDeps): Gateway {
     apiToken: config.api.token,
     serverHost: config.server.host,
     allowedHosts: config.server.allowedHosts,
-    readiness: () => {
-      const writes = store.open ? kanban.board.writable() : { ok: false, error: 'closed' };
+    readiness: async () => {
+      const writes = store.open ? await kanban.board.writable() : { ok: false, error: 'closed' };
       return {
         ready: store.open && writes.ok && dispatcher.running,
         subsystems: {
@@ -97,7 +101,7 @@ export function composeGateway(deps: GatewayDeps): Gateway {
           state: p.state,
           status: p.state === 'connected' && p.breaker.state === 'closed' ? 'ok' : 'degraded',
         })),
-        board: store.open ? kanban.board.counts() : {},
+        board: store.open ? await kanban.board.counts() : {},
       };
     },
     board: kanban.board,
@@ -130,6 +134,8 @@ export function composeGateway(deps: GatewayDeps): Gateway {
       },
       { name: 'http', run: () => app.close() },
       { name: 'platform adapters', run: () => platforms.stop(2000) },
+      // What was queued last (a platform's state, a notice's failure) is written, not lost.
+      { name: 'board writes', run: () => kanban.board.settled() },
       { name: 'database', run: () => store.close() },
     ],
   };

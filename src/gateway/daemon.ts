@@ -86,12 +86,18 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
   await crashLoopGuard(config, instance, (msg) => log.warn(msg));
 
   const store = openBoardStore(config, (note) => log.warn(`board upgrade: ${note}`));
-  const gateway = composeGateway({
-    config,
-    store,
-    logger: log,
-    requestStop: (code, reason) => void shutdown.run(code, reason),
-  });
+  let gateway: Awaited<ReturnType<typeof composeGateway>>;
+  try {
+    gateway = await composeGateway({
+      config,
+      store,
+      logger: log,
+      requestStop: (code, reason) => void shutdown.run(code, reason),
+    });
+  } catch (err) {
+    store.close();
+    throw err;
+  }
   for (const step of gateway.closeSteps) shutdown.add(step.name, step.run);
   shutdown.add('pid file', () => removePidFileIfOurs(instance.pidPath, instance.self));
   shutdown.add('lock', () => instance.lock.release());
@@ -110,10 +116,10 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
     throw err;
   }
   writePidFile(instance.pidPath, { ...instance.record, port });
-  gateway.dispatcher.start(workerBaseUrl(config.server.host, port));
+  await gateway.dispatcher.start(workerBaseUrl(config.server.host, port));
   store.serving();
   gateway.retention.start();
-  gateway.platforms.start();
+  await gateway.platforms.start();
   log.info({ host: config.server.host, port, dataDir: config.dataDir }, 'gatehouse serving');
 }
 

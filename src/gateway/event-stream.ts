@@ -102,17 +102,21 @@ export class EventStreamHub {
     }
   }
 
-  /** Sends the next backlog page; after the last one, goes live. Whether a page may follow. */
-  private sendPage(client: Client): boolean {
+  /**
+   * Sends the next backlog page; after the last one, goes live. Whether a page may follow.
+   * Whatever commits after the page is read was published after it, so it is in `pending`;
+   * what is in both is sent once (deliver skips what is not past the cursor).
+   */
+  private async sendPage(client: Client): Promise<boolean> {
+    if (!this.clients.has(client)) return false;
+    const page = await this.board.events.list(client.cursor, this.opts.pageSize);
     if (!this.clients.has(client)) return false;
     // One write for the page rather than a system call per event.
     const socket = (client.ws as unknown as { _socket?: Socket })._socket;
     socket?.cork();
     try {
-      const page = this.board.events.list(client.cursor, this.opts.pageSize);
       for (const event of page) this.deliver(client, event);
       if (page.length === this.opts.pageSize) return true;
-      // In the same step as the last page read: whatever committed since is in `pending`.
       const pending = client.pending ?? [];
       client.pending = null;
       for (const event of pending) this.deliver(client, event);

@@ -16,7 +16,8 @@ export class FairLane {
 
   /**
    * Runs `work` in a later turn, after the steps queued before it. A client that queues its
-   * next step once this resolves goes to the back: every client gets a step per round.
+   * next step once this resolves goes to the back: every client gets a step per round. The
+   * budget counts the synchronous part of a step (a read of the embedded board is all of it).
    */
   run<T>(work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {

@@ -12,7 +12,7 @@ export interface ReadyReport {
   board: Record<string, number>;
 }
 
-export function healthRoutes(app: FastifyInstance, readiness: () => ReadyReport): void {
+export function healthRoutes(app: FastifyInstance, readiness: () => Promise<ReadyReport>): void {
   app.get(
     '/health',
     {
@@ -38,7 +38,7 @@ export function healthRoutes(app: FastifyInstance, readiness: () => ReadyReport)
       }),
     },
     async (_req, reply) => {
-      const report = readiness();
+      const report = await readiness();
       return reply.code(report.ready ? 200 : 503).send(report);
     },
   );

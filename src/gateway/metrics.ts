@@ -7,11 +7,11 @@ import type { PlatformView } from '../platforms/supervisor.js';
 import { VERSION } from '../version.js';
 
 export interface MetricSources {
-  taskCounts(): Record<string, number>;
-  runOutcomes(): Record<string, number>;
+  taskCounts(): Promise<Record<string, number>>;
+  runOutcomes(): Promise<Record<string, number>>;
   workersByProfile(): Record<string, number>;
   platforms(): PlatformView[];
-  notificationBacklog(): number;
+  notificationBacklog(): Promise<number>;
 }
 
 export interface Metrics {
@@ -45,15 +45,21 @@ export function createMetrics(src: MetricSources): Metrics {
   // Prometheus' naming rules) reject; the same values stand without the suffix.
   for (const name of MISNAMED_GAUGES) registry.removeSingleMetric(name);
   /** A gauge whose labelled values are read from `read()` at scrape time. */
-  const gauge = (name: string, help: string, label: string, read: () => Record<string, number>) =>
+  const gauge = (
+    name: string,
+    help: string,
+    label: string,
+    read: () => Record<string, number> | Promise<Record<string, number>>,
+  ) =>
     new Gauge({
       name,
       help,
       labelNames: [label],
       registers: [registry],
-      collect() {
+      async collect() {
+        const values = await read();
         this.reset();
-        for (const [key, value] of Object.entries(read())) this.set({ [label]: key }, value);
+        for (const [key, value] of Object.entries(values)) this.set({ [label]: key }, value);
       },
     });
   const perPlatform = (value: (p: PlatformView) => number) => () =>
@@ -130,8 +136,8 @@ export function createMetrics(src: MetricSources): Metrics {
     name: 'gatehouse_notification_backlog',
     help: 'Notification streams with messages waiting to be sent',
     registers: [registry],
-    collect() {
-      this.set(src.notificationBacklog());
+    async collect() {
+      this.set(await src.notificationBacklog());
     },
   });
   const tick = new Histogram({

@@ -37,13 +37,13 @@ export class Board {
    * Whether the board can be written. After a failed write, a probe (a one-row write, at most
    * once a second) finds out whether it can be again, even when nothing else writes.
    */
-  writable(): WriteHealth {
+  async writable(): Promise<WriteHealth> {
     const health = this.transactor.writeHealth;
     const now = this.clock();
     if (health.ok || now - this.probedAt < 1000) return health;
     this.probedAt = now;
     try {
-      this.transact((tx) => tx.store.probeWrite(tx.now));
+      await this.transact((tx) => tx.store.probeWrite(tx.now));
       this.transactor.writable();
     } catch {
       // Still failing: the transactor kept why.
@@ -51,62 +51,54 @@ export class Board {
     return this.transactor.writeHealth;
   }
 
-  /** Runs moves in one immediate transaction; their events are published after the commit. */
-  transact<T>(fn: (tx: Tx) => T): T {
+  /**
+   * Runs moves in the next group commit (see Transactor.run); their events are published after
+   * the commit.
+   */
+  transact<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     return this.transactor.run(fn);
   }
 
-  get(id: string): Task {
-    const task = this.tasks.get(id);
+  /** Resolves once every move queued so far has committed or been refused. */
+  settled(): Promise<void> {
+    return this.transactor.idle();
+  }
+
+  async get(id: string): Promise<Task> {
+    const task = await this.tasks.get(id);
     if (!task) throw new AppError('TASK_NOT_FOUND', `no task ${id}`);
     return task;
   }
 
-  list(
+  async list(
     filter: Omit<TaskFilter, 'afterSeq' | 'order'> & {
       cursor?: string | undefined;
       order?: 'asc' | 'desc' | undefined;
     },
-  ): { tasks: Task[]; nextCursor: string | null } {
+  ): Promise<{ tasks: Task[]; nextCursor: string | null }> {
     const afterSeq = filter.cursor === undefined ? null : decodeCursor(filter.cursor);
-    const page = this.tasks.list({ ...filter, order: filter.order ?? 'asc', afterSeq });
+    const page = await this.tasks.list({ ...filter, order: filter.order ?? 'asc', afterSeq });
     return {
       tasks: page.tasks,
       nextCursor: page.more && page.lastSeq !== null ? encodeCursor(page.lastSeq) : null,
     };
   }
 
-  /** `within` runs inside the creating transaction (e.g. to subscribe a chat atomically). */
-  create(
-    input: TaskInput,
-    origin: Origin,
-    within?: (tx: Tx, task: Task, createdEventId: number) => void,
-  ): Task {
-    return this.transact((tx) => {
-      const { task, createdEventId } = createTask(tx, input, origin);
-      within?.(tx, task, createdEventId);
-      return task;
-    });
+  /** Creates a task; tasks created during one turn of the event loop commit together. */
+  async create(input: TaskInput, origin: Origin): Promise<Task> {
+    return (await this.transact((tx) => createTask(tx, input, origin))).task;
   }
 
-  /**
-   * create() for a request that can wait a turn of the event loop: tasks created during one
-   * turn commit together (see Transactor.runGrouped).
-   */
-  createGrouped(input: TaskInput, origin: Origin): Promise<Task> {
-    return this.transactor.runGrouped((tx) => createTask(tx, input, origin).task);
-  }
-
-  edit(id: string, patch: TaskPatch): Task {
+  edit(id: string, patch: TaskPatch): Promise<Task> {
     return this.transact((tx) => editTask(tx, id, patch));
   }
 
   /** Deletes an archived task; returns the ids of its runs, whose folders go too. */
-  delete(id: string): string[] {
+  delete(id: string): Promise<string[]> {
     return this.transact((tx) => deleteTask(tx, id));
   }
 
-  comment(id: string, text: string, author: string): Comment {
+  comment(id: string, text: string, author: string): Promise<Comment> {
     return this.transact((tx) => addComment(tx, id, text, author));
   }
 
@@ -114,8 +106,8 @@ export class Board {
    * An `after` cursor the board has reached: one beyond the newest event would match nothing
    * now and silently skip the events written until the board catches up.
    */
-  checkAfter(after: number): void {
-    const newest = this.events.highWater();
+  async checkAfter(after: number): Promise<void> {
+    const newest = await this.events.highWater();
     if (after > newest)
       throw new AppError(
         'VALIDATION_FAILED',
@@ -123,7 +115,7 @@ export class Board {
       );
   }
 
-  counts(): Record<TaskStatus, number> {
+  counts(): Promise<Record<TaskStatus, number>> {
     return this.tasks.counts();
   }
 }

@@ -20,9 +20,9 @@ export class OperatorActions {
    * The task is gone once this returns: a folder that cannot be removed now is named in the
    * answer and removed later by retention, which removes the folders of runs the board lacks.
    */
-  delete(id: string): { foldersLeft: { runId: string; error: string }[] } {
+  async delete(id: string): Promise<{ foldersLeft: { runId: string; error: string }[] }> {
     const foldersLeft: { runId: string; error: string }[] = [];
-    for (const runId of this.board.delete(id)) {
+    for (const runId of await this.board.delete(id)) {
       try {
         removeRunDir(this.dataDir, runId);
       } catch (err) {
@@ -33,14 +33,14 @@ export class OperatorActions {
   }
 
   async archive(id: string): Promise<Task> {
-    const task = this.board.get(id);
+    const task = await this.board.get(id);
     if (task.status === 'running') return this.terminate(id, 'archive');
     return this.board.transact((tx) => archiveIdle(tx, id));
   }
 
   /** Releases a running task to ready; a surviving worker keeps the claim unless `force`. */
   async reclaim(id: string, force: boolean): Promise<Task> {
-    const task = this.board.get(id);
+    const task = await this.board.get(id);
     if (task.status !== 'running') {
       throw new AppError(
         'INVALID_TRANSITION',
@@ -50,13 +50,13 @@ export class OperatorActions {
     return this.terminate(id, force ? 'reclaim_force' : 'reclaim');
   }
 
-  unblock(id: string): Task {
+  unblock(id: string): Promise<Task> {
     return this.board.transact((tx) => unblockTask(tx, id));
   }
 
   private async terminate(id: string, op: TerminationOp): Promise<Task> {
-    const run = this.terminations.begin(id, op);
-    if (!run) throw this.busy(id);
+    const run = await this.terminations.begin(id, op);
+    if (!run) throw await this.busy(id);
     return this.answer(await this.terminations.finish(run, op), op);
   }
 
@@ -69,8 +69,8 @@ export class OperatorActions {
     );
   }
 
-  private busy(id: string): AppError {
-    const task = this.board.tasks.get(id);
+  private async busy(id: string): Promise<AppError> {
+    const task = await this.board.tasks.get(id);
     return new AppError(
       'INVALID_TRANSITION',
       `task ${id} is ${task?.status ?? 'gone'}${task?.status === 'running' ? ' and its worker is already being terminated' : ''}`,

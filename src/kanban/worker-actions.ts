@@ -6,6 +6,7 @@ import { hashToken } from './model/ids.js';
 import type { RunOutcome, Task } from './model/types.js';
 import { heartbeat } from './moves/lease.js';
 import { settleRun, type SettlementPolicy } from './moves/settle.js';
+import type { Tx } from './moves/tx.js';
 import { leaderOf, type RunRecord } from './store/run-store.js';
 
 /** At most one heartbeat event per run per this long (SPEC §6); the lease counts every one. */
@@ -18,14 +19,14 @@ export class WorkerActions {
   ) {}
 
   /** The run `token` belongs to: 401 without one, 403 for another task's (or no) run. */
-  authorize(taskId: string, token: string | null): RunRecord {
+  async authorize(taskId: string, token: string | null): Promise<RunRecord> {
     if (!token)
       throw new AppError(
         'UNAUTHORIZED',
         'worker routes need Authorization: Bearer $GATEHOUSE_RUN_TOKEN',
       );
-    this.board.get(taskId);
-    const run = this.board.runs.byTokenHash(hashToken(token));
+    await this.board.get(taskId);
+    const run = await this.board.runs.byTokenHash(hashToken(token));
     if (!run || run.taskId !== taskId)
       throw new AppError('FORBIDDEN', `this token does not belong to a run of task ${taskId}`);
     return run;
@@ -35,38 +36,39 @@ export class WorkerActions {
     taskId: string,
     token: string | null,
     body: { summary?: string | undefined; result?: unknown },
-  ): Task {
+  ): Promise<Task> {
     return this.finish(taskId, token, 'completed', {
       summary: body.summary ?? null,
       result: body.result,
     });
   }
 
-  block(taskId: string, token: string | null, reason: string): Task {
+  block(taskId: string, token: string | null, reason: string): Promise<Task> {
     return this.finish(taskId, token, 'blocked', { blockReason: reason });
   }
 
-  heartbeat(taskId: string, token: string | null, note: string | undefined): Task {
-    const run = this.authorize(taskId, token);
-    return this.board.transact((tx) => {
-      if (!heartbeat(tx, taskId, run.id, note, HEARTBEAT_EVENT_MS)) throw this.stale(taskId, run);
-      return tx.store.tasks.get(taskId)!;
+  async heartbeat(taskId: string, token: string | null, note: string | undefined): Promise<Task> {
+    const run = await this.authorize(taskId, token);
+    return this.board.transact(async (tx) => {
+      if (!(await heartbeat(tx, taskId, run.id, note, HEARTBEAT_EVENT_MS)))
+        throw await this.stale(tx, taskId, run);
+      return (await tx.store.tasks.get(taskId))!;
     });
   }
 
-  private finish(
+  private async finish(
     taskId: string,
     token: string | null,
     outcome: Extract<RunOutcome, 'completed' | 'blocked'>,
     fields: { summary?: string | null; result?: unknown; blockReason?: string },
-  ): Task {
-    const run = this.authorize(taskId, token);
+  ): Promise<Task> {
+    const run = await this.authorize(taskId, token);
     // The worker is still running: what its group holds now is the run's, so its leftovers
     // can be told apart later, even by the next instance.
     const leader = leaderOf(run);
     const held = leader && pidExists(leader.pid, leader) ? startTimeNow() : null;
-    return this.board.transact((tx) => {
-      const settled = settleRun(tx, this.policy, {
+    return this.board.transact(async (tx) => {
+      const settled = await settleRun(tx, this.policy, {
         taskId,
         runId: run.id,
         outcome,
@@ -77,14 +79,16 @@ export class WorkerActions {
       if (settled) return settled;
       // The same verdict repeated by the task's latest run is answered as before, changing
       // nothing; an older run's token is refused once a newer run exists.
-      const latest = tx.store.runs.forTask(taskId).at(-1);
-      if (latest?.id === run.id && latest.outcome === outcome) return tx.store.tasks.get(taskId)!;
-      throw this.stale(taskId, run);
+      const latest = (await tx.store.runs.forTask(taskId)).at(-1);
+      if (latest?.id === run.id && latest.outcome === outcome)
+        return (await tx.store.tasks.get(taskId))!;
+      throw await this.stale(tx, taskId, run);
     });
   }
 
-  private stale(taskId: string, run: RunRecord): AppError {
-    const task = this.board.get(taskId);
+  private async stale(tx: Tx, taskId: string, run: RunRecord): Promise<AppError> {
+    const task = await tx.store.tasks.get(taskId);
+    if (!task) return new AppError('TASK_NOT_FOUND', `no task ${taskId}`);
     const why =
       task.currentRunId === run.id
         ? `its worker is being terminated`

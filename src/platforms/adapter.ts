@@ -28,16 +28,16 @@ export class PlatformError extends Error {
 
 export interface AdapterContext {
   /**
-   * Delivers an inbound message to the gateway (chat commands). `handled` saves the adapter's
-   * position past it and runs in the same transaction as what the message created. False when
-   * it could not be handled: the adapter must not move past it (it is fetched again).
+   * Delivers an inbound message to the gateway (chat commands). `position` is the adapter's
+   * state past it, saved in the same transaction as what the message created. False when it
+   * could not be handled: the adapter must not move past it (it is fetched again).
    */
-  onMessage(message: InboundMessage, handled: () => void): boolean;
+  onMessage(message: InboundMessage, position: Record<string, unknown>): Promise<boolean>;
   /** Reports that a connected adapter lost its connection (the supervisor reconnects). */
   onDisconnect(error: Error): void;
-  /** Small persistent state of the adapter (e.g. Telegram's update offset). */
+  /** Small persistent state of the adapter (e.g. Telegram's update offset), as last saved. */
   loadState(): Record<string, unknown>;
-  saveState(state: Record<string, unknown>): void;
+  saveState(state: Record<string, unknown>): Promise<void>;
 }
 
 export interface PlatformAdapter {

@@ -2,6 +2,7 @@
 // only after a successful send, so an outage delays notifications but loses none.
 import type { Board } from '../kanban/board.js';
 import { EVENT_KINDS, NOTIFY_KINDS, type BoardEvent } from '../kanban/model/events.js';
+import { advanceSubscription, savePlatformState } from '../kanban/moves/platform-records.js';
 import { recordDroppedNotification } from '../kanban/moves/records.js';
 import { PlatformError, type MessageTag } from './adapter.js';
 import type { PlatformStore } from '../kanban/store/platform-store.js';
@@ -30,12 +31,12 @@ interface Stream {
   key: string;
   platform: string;
   channel: string;
-  cursor(): number;
+  cursor(): Promise<number>;
   /** The next notifiable event after `after`, or null. */
-  next(after: number): BoardEvent | null;
+  next(after: number): Promise<BoardEvent | null>;
   /** Whether this stream tells about `event` at all (a home channel skips its own platform's tasks). */
-  wants(event: BoardEvent): boolean;
-  advance(eventId: number): void;
+  wants(event: BoardEvent): Promise<boolean>;
+  advance(eventId: number): Promise<void>;
 }
 
 export class Notifier {
@@ -53,13 +54,18 @@ export class Notifier {
     /** Platforms with a home channel: told about every task created elsewhere. */
     private readonly homes: readonly { platform: string; channel: string }[],
     private readonly retryMs: number,
+    /** A failure to find what to send (the board unreadable); retried later. */
+    private readonly onError: (err: unknown) => void,
   ) {}
 
-  start(): void {
+  async start(): Promise<void> {
     // A home channel starts from now: a new platform is not sent the whole history.
     for (const home of this.homes) {
-      if (this.store.homeCursor(home.platform) === null) {
-        this.store.setHomeCursor(home.platform, this.board.events.lastId(), this.board.clock());
+      if ((await this.store.homeCursor(home.platform)) === null) {
+        const last = await this.board.events.lastId();
+        await this.board.transact((tx) =>
+          savePlatformState(tx, home.platform, { homeCursor: last }),
+        );
       }
     }
     this.unsubscribe = this.board.bus.subscribe((event) => this.onEvent(event));
@@ -74,43 +80,54 @@ export class Notifier {
   }
 
   /** Streams with notifications waiting (for metrics). */
-  backlog(): number {
-    return this.pendingStreams().length;
+  async backlog(): Promise<number> {
+    return (await this.pendingStreams()).length;
   }
 
   private onEvent(event: BoardEvent): void {
     if (event.taskId === null || !this.kinds.has(event.kind)) return;
-    for (const stream of this.pendingStreams(event.taskId)) void this.deliver(stream);
+    this.deliverAll(event.taskId);
   }
 
   private retryPending(): void {
-    for (const stream of this.pendingStreams()) void this.deliver(stream);
+    this.deliverAll();
+  }
+
+  private deliverAll(taskId?: string): void {
+    this.pendingStreams(taskId)
+      .then((streams) => {
+        for (const stream of streams) void this.deliver(stream);
+      })
+      .catch(this.onError);
   }
 
   /** Home streams with events past their cursor, and chat subscriptions (of one task, if given). */
-  private pendingStreams(taskId?: string): Stream[] {
-    const homes = this.homes
-      .map((h) => this.homeStream(h.platform, h.channel))
-      .filter((s) => s.next(s.cursor()) !== null);
+  private async pendingStreams(taskId?: string): Promise<Stream[]> {
+    const homes: Stream[] = [];
+    for (const h of this.homes) {
+      const stream = this.homeStream(h.platform, h.channel);
+      if ((await stream.next(await stream.cursor())) !== null) homes.push(stream);
+    }
     const subs =
-      taskId === undefined ? this.store.withPending() : this.store.subscriptionsOf(taskId);
+      taskId === undefined
+        ? await this.store.withPending()
+        : await this.store.subscriptionsOf(taskId);
     return [
       ...homes,
       ...subs.map((sub): Stream => ({
         key: `sub\0${sub.platform}\0${sub.channel}\0${sub.taskId}`,
         platform: sub.platform,
         channel: sub.channel,
-        cursor: () =>
-          this.store
-            .subscriptionsOf(sub.taskId)
-            .find((s) => s.platform === sub.platform && s.channel === sub.channel)?.cursor ??
-          sub.cursor,
-        next: (after) =>
-          this.board.events
-            .listForTask(sub.taskId, after, 100)
-            .find((e) => this.kinds.has(e.kind)) ?? null,
-        wants: () => true,
-        advance: (eventId) => this.store.advanceCursor(sub, eventId),
+        cursor: async () =>
+          (await this.store.subscriptionsOf(sub.taskId)).find(
+            (s) => s.platform === sub.platform && s.channel === sub.channel,
+          )?.cursor ?? sub.cursor,
+        next: async (after) =>
+          (await this.board.events.listForTask(sub.taskId, after, 100)).find((e) =>
+            this.kinds.has(e.kind),
+          ) ?? null,
+        wants: async () => true,
+        advance: (eventId) => this.board.transact((tx) => advanceSubscription(tx, sub, eventId)),
       })),
     ];
   }
@@ -120,13 +137,14 @@ export class Notifier {
       key: `home\0${platform}`,
       platform,
       channel,
-      cursor: () => this.store.homeCursor(platform) ?? 0,
-      next: (after) => this.board.events.listKinds(after, NOTIFY_KINDS, 1)[0] ?? null,
-      wants: (event) => {
-        const origin = this.board.tasks.get(event.taskId ?? '')?.origin;
+      cursor: async () => (await this.store.homeCursor(platform)) ?? 0,
+      next: async (after) => (await this.board.events.listKinds(after, NOTIFY_KINDS, 1))[0] ?? null,
+      wants: async (event) => {
+        const origin = (await this.board.tasks.get(event.taskId ?? ''))?.origin;
         return !(origin?.kind === 'platform' && origin.platform === platform);
       },
-      advance: (eventId) => this.store.setHomeCursor(platform, eventId, this.board.clock()),
+      advance: (eventId) =>
+        this.board.transact((tx) => savePlatformState(tx, platform, { homeCursor: eventId })),
     };
   }
 
@@ -135,9 +153,13 @@ export class Notifier {
     if (this.busy.has(stream.key)) return;
     this.busy.add(stream.key);
     try {
-      for (let next = stream.next(stream.cursor()); next !== null; next = stream.next(next.id)) {
-        if (stream.wants(next) && (this.sentUnrecorded.get(stream.key) ?? 0) < next.id) {
-          const title = this.board.tasks.get(next.taskId ?? '')?.title ?? '(deleted)';
+      for (
+        let next = await stream.next(await stream.cursor());
+        next !== null;
+        next = await stream.next(next.id)
+      ) {
+        if ((await stream.wants(next)) && (this.sentUnrecorded.get(stream.key) ?? 0) < next.id) {
+          const title = (await this.board.tasks.get(next.taskId ?? ''))?.title ?? '(deleted)';
           try {
             await this.send(stream.platform, stream.channel, notificationText(title, next), {
               event: next.kind,
@@ -148,7 +170,7 @@ export class Notifier {
             if (refusal === null) throw err;
             // Refused for good (a 4xx but 429): retrying would block every later message.
             const event = next;
-            this.board.transact((tx) =>
+            await this.board.transact((tx) =>
               recordDroppedNotification(tx, event.taskId, {
                 platform: stream.platform,
                 channel: stream.channel,
@@ -159,7 +181,7 @@ export class Notifier {
           }
           this.sentUnrecorded.set(stream.key, next.id);
         }
-        stream.advance(next.id);
+        await stream.advance(next.id);
         this.sentUnrecorded.delete(stream.key);
       }
     } catch {

@@ -3,10 +3,12 @@ import type { PlatformConfig } from '../config/schema.js';
 import { AppError } from '../errors.js';
 import type { Board } from '../kanban/board.js';
 import type { AdapterFactory, InboundMessage } from './adapter.js';
-import { handleChatCommand, type ChatResult } from './chat-commands.js';
+import { handleChatCommand } from './chat-commands.js';
 import { Notifier } from './notifier.js';
 import type { PlatformStore } from '../kanban/store/platform-store.js';
+import { recordDelivery, savePlatformState } from '../kanban/moves/platform-records.js';
 import { recordPlatformEvent } from '../kanban/moves/records.js';
+import type { Tx } from '../kanban/moves/tx.js';
 import { PlatformSupervisor, type PlatformView } from './supervisor.js';
 import { createTelegram } from './telegram.js';
 import { createWebhook } from './webhook.js';
@@ -29,34 +31,45 @@ export interface PlatformsDeps {
 export class Platforms {
   private readonly supervisors = new Map<string, PlatformSupervisor>();
   private readonly notifier: Notifier;
-  private readonly store: PlatformStore;
+  /** The last reply under way per platform: replies leave in the order the messages came. */
+  private readonly replies = new Map<string, Promise<void>>();
+  /** Each adapter's state as last committed (Telegram's offset): read often, written in moves. */
+  private readonly adapterStates = new Map<string, Record<string, unknown>>();
 
-  constructor(private readonly deps: PlatformsDeps) {
-    const store = deps.store;
-    this.store = store;
+  /** `persisted`: each platform's saved state, read before (see openPlatforms). */
+  constructor(
+    private readonly deps: PlatformsDeps,
+    persisted: ReadonlyMap<string, Record<string, unknown>>,
+  ) {
+    const { board } = deps;
+    const transact = (what: string, fn: (tx: Tx) => Promise<void>) => {
+      board.transact(fn).catch((err: unknown) => deps.onError(err, what));
+    };
     for (const config of deps.configs) {
-      const persisted = store.state(config.name);
+      const saved = persisted.get(config.name) ?? {};
+      this.adapterStates.set(
+        config.name,
+        (saved.adapter as Record<string, unknown> | undefined) ?? {},
+      );
       const supervisor = new PlatformSupervisor({
         config,
         factory: deps.factories?.[config.name] ?? ADAPTERS[config.type]!,
-        record: (kind, payload) =>
-          deps.board.transact((tx) => recordPlatformEvent(tx, kind, payload)),
+        record: (kind, payload) => transact(kind, (tx) => recordPlatformEvent(tx, kind, payload)),
         persist: (view) =>
-          store.setState(config.name, { ...store.state(config.name), view }, deps.board.clock()),
-        persisted: (persisted?.view as Partial<PlatformView> | undefined) ?? null,
+          transact('persist', (tx) => savePlatformState(tx, config.name, { view })),
+        persisted: (saved.view as Partial<PlatformView> | undefined) ?? null,
         adapterState: {
-          load: () =>
-            (store.state(config.name)?.adapter as Record<string, unknown> | undefined) ?? {},
-          save: (adapter) =>
-            store.setState(
-              config.name,
-              { ...store.state(config.name), adapter },
-              deps.board.clock(),
-            ),
+          load: () => this.adapterStates.get(config.name)!,
+          save: async (adapter) => {
+            await board.transact((tx) => savePlatformState(tx, config.name, { adapter }));
+            this.adapterStates.set(config.name, adapter);
+          },
         },
-        onMessage: (message, handled) => void this.onMessage(config.name, message, handled),
+        onMessage: async (message, position) => {
+          await this.onMessage(config.name, message, { position });
+        },
         onError: deps.onError,
-        clock: deps.board.clock,
+        clock: board.clock,
       });
       this.supervisors.set(config.name, supervisor);
     }
@@ -64,17 +77,18 @@ export class Platforms {
       .filter((c) => c.enabled && c.homeChannel !== null)
       .map((c) => ({ platform: c.name, channel: c.homeChannel! }));
     this.notifier = new Notifier(
-      deps.board,
-      store,
+      board,
+      deps.store,
       (p, channel, text, tag) => this.get(p).send(channel, text, tag),
       homes,
       deps.notifyRetryMs ?? 5000,
+      (err) => deps.onError(err, 'notifying'),
     );
   }
 
-  start(): void {
+  async start(): Promise<void> {
     for (const s of this.supervisors.values()) s.start();
-    this.notifier.start();
+    await this.notifier.start();
   }
 
   get(name: string): PlatformSupervisor {
@@ -93,32 +107,53 @@ export class Platforms {
     return [...this.supervisors.values()].map((s) => s.view());
   }
 
-  notificationBacklog(): number {
+  notificationBacklog(): Promise<number> {
     return this.notifier.backlog();
   }
 
   /**
-   * An inbound chat message: runs the command in one transaction with `handled` (the adapter's
-   * position, the delivery id), then replies through the breaker.
+   * An inbound chat message: runs the command in one transaction with what marks it handled
+   * (the adapter's `position`, or the signed `delivery`, whose repeat creates nothing), then
+   * replies through the breaker.
    */
-  onMessage(
+  async onMessage(
     platform: string,
     message: InboundMessage,
-    handled: (taskId: string | null) => void,
-  ): ChatResult {
-    const result = handleChatCommand(
-      this.deps.board,
-      { platform, channel: message.channel, text: message.text },
-      {
-        subscribe: (taskId, after) =>
-          this.store.subscribe(platform, message.channel, taskId, after),
-        record: handled,
-      },
-    );
-    this.get(platform)
-      .send(message.channel, result.reply, { event: 'reply', eventId: null })
+    handled: {
+      position?: Record<string, unknown>;
+      delivery?: { id: string; signature: string };
+    },
+  ): Promise<{ duplicate: boolean; taskId: string | null }> {
+    const { position, delivery } = handled;
+    const result = await this.deps.board.transact(async (tx) => {
+      if (delivery) {
+        const seen = await tx.store.platforms.delivery(platform, delivery);
+        if (seen) return { duplicate: true, taskId: seen.taskId, reply: null };
+      }
+      const { reply, taskId } = await handleChatCommand(tx, {
+        platform,
+        channel: message.channel,
+        text: message.text,
+      });
+      if (position) await savePlatformState(tx, platform, { adapter: position });
+      if (delivery) await recordDelivery(tx, platform, delivery, taskId);
+      return { duplicate: false, taskId, reply };
+    });
+    if (position) this.adapterStates.set(platform, position);
+    if (result.reply !== null) this.reply(platform, message.channel, result.reply);
+    return { duplicate: result.duplicate, taskId: result.taskId };
+  }
+
+  /** Sends a reply through the breaker once the replies before it on this platform have gone. */
+  private reply(platform: string, channel: string, text: string): void {
+    const previous = this.replies.get(platform) ?? Promise.resolve();
+    const sent = previous
+      .then(() => this.get(platform).send(channel, text, { event: 'reply', eventId: null }))
       .catch((err: unknown) => this.deps.onError(err, `replying on ${platform}`));
-    return result;
+    this.replies.set(platform, sent);
+    void sent.then(() => {
+      if (this.replies.get(platform) === sent) this.replies.delete(platform);
+    });
   }
 
   /**
@@ -129,13 +164,8 @@ export class Platforms {
     platform: string,
     delivery: { id: string; signature: string },
     message: InboundMessage,
-  ): { duplicate: boolean; taskId: string | null } {
-    const seen = this.store.delivery(platform, delivery);
-    if (seen) return { duplicate: true, taskId: seen.taskId };
-    const { taskId } = this.onMessage(platform, message, (created) =>
-      this.store.recordDelivery(platform, delivery, created, this.deps.board.clock()),
-    );
-    return { duplicate: false, taskId };
+  ): Promise<{ duplicate: boolean; taskId: string | null }> {
+    return this.onMessage(platform, message, { delivery });
   }
 
   /**
@@ -161,4 +191,11 @@ export class Platforms {
     this.notifier.stop();
     await Promise.allSettled([...this.supervisors.values()].map((s) => s.stop(boundMs)));
   }
+}
+
+/** Reads every configured platform's saved state, then builds the subsystem. */
+export async function openPlatforms(deps: PlatformsDeps): Promise<Platforms> {
+  const persisted = new Map<string, Record<string, unknown>>();
+  for (const { name } of deps.configs) persisted.set(name, (await deps.store.state(name)) ?? {});
+  return new Platforms(deps, persisted);
 }

@@ -42,13 +42,17 @@ export interface PlatformView {
 export interface SupervisorDeps {
   config: PlatformConfig;
   factory: AdapterFactory;
-  /** Writes a platform event (platform_connected, breaker_opened, …). */
+  /** Writes a platform event (platform_connected, breaker_opened, …); failures are its own. */
   record: (kind: PlatformEventKind, payload: { platform: string; [key: string]: unknown }) => void;
   /** Persists the view, so /platform after a restart shows the last known error. */
   persist: (view: PlatformView) => void;
   persisted: Partial<PlatformView> | null;
-  adapterState: { load(): Record<string, unknown>; save(state: Record<string, unknown>): void };
-  onMessage: (message: InboundMessage, handled: () => void) => void;
+  adapterState: {
+    load(): Record<string, unknown>;
+    save(state: Record<string, unknown>): Promise<void>;
+  };
+  /** Handles an inbound message, saving `position` with what it created. */
+  onMessage: (message: InboundMessage, position: Record<string, unknown>) => Promise<void>;
   onError: (err: unknown, what: string) => void;
   clock: () => number;
 }
@@ -140,10 +144,10 @@ export class PlatformSupervisor {
       ...deps.persisted?.counters,
     };
     const ctx: AdapterContext = {
-      onMessage: (message, handled) => {
+      onMessage: async (message, position) => {
         this.counters.received++;
         try {
-          deps.onMessage(message, handled);
+          await deps.onMessage(message, position);
           return true;
         } catch (err) {
           this.deps.onError(err, 'inbound message');

@@ -58,11 +58,11 @@ export const createTelegram: AdapterFactory = (options, ctx): PlatformAdapter =>
       for (const update of Array.isArray(updates) ? updates : []) {
         // The offset past an update is saved in the transaction that handles it: a crash
         // neither loses it nor handles it twice.
-        const past = () => ctx.saveState({ ...ctx.loadState(), offset: update.update_id + 1 });
+        const past = { ...ctx.loadState(), offset: update.update_id + 1 };
         const text = update.message?.text;
         const chat = update.message?.chat?.id;
-        if (typeof text !== 'string' || chat === undefined) past();
-        else if (!ctx.onMessage({ channel: String(chat), text }, past)) break;
+        if (typeof text !== 'string' || chat === undefined) await ctx.saveState(past);
+        else if (!(await ctx.onMessage({ channel: String(chat), text }, past))) break;
       }
       if (pollSeconds === 0)
         await sleep(1000, undefined, { signal: controller.signal }).catch(() => undefined);

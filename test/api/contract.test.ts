@@ -122,7 +122,7 @@ describe('the OpenAPI document', () => {
     await call('GET', '/tasks/{id}/events', `/tasks/${task.id}/events`);
     await call('GET', '/events', '/events?after=0');
     await call('POST', '/tasks/{id}/unblock', `/tasks/${task.id}/unblock`);
-    const run = claim(gw.kanban.board, gw.dataDir, parent.id);
+    const run = await claim(gw.kanban.board, gw.dataDir, parent.id);
     const worker = { authorization: `Bearer ${run.token}` };
     await call(
       'POST',

@@ -28,13 +28,13 @@ describe('GET /events/stream', () => {
   it('resumes after an id while events are written, delivering each later id exactly once, in order', async () => {
     const gw = await startGateway({}, { stream: { pageSize: 25 } });
     const board = gw.kanban.board;
-    const task = board.create({ title: 'busy' }, { kind: 'api' });
-    for (let i = 0; i < 600; i++) board.comment(task.id, `before ${i}`, 'test');
+    const task = await board.create({ title: 'busy' }, { kind: 'api' });
+    for (let i = 0; i < 600; i++) await board.comment(task.id, `before ${i}`, 'test');
     const after = 150;
     let writing = true;
     const writer = (async () => {
       for (let i = 0; writing; i++) {
-        board.comment(task.id, `during ${i}`, 'test');
+        await board.comment(task.id, `during ${i}`, 'test');
         await new Promise((r) => setImmediate(r));
       }
     })();
@@ -42,7 +42,7 @@ describe('GET /events/stream', () => {
     await waitFor('backlog and some live events', () => client.events.length > 1000);
     writing = false;
     await writer;
-    const last = board.events.lastId();
+    const last = await board.events.lastId();
     await waitFor('every event up to the last written', () => client.events.at(-1)?.id === last);
     const ids = client.events.map((e) => e.id);
     expect(ids).toEqual(Array.from({ length: last - after }, (_, i) => after + 1 + i));
@@ -52,12 +52,12 @@ describe('GET /events/stream', () => {
   it('serves 50 clients resuming at once in turns, each every event exactly once, in order', async () => {
     const gw = await startGateway({}, { stream: { pageSize: 50 } });
     const board = gw.kanban.board;
-    const task = board.create({ title: 'busy' }, { kind: 'api' });
-    for (let i = 0; i < 1000; i++) board.comment(task.id, `before ${i}`, 'test');
+    const task = await board.create({ title: 'busy' }, { kind: 'api' });
+    for (let i = 0; i < 1000; i++) await board.comment(task.id, `before ${i}`, 'test');
     let writing = true;
     const writer = (async () => {
       for (let i = 0; writing; i++) {
-        board.comment(task.id, `during ${i}`, 'test');
+        await board.comment(task.id, `during ${i}`, 'test');
         await new Promise((r) => setTimeout(r, 1));
       }
     })();
@@ -69,7 +69,7 @@ describe('GET /events/stream', () => {
     await waitFor('every backlog', () => clients.every((c) => c.events.length > 1000), 30_000);
     writing = false;
     await writer;
-    const last = board.events.lastId();
+    const last = await board.events.lastId();
     await waitFor('every client at the last event', () =>
       clients.every((c) => c.events.at(-1)?.id === last),
     );
@@ -102,12 +102,12 @@ describe('GET /events/stream', () => {
     const limit = 256 * 1024;
     const gw = await startGateway({}, { stream: { maxBufferedBytes: limit } });
     const board = gw.kanban.board;
-    const task = board.create({ title: 'noisy' }, { kind: 'api' });
+    const task = await board.create({ title: 'noisy' }, { kind: 'api' });
     const client = await connect(gw, '');
     (client.ws as unknown as { _socket: { pause(): void } })._socket.pause();
     const text = 'x'.repeat(4000);
     for (let i = 0; i < 20_000 && gw.hub.size > 0; i++) {
-      board.comment(task.id, text, 'test');
+      await board.comment(task.id, text, 'test');
       if (i % 100 === 0) await new Promise((r) => setTimeout(r, 1));
     }
     expect(gw.hub.size).toBe(0);
@@ -144,7 +144,7 @@ describe('GET /events/stream', () => {
   it('refuses an after the board never reached, and streams live events after the newest', async () => {
     const gw = await startGateway();
     await api(gw.url, 'POST', '/tasks', { title: 'one' });
-    const newest = gw.kanban.board.events.lastId();
+    const newest = await gw.kanban.board.events.lastId();
     for (const after of ['Infinity', '-Infinity', '1e400', String(newest + 1), '9007199254740993'])
       await expect(connect(gw, `?after=${after}`)).rejects.toThrow('HTTP 400');
     const client = await connect(gw, `?after=${newest}`);
@@ -157,7 +157,7 @@ describe('GET /events/stream', () => {
     const gw = await startGateway();
     await expect(connect(gw, '?kinds=completed,complted')).rejects.toThrow('HTTP 400');
     await expect(connect(gw, '?task=t_000000000000')).rejects.toThrow('HTTP 400');
-    const task = gw.kanban.board.create({ title: 'known' }, { kind: 'api' });
+    const task = await gw.kanban.board.create({ title: 'known' }, { kind: 'api' });
     const client = await connect(gw, `?kinds=completed,archived&task=${task.id}`);
     client.ws.close();
   });
@@ -166,7 +166,7 @@ describe('GET /events/stream', () => {
     // The default limit (4 MiB): a slow reader takes seconds to get through it.
     const gw = await startGateway();
     const board = gw.kanban.board;
-    const task = board.create({ title: 'noisy' }, { kind: 'api' });
+    const task = await board.create({ title: 'noisy' }, { kind: 'api' });
     const client = await connect(gw, '');
     const socket = (
       client.ws as unknown as {
@@ -176,7 +176,7 @@ describe('GET /events/stream', () => {
     socket.pause();
     const text = 'x'.repeat(4000);
     for (let i = 0; i < 20_000 && gw.hub.size > 0; i++) {
-      board.comment(task.id, text, 'test');
+      await board.comment(task.id, text, 'test');
       if (i % 100 === 0) await new Promise((r) => setTimeout(r, 1));
     }
     expect(gw.hub.size).toBe(0);

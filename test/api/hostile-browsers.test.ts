@@ -61,7 +61,7 @@ describe('browsers', () => {
 
   it('refuses a text/plain or form body with 415 even without an Origin, changing nothing', async () => {
     const gw = await startGateway();
-    const before = boardSnapshot(gw);
+    const before = await boardSnapshot(gw);
     for (const type of [
       'text/plain',
       'application/x-www-form-urlencoded',
@@ -77,7 +77,7 @@ describe('browsers', () => {
       expect(res.status, type).toBe(415);
       expect(res.body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
     }
-    expect(boardSnapshot(gw)).toEqual(before);
+    expect(await boardSnapshot(gw)).toEqual(before);
   });
 
   it('answers 421 to a Host that is not its own (DNS rebinding), and accepts the names it has', async () => {

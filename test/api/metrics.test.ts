@@ -41,7 +41,9 @@ describe('/metrics', () => {
     await api(gw.url, 'POST', '/tasks', { title: 'b', assignee: 'fail' });
     await waitFor(
       'both settled',
-      () => gw.kanban.board.counts().done === 1 && gw.kanban.board.counts().blocked === 1,
+      async () =>
+        (await gw.kanban.board.counts()).done === 1 &&
+        (await gw.kanban.board.counts()).blocked === 1,
     );
     await waitFor('a tick', () => gw.dispatcher.tickDurations.length > 0);
     const res = await fetch(`${gw.url}/metrics`);

@@ -107,7 +107,7 @@ describe('/tasks CRUD', () => {
     const child = await create(gw, { title: 'child', parents: [parent.id] });
     expect(child.status).toBe('todo');
     expect(child.parents).toEqual([parent.id]);
-    const claimed = claim(gw.kanban.board, gw.dataDir, parent.id);
+    const claimed = await claim(gw.kanban.board, gw.dataDir, parent.id);
     const done = await api(
       gw.url,
       'POST',
@@ -159,20 +159,20 @@ describe('bad input changes nothing', () => {
   ])('POST /tasks with %s', async (_name, body, status, code) => {
     const gw = await startGateway();
     await create(gw);
-    const before = boardSnapshot(gw);
+    const before = await boardSnapshot(gw);
     const res = await api(gw.url, 'POST', '/tasks', body);
     expect(res.status).toBe(status);
     expect(res.body.error.code).toBe(code);
     expect(res.body.error.message.length).toBeGreaterThan(5);
-    expect(boardSnapshot(gw)).toEqual(before);
+    expect(await boardSnapshot(gw)).toEqual(before);
   });
 
   it('refuses every number in a query that is not a finite decimal integer in range', async () => {
     const gw = await startGateway();
     const task = await create(gw);
-    const claimed = claim(gw.kanban.board, gw.dataDir, task.id);
-    const newest = gw.kanban.board.events.lastId();
-    const before = boardSnapshot(gw);
+    const claimed = await claim(gw.kanban.board, gw.dataDir, task.id);
+    const newest = await gw.kanban.board.events.lastId();
+    const before = await boardSnapshot(gw);
     const routes = [
       '/tasks?limit=',
       '/events?limit=',
@@ -197,7 +197,7 @@ describe('bad input changes nothing', () => {
       expect((await api(gw.url, 'GET', `${route}${newest}`)).status).toBe(200);
     }
     expect((await api(gw.url, 'GET', '/tasks?limit=1000')).status).toBe(200);
-    expect(boardSnapshot(gw)).toEqual(before);
+    expect(await boardSnapshot(gw)).toEqual(before);
   });
 
   it('names the unknown field', async () => {
@@ -209,7 +209,7 @@ describe('bad input changes nothing', () => {
   it('answers 404 for unknown ids and routes, 409 for illegal transitions', async () => {
     const gw = await startGateway();
     const task = await create(gw);
-    const before = boardSnapshot(gw);
+    const before = await boardSnapshot(gw);
     for (const path of ['/tasks/t_000000000000', '/tasks/../../etc/passwd', '/tasks/%00']) {
       expect((await api(gw.url, 'GET', path)).status).toBe(404);
     }
@@ -222,7 +222,7 @@ describe('bad input changes nothing', () => {
     expect(unblock.body.error.code).toBe('INVALID_TRANSITION');
     expect((await api(gw.url, 'POST', `/tasks/${task.id}/reclaim`)).status).toBe(409);
     expect((await api(gw.url, 'PATCH', `/tasks/${task.id}`, {})).status).toBe(400);
-    expect(boardSnapshot(gw)).toEqual(before);
+    expect(await boardSnapshot(gw)).toEqual(before);
   });
 
   it('needs the API token on every route but /health when one is set', async () => {
@@ -250,7 +250,7 @@ describe('bad input changes nothing', () => {
       expect(res.body.error.code).toBe('UNAUTHORIZED');
     }
     expect((await api(gw.url, 'POST', '/tasks', { title: 'x' })).status).toBe(401);
-    expect(gw.kanban.board.counts().ready).toBe(0);
+    expect((await gw.kanban.board.counts()).ready).toBe(0);
     expect(
       (await api(gw.url, 'GET', '/tasks', undefined, { authorization: `Bearer ${token}` })).status,
     ).toBe(200);
@@ -265,8 +265,8 @@ describe('worker routes', () => {
     const gw = await startGateway();
     const task = await create(gw);
     const other = await create(gw, { title: 'other' });
-    const otherClaim = claim(gw.kanban.board, gw.dataDir, other.id);
-    const claimed = claim(gw.kanban.board, gw.dataDir, task.id);
+    const otherClaim = await claim(gw.kanban.board, gw.dataDir, other.id);
+    const claimed = await claim(gw.kanban.board, gw.dataDir, task.id);
     const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
     const path = `/tasks/${task.id}/complete`;
 
@@ -313,9 +313,9 @@ describe('worker routes', () => {
   it('refuses the token of an old run with 409', async () => {
     const gw = await startGateway();
     const task = await create(gw);
-    const first = claim(gw.kanban.board, gw.dataDir, task.id);
+    const first = await claim(gw.kanban.board, gw.dataDir, task.id);
     expect((await api(gw.url, 'POST', `/tasks/${task.id}/reclaim`)).status).toBe(200);
-    claim(gw.kanban.board, gw.dataDir, task.id);
+    await claim(gw.kanban.board, gw.dataDir, task.id);
     const res = await api(
       gw.url,
       'POST',
@@ -331,7 +331,7 @@ describe('worker routes', () => {
   it('blocks with a reason (sticky) and unblocks with the failure counter reset', async () => {
     const gw = await startGateway();
     const task = await create(gw);
-    const claimed = claim(gw.kanban.board, gw.dataDir, task.id);
+    const claimed = await claim(gw.kanban.board, gw.dataDir, task.id);
     const auth = { authorization: `Bearer ${claimed.token}` };
     expect(
       (await api(gw.url, 'POST', `/tasks/${task.id}/heartbeat`, { note: 'half way' }, auth)).status,
@@ -367,8 +367,8 @@ describe('operator transitions on a running task', () => {
   it('lets exactly one of two concurrent archives win and kill the worker; one archived event', async () => {
     const gw = await startGateway();
     const task = await create(gw);
-    const claimed = claim(gw.kanban.board, gw.dataDir, task.id);
-    const pid = attachSleeper(gw.kanban.board, claimed);
+    const claimed = await claim(gw.kanban.board, gw.dataDir, task.id);
+    const pid = await attachSleeper(gw.kanban.board, claimed);
     const [a, b] = await Promise.all([
       api(gw.url, 'POST', `/tasks/${task.id}/archive`),
       api(gw.url, 'POST', `/tasks/${task.id}/archive`),
@@ -391,8 +391,8 @@ describe('operator transitions on a running task', () => {
   it('lets only one of complete and archive win from running', async () => {
     const gw = await startGateway();
     const task = await create(gw);
-    const claimed = claim(gw.kanban.board, gw.dataDir, task.id);
-    attachSleeper(gw.kanban.board, claimed);
+    const claimed = await claim(gw.kanban.board, gw.dataDir, task.id);
+    await attachSleeper(gw.kanban.board, claimed);
     const [archive, complete] = await Promise.all([
       api(gw.url, 'POST', `/tasks/${task.id}/archive`),
       api(
@@ -432,7 +432,7 @@ describe('history routes', () => {
     expect(after).toEqual([all[1]]);
     expect((await api(gw.url, 'GET', '/events?after=-1')).status).toBe(400);
 
-    const claimed = claim(gw.kanban.board, gw.dataDir, task.id);
+    const claimed = await claim(gw.kanban.board, gw.dataDir, task.id);
     mkdirSync(dirname(claimed.run.logPath), { recursive: true });
     writeFileSync(
       claimed.run.logPath,

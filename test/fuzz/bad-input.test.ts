@@ -40,8 +40,8 @@ describe('bad input at scale changes nothing', () => {
   it('answers every malformed request with a clear 4xx error body', async () => {
     const gw = await startGateway();
     const task = (await api(gw.url, 'POST', '/tasks', { title: 'the one task' })).body;
-    const claimed = claim(gw.kanban.board, gw.dataDir, task.id);
-    const original = boardSnapshot(gw);
+    const claimed = await claim(gw.kanban.board, gw.dataDir, task.id);
+    const original = await boardSnapshot(gw);
     const requests: [string, string, unknown][] = [];
     const bodies = [
       ...VALUES.map((v) => ({ title: v })),
@@ -114,7 +114,7 @@ describe('bad input at scale changes nothing', () => {
     }
     expect(checked).toBeGreaterThan(150);
     // Whatever was valid by accident created tasks or edits; everything refused changed nothing.
-    const after = boardSnapshot(gw);
+    const after = await boardSnapshot(gw);
     expect(after.tasks.find((t) => t.id === task.id)).toMatchObject({
       title: 'the one task',
       status: 'running',

@@ -143,8 +143,8 @@ describe('environment errors at start exit 78, naming the path or key', () => {
 describe('hostile files are read with bounded memory and time', () => {
   it('answers the tail of a 700 MB log without a newline at once and with a bounded body', async () => {
     const gw = await startGateway();
-    const task = gw.kanban.board.create({ title: 'huge log' }, { kind: 'api' });
-    const run = claim(gw.kanban.board, gw.dataDir, task.id).run;
+    const task = await gw.kanban.board.create({ title: 'huge log' }, { kind: 'api' });
+    const run = (await claim(gw.kanban.board, gw.dataDir, task.id)).run;
     mkdirSync(join(gw.dataDir, 'runs', run.id), { recursive: true });
     writeFileSync(run.logPath, '');
     truncateSync(run.logPath, 700 * 1024 * 1024);
@@ -236,7 +236,7 @@ describe('a neighbour holding the board database’s write lock', () => {
     const gw = await startGateway({ workers: { maxConcurrent: 0 } }, { dispatch: true });
     expect((await api(gw.url, 'GET', '/ready')).status).toBe(200);
     const task = await api(gw.url, 'POST', '/tasks', { title: 'before the lock' });
-    const before = boardSnapshot(gw);
+    const before = await boardSnapshot(gw);
     // What an operator's `sqlite3 gatehouse.db` with BEGIN IMMEDIATE, or a backup, holds.
     const neighbour = new Database(join(gw.dataDir, 'gatehouse.db'));
     neighbour.exec('BEGIN IMMEDIATE');
@@ -264,7 +264,7 @@ describe('a neighbour holding the board database’s write lock', () => {
       expect(ready.status).toBe(503);
       expect(ready.body.subsystems.database).toMatchObject({ status: 'down' });
       expect(ready.body.subsystems.database.detail).toMatch(/locked by another process/);
-      expect(boardSnapshot(gw)).toEqual(before);
+      expect(await boardSnapshot(gw)).toEqual(before);
     } finally {
       neighbour.exec('ROLLBACK');
       neighbour.close();
@@ -308,7 +308,7 @@ describe('senders that hold sockets', () => {
     // The one with the token waited for its body until the timeout; the other was refused at once.
     expect(slow[0]!.received()).toMatch(/^HTTP\/1\.1 408/);
     expect(slow[1]!.received()).toMatch(/^HTTP\/1\.1 401/);
-    expect(gw.kanban.board.counts().ready).toBe(0);
+    expect((await gw.kanban.board.counts()).ready).toBe(0);
   });
 
   it('closes connections beyond server.maxConnections and serves again once they go', async () => {

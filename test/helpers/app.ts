@@ -43,7 +43,7 @@ export async function startGateway(
   const config = loadConfig({ config: configPath }, env, dataDir);
   const store = openStore(join(dataDir, 'gatehouse.db'));
   const stops: { code: number; reason: string }[] = [];
-  const gateway = composeGateway({
+  const gateway = await composeGateway({
     config,
     store,
     logger: extra.logger ?? pino({ level: 'silent' }),
@@ -57,9 +57,9 @@ export async function startGateway(
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const address = gateway.app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  if (extra.dispatch) gateway.dispatcher.start(`http://127.0.0.1:${port}`);
+  if (extra.dispatch) await gateway.dispatcher.start(`http://127.0.0.1:${port}`);
   store.serving();
-  gateway.platforms.start();
+  await gateway.platforms.start();
   let closed = false;
   const gw: TestGateway = {
     ...gateway,
@@ -108,12 +108,12 @@ export async function api(
 }
 
 /** Everything a refused request could have changed: the last event id, counts and tasks. */
-export function boardSnapshot(gw: TestGateway) {
+export async function boardSnapshot(gw: TestGateway) {
   const board = gw.kanban.board;
   return {
-    lastEvent: board.events.lastId(),
-    counts: board.counts(),
-    tasks: board.list({ limit: 1000 }).tasks,
+    lastEvent: await board.events.lastId(),
+    counts: await board.counts(),
+    tasks: (await board.list({ limit: 1000 })).tasks,
   };
 }
 

@@ -2,12 +2,13 @@
 import { join } from 'node:path';
 import type { Board } from '../../src/kanban/board.js';
 import { claimTask, type Claim } from '../../src/kanban/moves/claim.js';
+import { recordFoundProcess } from '../../src/kanban/moves/records.js';
 import { identityOf } from '../../src/proc/index.js';
 import { spawnTracked } from './procs.js';
 
 /** Claims `taskId` as the dispatcher would (no process yet); throws if it is not claimable. */
-export function claim(board: Board, dataDir: string, taskId: string): Claim {
-  const claimed = board.transact((tx) =>
+export async function claim(board: Board, dataDir: string, taskId: string): Promise<Claim> {
+  const claimed = await board.transact((tx) =>
     claimTask(tx, {
       taskId,
       profile: 'demo',
@@ -21,16 +22,18 @@ export function claim(board: Board, dataDir: string, taskId: string): Claim {
 }
 
 /** Puts a real process group (`sleep`, in its own session) behind a claimed run. */
-export function attachSleeper(board: Board, claimed: Claim): number {
+export async function attachSleeper(board: Board, claimed: Claim): Promise<number> {
   const sleeper = spawnTracked(['sleep', '60'], {
     env: { ...process.env, GATEHOUSE_RUN_ID: claimed.run.id },
   });
   const id = identityOf(sleeper.pid)!;
-  board.runs.recordProcess(claimed.run.id, {
-    pid: id.pid,
-    pgid: id.pid,
-    startTime: id.startTime,
-    bootId: id.bootId,
-  });
+  await board.transact((tx) =>
+    recordFoundProcess(tx, claimed.run.id, {
+      pid: id.pid,
+      pgid: id.pid,
+      startTime: id.startTime,
+      bootId: id.bootId,
+    }),
+  );
   return sleeper.pid;
 }

@@ -342,9 +342,9 @@ describe('supervision', () => {
       { maxConcurrent: 2 },
     );
     for (let i = 0; i < 4; i++) await createTask(gw, { title: `h${i}`, assignee: 'hang' });
-    await waitFor('two running', () => gw.kanban.board.counts().running === 2);
+    await waitFor('two running', async () => (await gw.kanban.board.counts()).running === 2);
     await ticksPass(gw);
-    expect(gw.kanban.board.counts().running).toBe(2);
+    expect((await gw.kanban.board.counts()).running).toBe(2);
     expect(gw.dispatcher.liveCount()).toBe(2);
   });
 
@@ -354,7 +354,7 @@ describe('supervision', () => {
       { maxConcurrent: 5 },
     );
     for (let i = 0; i < 3; i++) await createTask(gw, { title: `s${i}`, assignee: 'solo' });
-    await waitFor('one running', () => gw.kanban.board.counts().running === 1);
+    await waitFor('one running', async () => (await gw.kanban.board.counts()).running === 1);
     await ticksPass(gw);
     expect(gw.dispatcher.liveByProfile().solo).toBe(1);
   });
@@ -365,11 +365,14 @@ describe('supervision', () => {
       { maxConcurrent: 4 },
     );
     for (let i = 0; i < 150; i++)
-      gw.kanban.board.create({ title: `queued ${i}`, assignee: 'solo' }, { kind: 'api' });
-    await waitFor('the capped profile at its cap', () => gw.kanban.board.counts().running === 1);
+      await gw.kanban.board.create({ title: `queued ${i}`, assignee: 'solo' }, { kind: 'api' });
+    await waitFor(
+      'the capped profile at its cap',
+      async () => (await gw.kanban.board.counts()).running === 1,
+    );
     const other = await createTask(gw, { title: 'not stuck behind them', assignee: 'quick' });
     await settledIn(gw, other.id, 'done');
-    expect(gw.kanban.board.counts()).toMatchObject({ running: 1, ready: 149 });
+    expect(await gw.kanban.board.counts()).toMatchObject({ running: 1, ready: 149 });
   });
 
   it('pauses dispatch with maxConcurrent 0', async () => {

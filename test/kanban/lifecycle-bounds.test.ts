@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { api, startGateway } from '../helpers/app.js';
+import { recordGone } from '../../src/kanban/moves/records.js';
 import { claim } from '../helpers/board.js';
 import { telegramDouble } from '../helpers/doubles.js';
 import { waitFor } from '../helpers/wait.js';
@@ -41,16 +42,16 @@ describe('children of a parent that will never be done', () => {
       parents: [b.id],
     });
     // b completes: the child is promoted.
-    const run = claim(gw.kanban.board, gw.dataDir, b.id);
-    gw.kanban.worker.complete(b.id, run.token, {});
+    const run = await claim(gw.kanban.board, gw.dataDir, b.id);
+    await gw.kanban.worker.complete(b.id, run.token, {});
     expect((await getTask(gw, child.id)).status).toBe('ready');
   });
 
   it('are promoted when the parent they still waited on is deleted and every remaining parent is done', async () => {
     const gw = await startGateway();
     const done = await createTask(gw, { title: 'done one' });
-    const run = claim(gw.kanban.board, gw.dataDir, done.id);
-    gw.kanban.worker.complete(done.id, run.token, {});
+    const run = await claim(gw.kanban.board, gw.dataDir, done.id);
+    await gw.kanban.worker.complete(done.id, run.token, {});
     const pending = await createTask(gw, { title: 'pending one' });
     const child = await createTask(gw, { title: 'child', parents: [done.id, pending.id] });
     // Archiving the done parent changes nothing for the child; its pending parent is archived
@@ -75,10 +76,10 @@ describe('retention', () => {
     const { board } = gw.kanban;
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const task = board.create({ title: `old ${i}` }, { kind: 'api' });
-      const run = claim(board, gw.dataDir, task.id);
-      gw.kanban.worker.complete(task.id, run.token, {});
-      board.runs.markGone(run.run.id, now);
+      const task = await board.create({ title: `old ${i}` }, { kind: 'api' });
+      const run = await claim(board, gw.dataDir, task.id);
+      await gw.kanban.worker.complete(task.id, run.token, {});
+      await board.transact((tx) => recordGone(tx, run.run.id));
       ids.push(run.run.id);
     }
     for (const id of ids) expect(existsSync(join(gw.dataDir, 'runs', id))).toBe(false);
@@ -87,11 +88,11 @@ describe('retention', () => {
       mkdirSync(join(gw.dataDir, 'runs', id), { recursive: true });
       writeFileSync(join(gw.dataDir, 'runs', id, 'log'), 'output\n');
     }
-    const events = board.events.lastId();
+    const events = await board.events.lastId();
     now += 8 * DAY;
-    expect(gw.retention.pass()).toMatchObject({ run_folders: 0, events });
+    expect(await gw.retention.pass()).toMatchObject({ run_folders: 0, events });
     now += 23 * DAY;
-    expect(gw.retention.pass()).toMatchObject({ run_folders: 3 });
+    expect(await gw.retention.pass()).toMatchObject({ run_folders: 3 });
     for (const id of ids) expect(existsSync(join(gw.dataDir, 'runs', id))).toBe(false);
     const log = await api(gw.url, 'GET', `/runs/${ids[0]}/log`);
     expect(log.status).toBe(404);
@@ -99,10 +100,10 @@ describe('retention', () => {
     const metrics = (await api(gw.url, 'GET', '/metrics')).body as string;
     expect(metrics).toMatch(/gatehouse_pruned_total\{what="run_folders"\} 3/);
 
-    const gone = board.create({ title: 'to delete' }, { kind: 'api' });
-    const run = claim(board, gw.dataDir, gone.id);
+    const gone = await board.create({ title: 'to delete' }, { kind: 'api' });
+    const run = await claim(board, gw.dataDir, gone.id);
     mkdirSync(join(gw.dataDir, 'runs', run.run.id), { recursive: true });
-    gw.kanban.worker.complete(gone.id, run.token, {});
+    await gw.kanban.worker.complete(gone.id, run.token, {});
     await api(gw.url, 'POST', `/tasks/${gone.id}/archive`);
     expect((await api(gw.url, 'DELETE', `/tasks/${gone.id}`)).status).toBe(204);
     expect(existsSync(join(gw.dataDir, 'runs', run.run.id))).toBe(false);
@@ -113,15 +114,15 @@ describe('deleting a task', () => {
   it('answers 204 once the task is gone even if its folder cannot go yet; retention removes it later', async () => {
     const gw = await startGateway();
     const { board } = gw.kanban;
-    const task = board.create({ title: 'to delete' }, { kind: 'api' });
-    const run = claim(board, gw.dataDir, task.id);
+    const task = await board.create({ title: 'to delete' }, { kind: 'api' });
+    const run = await claim(board, gw.dataDir, task.id);
     const folder = join(gw.dataDir, 'runs', run.run.id);
     mkdirSync(folder, { recursive: true });
-    gw.kanban.worker.complete(task.id, run.token, {});
+    await gw.kanban.worker.complete(task.id, run.token, {});
     await api(gw.url, 'POST', `/tasks/${task.id}/archive`);
     // Another task's folder stays; one whose run a dying daemon deleted without its folder goes.
-    const kept = board.create({ title: 'kept' }, { kind: 'api' });
-    const keptRun = claim(board, gw.dataDir, kept.id);
+    const kept = await board.create({ title: 'kept' }, { kind: 'api' });
+    const keptRun = await claim(board, gw.dataDir, kept.id);
     mkdirSync(join(gw.dataDir, 'runs', keptRun.run.id), { recursive: true });
     const orphan = join(gw.dataDir, 'runs', 'r_00000000abcd');
     mkdirSync(orphan, { recursive: true });
@@ -149,10 +150,10 @@ describe('bounded output', () => {
       { dispatch: true },
     );
     const task = await createTask(gw, { title: 'chatty', assignee: 'beats' });
-    const beats = () =>
-      gw.kanban.board.tasks.running().find((t) => t.id === task.id)?.lastHeartbeatAt;
+    const beats = async () =>
+      (await gw.kanban.board.tasks.running()).find((t) => t.id === task.id)?.lastHeartbeatAt;
     const first = await waitFor('a heartbeat', beats);
-    await waitFor('many more heartbeats', () => (beats() ?? 0) > first + 1000);
+    await waitFor('many more heartbeats', async () => ((await beats()) ?? 0) > first + 1000);
     const kinds = (await eventsOf(gw, task.id)).map((e) => e.kind);
     expect(kinds.filter((k) => k === 'heartbeat')).toHaveLength(1);
   });
@@ -171,10 +172,10 @@ describe('bounded output', () => {
     });
     const { board } = gw.kanban;
     for (let i = 0; i < 1100; i++) {
-      const t = board.create({ title: `closed ${i}` }, { kind: 'api' });
+      const t = await board.create({ title: `closed ${i}` }, { kind: 'api' });
       await api(gw.url, 'POST', `/tasks/${t.id}/archive`);
     }
-    for (let i = 0; i < 25; i++) board.create({ title: `open ${i}` }, { kind: 'api' });
+    for (let i = 0; i < 25; i++) await board.create({ title: `open ${i}` }, { kind: 'api' });
     await waitFor('connected', () => gw.platforms.get('tg').view().state === 'connected');
     tg.say(5, '/tasks');
     const reply = await waitFor('the reply', () => tg.sent.find((m) => m.text.includes('open 0')));

@@ -22,8 +22,10 @@ import { tempDir } from '../helpers/daemon.js';
 const NOW = 1_700_000_000_000;
 const policy = { failureLimit: 2, rateLimitCooldownMs: 300_000 };
 const stores: Store[] = [];
+const readers: Database.Database[] = [];
 
 afterEach(() => {
+  for (const r of readers.splice(0)) r.close();
   for (const s of stores.splice(0)) s.close();
 });
 
@@ -40,8 +42,8 @@ function fixture() {
   );
   const events: BoardEvent[] = [];
   board.bus.subscribe((e) => events.push(e));
-  const claim = (taskId: string) =>
-    board.transact((tx) =>
+  const claim = async (taskId: string) =>
+    (await board.transact((tx) =>
       claimTask(tx, {
         taskId,
         profile: 'demo',
@@ -49,7 +51,7 @@ function fixture() {
         keepDescendants: false,
         logPathFor: (id) => `/tmp/${id}.log`,
       }),
-    )!;
+    ))!;
   const kinds = () => events.map((e) => e.kind);
   return { path, store, board, events, kinds, claim };
 }
@@ -69,10 +71,10 @@ function row(path: string, id: string) {
 }
 
 describe('moves', () => {
-  it('claim: ready → running with a run, a lease and a claimed event', () => {
+  it('claim: ready → running with a run, a lease and a claimed event', async () => {
     const f = fixture();
-    const task = f.board.create({ title: 'a' }, { kind: 'api' });
-    const claim = f.claim(task.id);
+    const task = await f.board.create({ title: 'a' }, { kind: 'api' });
+    const claim = await f.claim(task.id);
     expect(row(f.path, task.id)).toEqual({
       status: 'running',
       current_run_id: claim.run.id,
@@ -83,15 +85,15 @@ describe('moves', () => {
       block_reason: null,
     });
     expect(f.kinds()).toEqual(['created', 'claimed']);
-    expect(f.claim(task.id)).toBeNull();
+    expect(await f.claim(task.id)).toBeNull();
   });
 
-  it('claim: refused while a parent is not done', () => {
+  it('claim: refused while a parent is not done', async () => {
     const f = fixture();
-    const parent = f.board.create({ title: 'p' }, { kind: 'api' });
-    const child = f.board.create({ title: 'c', parents: [parent.id] }, { kind: 'api' });
+    const parent = await f.board.create({ title: 'p' }, { kind: 'api' });
+    const child = await f.board.create({ title: 'c', parents: [parent.id] }, { kind: 'api' });
     expect(child.status).toBe('todo');
-    expect(f.claim(child.id)).toBeNull();
+    expect(await f.claim(child.id)).toBeNull();
   });
 
   const settles: [
@@ -129,11 +131,11 @@ describe('moves', () => {
   ];
 
   for (const [name, outcome, fields, expected] of settles) {
-    it(`settle: ${name}, clearing the run and the lease`, () => {
+    it(`settle: ${name}, clearing the run and the lease`, async () => {
       const f = fixture();
-      const task = f.board.create({ title: 't' }, { kind: 'api' });
-      const claim = f.claim(task.id);
-      const settled = f.board.transact((tx) =>
+      const task = await f.board.create({ title: 't' }, { kind: 'api' });
+      const claim = await f.claim(task.id);
+      const settled = await f.board.transact((tx) =>
         settleRun(tx, policy, { taskId: task.id, runId: claim.run.id, outcome, ...fields }),
       );
       expect(settled).not.toBeNull();
@@ -145,68 +147,70 @@ describe('moves', () => {
         ...expected,
       });
       expect(f.kinds()).toContain(outcome);
-      expect(f.store.runs.get(claim.run.id)).toMatchObject({ outcome, endedAt: NOW });
+      expect(await f.store.runs.get(claim.run.id)).toMatchObject({ outcome, endedAt: NOW });
     });
   }
 
-  it('settle: a second settlement of the same run changes nothing', () => {
+  it('settle: a second settlement of the same run changes nothing', async () => {
     const f = fixture();
-    const task = f.board.create({ title: 't' }, { kind: 'api' });
-    const claim = f.claim(task.id);
+    const task = await f.board.create({ title: 't' }, { kind: 'api' });
+    const claim = await f.claim(task.id);
     const end = { taskId: task.id, runId: claim.run.id, outcome: 'completed' as const };
-    expect(f.board.transact((tx) => settleRun(tx, policy, end))).not.toBeNull();
+    expect(await f.board.transact((tx) => settleRun(tx, policy, end))).not.toBeNull();
     const events = f.events.length;
-    expect(f.board.transact((tx) => settleRun(tx, policy, end))).toBeNull();
+    expect(await f.board.transact((tx) => settleRun(tx, policy, end))).toBeNull();
     expect(f.events).toHaveLength(events);
   });
 
-  it('settle: completion promotes a child whose parents are now all done', () => {
+  it('settle: completion promotes a child whose parents are now all done', async () => {
     const f = fixture();
-    const parent = f.board.create({ title: 'p' }, { kind: 'api' });
-    const child = f.board.create({ title: 'c', parents: [parent.id] }, { kind: 'api' });
-    const claim = f.claim(parent.id);
-    f.board.transact((tx) =>
+    const parent = await f.board.create({ title: 'p' }, { kind: 'api' });
+    const child = await f.board.create({ title: 'c', parents: [parent.id] }, { kind: 'api' });
+    const claim = await f.claim(parent.id);
+    await f.board.transact((tx) =>
       settleRun(tx, policy, { taskId: parent.id, runId: claim.run.id, outcome: 'completed' }),
     );
-    expect(f.board.get(child.id).status).toBe('ready');
+    expect((await f.board.get(child.id)).status).toBe('ready');
     expect(f.kinds().at(-1)).toBe('promoted');
   });
 
-  it('give up: ready → blocked with the reason and a gave_up event', () => {
+  it('give up: ready → blocked with the reason and a gave_up event', async () => {
     const f = fixture();
-    const task = f.board.create({ title: 't' }, { kind: 'api' });
-    expect(f.board.transact((tx) => giveUpReady(tx, task.id, 'no profile'))).toBe(true);
+    const task = await f.board.create({ title: 't' }, { kind: 'api' });
+    expect(await f.board.transact((tx) => giveUpReady(tx, task.id, 'no profile'))).toBe(true);
     expect(row(f.path, task.id)).toMatchObject({ status: 'blocked', block_reason: 'no profile' });
     expect(f.kinds().at(-1)).toBe('gave_up');
   });
 
-  it('unblock: blocked → ready, the reason and the failure count cleared', () => {
+  it('unblock: blocked → ready, the reason and the failure count cleared', async () => {
     const f = fixture();
-    const task = f.board.create({ title: 't' }, { kind: 'api' });
-    f.board.transact((tx) => giveUpReady(tx, task.id, 'stuck'));
-    const unblocked = f.board.transact((tx) => unblockTask(tx, task.id));
+    const task = await f.board.create({ title: 't' }, { kind: 'api' });
+    await f.board.transact((tx) => giveUpReady(tx, task.id, 'stuck'));
+    const unblocked = await f.board.transact((tx) => unblockTask(tx, task.id));
     expect(unblocked).toMatchObject({ status: 'ready', blockReason: null, consecutiveFailures: 0 });
-    expect(() => f.board.transact((tx) => unblockTask(tx, task.id))).toThrow(/not blocked/);
+    await expect(f.board.transact((tx) => unblockTask(tx, task.id))).rejects.toThrow(/not blocked/);
   });
 
-  it('archive: an idle task is archived; a running one is refused (its worker goes first)', () => {
+  it('archive: an idle task is archived; a running one is refused (its worker goes first)', async () => {
     const f = fixture();
-    const idle = f.board.create({ title: 'idle' }, { kind: 'api' });
-    expect(f.board.transact((tx) => archiveIdle(tx, idle.id)).status).toBe('archived');
-    const busy = f.board.create({ title: 'busy' }, { kind: 'api' });
-    f.claim(busy.id);
-    expect(() => f.board.transact((tx) => archiveIdle(tx, busy.id))).toThrow(/running/);
+    const idle = await f.board.create({ title: 'idle' }, { kind: 'api' });
+    expect((await f.board.transact((tx) => archiveIdle(tx, idle.id))).status).toBe('archived');
+    const busy = await f.board.create({ title: 'busy' }, { kind: 'api' });
+    await f.claim(busy.id);
+    await expect(f.board.transact((tx) => archiveIdle(tx, busy.id))).rejects.toThrow(/running/);
   });
 
-  it('termination: begin claims the right once; defer keeps the claim and extends the lease', () => {
+  it('termination: begin claims the right once; defer keeps the claim and extends the lease', async () => {
     const f = fixture();
-    const task = f.board.create({ title: 't' }, { kind: 'api' });
-    const claim = f.claim(task.id);
-    const run = f.board.transact((tx) => beginTermination(tx, task.id, 'reclaim', true));
+    const task = await f.board.create({ title: 't' }, { kind: 'api' });
+    const claim = await f.claim(task.id);
+    const run = await f.board.transact((tx) => beginTermination(tx, task.id, 'reclaim', true));
     expect(run?.id).toBe(claim.run.id);
-    expect(f.board.transact((tx) => beginTermination(tx, task.id, 'timeout', true))).toBeNull();
+    expect(
+      await f.board.transact((tx) => beginTermination(tx, task.id, 'timeout', true)),
+    ).toBeNull();
     const report = { prevPid: 1, terminated: false, sigkill: true, survived: true, pids: [1] };
-    f.board.transact((tx) => deferTermination(tx, run!, 'reclaim', report, 120_000, true));
+    await f.board.transact((tx) => deferTermination(tx, run!, 'reclaim', report, 120_000, true));
     expect(row(f.path, task.id)).toMatchObject({
       status: 'running',
       terminating: 'reclaim',
@@ -214,31 +218,36 @@ describe('moves', () => {
     });
     expect(f.kinds().at(-1)).toBe('reclaim_deferred');
     // An operator's archive takes over a pending reclaim that nobody is carrying out.
-    expect(f.board.transact((tx) => beginTermination(tx, task.id, 'archive', true))?.id).toBe(
-      claim.run.id,
-    );
+    expect(
+      (await f.board.transact((tx) => beginTermination(tx, task.id, 'archive', true)))?.id,
+    ).toBe(claim.run.id);
   });
 
-  it('lease: extended only while no termination is pending; heartbeats coalesce their events', () => {
+  it('lease: extended only while no termination is pending; heartbeats coalesce their events', async () => {
     const f = fixture();
-    const task = f.board.create({ title: 't' }, { kind: 'api' });
-    const claim = f.claim(task.id);
-    expect(f.board.transact((tx) => extendLease(tx, task.id, claim.run.id, NOW + 1))).toBe(true);
+    const task = await f.board.create({ title: 't' }, { kind: 'api' });
+    const claim = await f.claim(task.id);
+    expect(await f.board.transact((tx) => extendLease(tx, task.id, claim.run.id, NOW + 1))).toBe(
+      true,
+    );
     for (let i = 0; i < 5; i++)
-      expect(f.board.transact((tx) => heartbeat(tx, task.id, claim.run.id, 'tick', 30_000))).toBe(
-        true,
-      );
+      expect(
+        await f.board.transact((tx) => heartbeat(tx, task.id, claim.run.id, 'tick', 30_000)),
+      ).toBe(true);
     expect(f.kinds().filter((k) => k === 'heartbeat')).toHaveLength(1);
     expect(row(f.path, task.id)).toMatchObject({ last_heartbeat_at: NOW });
-    f.board.transact((tx) => beginTermination(tx, task.id, 'stale', true));
-    expect(f.board.transact((tx) => extendLease(tx, task.id, claim.run.id, NOW + 2))).toBe(false);
+    await f.board.transact((tx) => beginTermination(tx, task.id, 'stale', true));
+    expect(await f.board.transact((tx) => extendLease(tx, task.id, claim.run.id, NOW + 2))).toBe(
+      false,
+    );
   });
 });
 
 /** A Transactor of its own over a fresh database, and the events its bus published. */
 function groupFixture() {
-  const db = openDatabase(join(tempDir(), 'gatehouse.db'));
-  const store = new Store(db);
+  const path = join(tempDir(), 'gatehouse.db');
+  const store = openStore(path);
+  const db = new Database(path, { readonly: true });
   stores.push(store);
   const bus = new EventBus((err) => {
     throw err;
@@ -247,10 +256,12 @@ function groupFixture() {
   bus.subscribe((e) => published.push(e));
   const transactor = new Transactor(store, () => NOW, bus);
   const create = (title: string, body = '') =>
-    transactor.runGrouped((tx) => createTask(tx, { title, body }, { kind: 'api' }).task);
+    transactor.run(async (tx) => (await createTask(tx, { title, body }, { kind: 'api' })).task);
   const titles = () => db.prepare('SELECT title FROM tasks ORDER BY seq').pluck().all();
   const eventCount = () => db.prepare('SELECT count(*) FROM events').pluck().get();
-  return { db, transactor, published, create, titles, eventCount };
+  // The connection the transactor writes through (a page limit is a connection's own).
+  const writer = (store as unknown as { writer: Database.Database }).writer;
+  return { db, writer, transactor, published, create, titles, eventCount };
 }
 
 describe('group commit', () => {
@@ -259,8 +270,8 @@ describe('group commit', () => {
     // Queued in one turn of the event loop: one group.
     const moves = [
       g.create('first'),
-      g.transactor.runGrouped((tx) => {
-        createTask(tx, { title: 'half done' }, { kind: 'api' });
+      g.transactor.run(async (tx) => {
+        await createTask(tx, { title: 'half done' }, { kind: 'api' });
         throw new Error('failed after writing');
       }),
       g.create('last'),
@@ -278,8 +289,8 @@ describe('group commit', () => {
     const g = groupFixture();
     // Room for a small task or two, not for a 1 MB body: SQLite answers SQLITE_FULL by rolling
     // back the whole transaction, the first move's work with it.
-    const pages = g.db.pragma('page_count', { simple: true }) as number;
-    g.db.pragma(`max_page_count = ${pages + 8}`);
+    const pages = g.writer.pragma('page_count', { simple: true }) as number;
+    g.writer.pragma(`max_page_count = ${pages + 8}`);
     const outcomes = await Promise.allSettled([
       g.create('first'),
       g.create('too big', 'x'.repeat(1024 * 1024)),
@@ -295,10 +306,10 @@ describe('group commit', () => {
 });
 
 describe('the status CHECK constraints', () => {
-  it('refuse a forged row: a done task that keeps its run and lease', () => {
+  it('refuse a forged row: a done task that keeps its run and lease', async () => {
     const f = fixture();
-    const task = f.board.create({ title: 't' }, { kind: 'api' });
-    f.claim(task.id);
+    const task = await f.board.create({ title: 't' }, { kind: 'api' });
+    await f.claim(task.id);
     const db = new Database(f.path);
     try {
       expect(() =>
@@ -317,10 +328,10 @@ describe('the status CHECK constraints', () => {
     } finally {
       db.close();
     }
-    expect(f.board.get(task.id).status).toBe('running');
+    expect((await f.board.get(task.id)).status).toBe('running');
   });
 
-  it('are added to a database made by the previous version without losing a row', () => {
+  it('are added to a database made by the previous version without losing a row', async () => {
     const path = join(tempDir(), 'gatehouse.db');
     const old = openDatabase(path, { migrateTo: 1 });
     const insert = old.prepare(`INSERT INTO tasks (id, title, status, created_at, updated_at,
@@ -349,9 +360,13 @@ describe('the status CHECK constraints', () => {
     const store = openStore(path);
     stores.push(store);
     expect(
-      store.tasks
-        .list({ order: 'asc', afterSeq: null, limit: 10 })
-        .tasks.map((t) => [t.id, t.status, t.currentRunId, t.notBefore, t.blockReason]),
+      (await store.tasks.list({ order: 'asc', afterSeq: null, limit: 10 })).tasks.map((t) => [
+        t.id,
+        t.status,
+        t.currentRunId,
+        t.notBefore,
+        t.blockReason,
+      ]),
     ).toEqual([
       ['t_000000000001', 'done', null, null, null],
       ['t_000000000002', 'running', 'r_000000000002', null, null],
@@ -359,8 +374,8 @@ describe('the status CHECK constraints', () => {
       // Its only parent is done: an older version left it waiting on nothing (promoted).
       ['t_000000000004', 'ready', null, null, null],
     ]);
-    expect(store.tasks.get('t_000000000004')?.parents).toEqual(['t_000000000001']);
-    expect(store.runs.forTask('t_000000000002')).toHaveLength(1);
+    expect((await store.tasks.get('t_000000000004'))?.parents).toEqual(['t_000000000001']);
+    expect(await store.runs.forTask('t_000000000002')).toHaveLength(1);
     const raw = new Database(path, { readonly: true });
     expect(raw.prepare('SELECT count(*) AS n FROM comments').get()).toEqual({ n: 1 });
     raw.close();

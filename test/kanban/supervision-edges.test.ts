@@ -222,16 +222,16 @@ describe('an ending is recorded as what it was', () => {
   it('refuses an old run’s token on every worker route once the task has a newer run', async () => {
     const gw = await startGateway();
     const { board } = gw.kanban;
-    const task = board.create({ title: 'twice' }, { kind: 'api' });
+    const task = await board.create({ title: 'twice' }, { kind: 'api' });
     const auth = (token: string) => ({ authorization: `Bearer ${token}` });
-    const old = claim(board, gw.dataDir, task.id).token;
+    const old = (await claim(board, gw.dataDir, task.id)).token;
     const first = await api(gw.url, 'POST', `/tasks/${task.id}/block`, { reason: 'r' }, auth(old));
     expect(first.status).toBe(200);
     // Repeating the same verdict while it is still the latest run is idempotent.
     const again = await api(gw.url, 'POST', `/tasks/${task.id}/block`, { reason: 'r' }, auth(old));
     expect(again.status).toBe(200);
     expect((await api(gw.url, 'POST', `/tasks/${task.id}/unblock`)).status).toBe(200);
-    claim(board, gw.dataDir, task.id);
+    await claim(board, gw.dataDir, task.id);
     for (const [route, body] of [
       ['block', { reason: 'r' }],
       ['complete', {}],
@@ -241,6 +241,6 @@ describe('an ending is recorded as what it was', () => {
       expect(res.status, route).toBe(409);
       expect(res.body.error.code).toBe('RUN_MISMATCH');
     }
-    expect(board.get(task.id).status).toBe('running');
+    expect((await board.get(task.id)).status).toBe('running');
   });
 });

@@ -39,7 +39,7 @@ describe('signed webhook deliveries', () => {
     const renamed = { ...headers, 'webhook-id': 'delivery-2' };
     const replayed = await api(gw.url, 'POST', '/platform/ops/inbound', body, renamed);
     expect(replayed.status).toBe(401);
-    expect(gw.kanban.board.counts().ready).toBe(1);
+    expect((await gw.kanban.board.counts()).ready).toBe(1);
   });
 
   it('takes two deliveries with the same channel and text in the same second for two', async () => {
@@ -60,7 +60,7 @@ describe('signed webhook deliveries', () => {
       ids.push(res.body.taskId);
     }
     expect(new Set(ids).size).toBe(2);
-    expect(gw.kanban.board.counts().ready).toBe(2);
+    expect((await gw.kanban.board.counts()).ready).toBe(2);
   });
 
   it('interoperates with the standardwebhooks library, signing and verifying both ways', async () => {
@@ -105,7 +105,7 @@ describe('signed webhook deliveries', () => {
         'webhook-signature': `${old} ${library.sign(id, now, body)}`,
       });
       expect(res.status).toBe(202);
-      expect(gw.kanban.board.get(res.body.taskId).title).toBe('signed by the library');
+      expect((await gw.kanban.board.get(res.body.taskId)).title).toBe('signed by the library');
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
@@ -130,7 +130,7 @@ describe('signed webhook deliveries', () => {
       const res = await api(gw.url, 'POST', '/platform/ops/inbound', body, headers);
       expect(res.status, what).toBe(401);
     }
-    expect(gw.kanban.board.counts().ready).toBe(0);
+    expect((await gw.kanban.board.counts()).ready).toBe(0);
   });
 
   it('are refused by a paused platform (503) and a disabled one (404), creating nothing', async () => {
@@ -159,7 +159,7 @@ describe('signed webhook deliveries', () => {
       signedHeaders(SECRET, body),
     );
     expect(disabled.status).toBe(404);
-    expect(gw.kanban.board.counts().ready).toBe(0);
+    expect((await gw.kanban.board.counts()).ready).toBe(0);
   });
 
   it('outbound deliveries carry a timestamp, a delivery id and a signature over both', async () => {

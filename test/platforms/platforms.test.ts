@@ -143,7 +143,7 @@ describe('webhook inbound', () => {
     expect(bad.status).toBe(401);
     const unsigned = await api(gw.url, 'POST', '/platform/ops/inbound', body);
     expect(unsigned.status).toBe(401);
-    expect(gw.kanban.board.counts().ready).toBe(0);
+    expect((await gw.kanban.board.counts()).ready).toBe(0);
     const good = await api(
       gw.url,
       'POST',
@@ -155,7 +155,7 @@ describe('webhook inbound', () => {
     await waitFor('the reply', () =>
       receiver.received.some((m) => m.text.startsWith('Created t_')),
     );
-    const [task] = gw.kanban.board.list({ limit: 10 }).tasks;
+    const [task] = (await gw.kanban.board.list({ limit: 10 })).tasks;
     expect(task).toMatchObject({
       title: 'check the backups',
       origin: { kind: 'platform', platform: 'ops', channel: 'ops-room' },
@@ -244,14 +244,14 @@ describe('telegram', () => {
     // 500 emoji are 1,000 UTF-16 units and 500 characters: the API takes them, and so does chat.
     const emoji = '😀'.repeat(500);
     tg.say(6, `/task ${emoji}`);
-    await waitFor('the task', () => gw.kanban.board.counts().ready === 1);
-    const [task] = gw.kanban.board.list({ limit: 10 }).tasks;
+    await waitFor('the task', async () => (await gw.kanban.board.counts()).ready === 1);
+    const [task] = (await gw.kanban.board.list({ limit: 10 })).tasks;
     expect(task!.title).toBe(emoji);
     const api500 = await api(gw.url, 'POST', '/tasks', { title: emoji });
     expect(api500.status).toBe(201);
     for (const title of refused)
       expect((await api(gw.url, 'POST', '/tasks', { title })).status).toBe(400);
-    expect(gw.kanban.board.counts().ready).toBe(2);
+    expect((await gw.kanban.board.counts()).ready).toBe(2);
   });
 
   it('never handles an update twice across a restart (the offset is persisted)', async () => {
@@ -267,11 +267,11 @@ describe('telegram', () => {
     };
     const first = await startGateway(config);
     tg.say(7, '/task only once');
-    await waitFor('the task', () => first.kanban.board.counts().ready === 1);
+    await waitFor('the task', async () => (await first.kanban.board.counts()).ready === 1);
     await first.close();
     const second = await startGateway(config, { dataDir: first.dataDir });
     await waitFor('a few polls', () => tg.calls.filter((c) => c === 'getUpdates').length > 4);
-    expect(second.kanban.board.counts().ready).toBe(1);
+    expect((await second.kanban.board.counts()).ready).toBe(1);
   });
 
   it('treats bad credentials as permanent (failed) and connects after an operator reconnect', async () => {
@@ -412,12 +412,15 @@ describe('notifications', () => {
       { dispatch: true, notifyRetryMs: 100 },
     );
     const task = (await api(gw.url, 'POST', '/tasks', { title: 'tell the room' })).body;
-    await waitFor('done', () => gw.kanban.board.get(task.id).status === 'done');
+    await waitFor('done', async () => (await gw.kanban.board.get(task.id)).status === 'done');
     await waitFor('a first send and a retry, both refused', () => receiver.attempts >= 2);
     expect(receiver.received).toEqual([]);
     receiver.status = 200;
     await waitFor('delivery', () => receiver.received.length > 0, 15_000);
-    await waitFor('nothing left to send', () => gw.platforms.notificationBacklog() === 0);
+    await waitFor(
+      'nothing left to send',
+      async () => (await gw.platforms.notificationBacklog()) === 0,
+    );
     const about = receiver.received.filter((m) => m.text.includes(task.id));
     expect(about).toHaveLength(1);
     expect(about[0]).toMatchObject({ channel: 'ops-room', event: 'completed' });

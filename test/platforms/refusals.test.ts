@@ -20,8 +20,8 @@ async function notified(
 ) {
   const { board } = gw.kanban;
   const { claim } = await import('../helpers/board.js');
-  const run = claim(board, gw.dataDir, taskId);
-  gw.kanban.worker.complete(taskId, run.token, { summary });
+  const run = await claim(board, gw.dataDir, taskId);
+  await gw.kanban.worker.complete(taskId, run.token, { summary });
 }
 
 describe('refused notifications', () => {
@@ -44,8 +44,8 @@ describe('refused notifications', () => {
     tg.say(42, '/task a long report');
     tg.say(43, '/task for a chat that blocked the bot');
     tg.say(42, '/task a short one');
-    await waitFor('three tasks', () => gw.kanban.board.counts().ready === 3);
-    const tasks = gw.kanban.board.list({ limit: 10 }).tasks;
+    await waitFor('three tasks', async () => (await gw.kanban.board.counts()).ready === 3);
+    const tasks = (await gw.kanban.board.list({ limit: 10 })).tasks;
     tg.refuseChats.add('43');
     await notified(gw, tasks[0]!.id, 'x'.repeat(5200));
     await notified(gw, tasks[1]!.id, 'never arrives');
@@ -58,17 +58,20 @@ describe('refused notifications', () => {
     await waitFor('the short one after it', () =>
       tg.sent.some((m) => m.text.startsWith(`Task ${tasks[2]!.id}`)),
     );
-    const dropped = await waitFor('notification_dropped', () =>
-      gw.kanban.board.events
-        .listForTask(tasks[1]!.id, 0, 100)
-        .find((e) => e.kind === 'notification_dropped'),
+    const dropped = await waitFor('notification_dropped', async () =>
+      (await gw.kanban.board.events.listForTask(tasks[1]!.id, 0, 100)).find(
+        (e) => e.kind === 'notification_dropped',
+      ),
     );
     expect(dropped.payload).toMatchObject({
       platform: 'tg',
       channel: '43',
       reason: expect.stringContaining('chat not found'),
     });
-    await waitFor('nothing left to send', () => gw.platforms.notificationBacklog() === 0);
+    await waitFor(
+      'nothing left to send',
+      async () => (await gw.platforms.notificationBacklog()) === 0,
+    );
     expect(gw.platforms.get('tg').view().breaker.state).toBe('closed');
   });
 
@@ -89,8 +92,8 @@ describe('refused notifications', () => {
       },
       { notifyRetryMs: 100 },
     );
-    const poison = gw.kanban.board.create({ title: 'poison' }, { kind: 'api' });
-    const fine = gw.kanban.board.create({ title: 'fine' }, { kind: 'api' });
+    const poison = await gw.kanban.board.create({ title: 'poison' }, { kind: 'api' });
+    const fine = await gw.kanban.board.create({ title: 'fine' }, { kind: 'api' });
     await notified(gw, poison.id, 'bad');
     await notified(gw, fine.id, 'good');
     await waitFor(
@@ -98,9 +101,9 @@ describe('refused notifications', () => {
       () => receiver.received.some((m) => m.text.includes(fine.id)),
       15_000,
     );
-    const dropped = gw.kanban.board.events
-      .listForTask(poison.id, 0, 100)
-      .find((e) => e.kind === 'notification_dropped');
+    const dropped = (await gw.kanban.board.events.listForTask(poison.id, 0, 100)).find(
+      (e) => e.kind === 'notification_dropped',
+    );
     expect(dropped?.payload).toMatchObject({
       platform: 'ops',
       channel: 'room',

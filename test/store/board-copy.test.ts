@@ -27,13 +27,13 @@ async function busyBoard(): Promise<string> {
   expect(inbound.status).toBe(202);
   const parent = (await api(gw.url, 'POST', '/tasks', { title: 'parent', priority: 3 })).body;
   await api(gw.url, 'POST', '/tasks', { title: 'child', parents: [parent.id] });
-  const done = claim(gw.kanban.board, gw.dataDir, parent.id);
-  gw.kanban.worker.complete(parent.id, done.token, { summary: 'ok', result: { n: 1 } });
+  const done = await claim(gw.kanban.board, gw.dataDir, parent.id);
+  await gw.kanban.worker.complete(parent.id, done.token, { summary: 'ok', result: { n: 1 } });
   const doomed = (await api(gw.url, 'POST', '/tasks', { title: 'doomed' })).body;
   await api(gw.url, 'POST', `/tasks/${doomed.id}/archive`);
   await api(gw.url, 'DELETE', `/tasks/${doomed.id}`);
   const running = (await api(gw.url, 'POST', '/tasks', { title: 'running' })).body;
-  claim(gw.kanban.board, gw.dataDir, running.id);
+  await claim(gw.kanban.board, gw.dataDir, running.id);
   await api(gw.url, 'POST', `/tasks/${running.id}/comments`, { text: 'a note', author: 'me' });
   await api(gw.url, 'POST', '/tasks', { title: 'emoji 😀 and "quotes"', body: 'x\ny' });
   await gw.close();

@@ -19,9 +19,9 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
         ...describe('history', 'Events after an id (backfill)', { 200: EventList }),
       },
     },
-    (req) => {
-      board.checkAfter(req.query.after ?? 0);
-      return { events: board.events.list(req.query.after ?? 0, req.query.limit ?? 100) };
+    async (req) => {
+      await board.checkAfter(req.query.after ?? 0);
+      return { events: await board.events.list(req.query.after ?? 0, req.query.limit ?? 100) };
     },
   );
 
@@ -45,7 +45,7 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
       },
     },
     async (req, reply) => {
-      const run = RUN_ID.test(req.params.runId) ? board.runs.get(req.params.runId) : null;
+      const run = RUN_ID.test(req.params.runId) ? await board.runs.get(req.params.runId) : null;
       if (!run) throw new AppError('RUN_NOT_FOUND', `no run ${req.params.runId}`);
       if (run.filesPrunedAt !== null)
         throw new AppError(
@@ -75,21 +75,21 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
           if (repeated)
             throw new AppError('VALIDATION_FAILED', `${repeated[0]}: given more than once`);
           const { task, kinds, after } = req.query;
-          if (after !== undefined) board.checkAfter(after);
+          if (after !== undefined) await board.checkAfter(after);
           const unknown = (kinds ?? '').split(',').filter((k) => k && !isEventKind(k));
           if (unknown.length > 0)
             throw new AppError(
               'VALIDATION_FAILED',
               `kinds: unknown event kind ${unknown.map((k) => `"${k}"`).join(', ')} (known: ${ALL_EVENT_KINDS.join(', ')})`,
             );
-          if (task !== undefined && board.tasks.get(task) === null)
+          if (task !== undefined && (await board.tasks.get(task)) === null)
             throw new AppError('VALIDATION_FAILED', `task: no task ${task}`);
         },
       },
-      (socket, req) => {
+      async (socket, req) => {
         const { after, task, kinds } = req.query;
         hub.attach(socket, {
-          after: after ?? board.events.lastId(),
+          after: after ?? (await board.events.lastId()),
           task: task ?? null,
           kinds: kinds ? new Set<string>(kinds.split(',')) : null,
         });

@@ -172,7 +172,7 @@ export function platformRoutes(app: FastifyInstance, platforms: Platforms): void
           throw new AppError('PLATFORM_UNAVAILABLE', `platform ${config.name} is paused`, {
             headers: { 'retry-after': '60' },
           });
-        const result = platforms.receive(config.name, delivery, parseInbound(delivery.body));
+        const result = await platforms.receive(config.name, delivery, parseInbound(delivery.body));
         return reply
           .code(result.duplicate ? 200 : 202)
           .send({ accepted: true, duplicate: result.duplicate, taskId: result.taskId });

@@ -59,7 +59,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
     },
     async (req, reply) => {
       checkAssignee(deps.profiles, req.body.assignee);
-      return reply.code(201).send(await board.createGrouped(req.body, originOf(req)));
+      return reply.code(201).send(await board.create(req.body, originOf(req)));
     },
   );
 
@@ -89,11 +89,11 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
         ...describe('tasks', 'One task with its runs and live worker', { 200: TaskDetail }, [404]),
       },
     },
-    (req: IdRequest) => {
-      const task = board.get(req.params.id);
+    async (req: IdRequest) => {
+      const task = await board.get(req.params.id);
       // The task read is this request's own: extended in place, not copied (26 fields).
       return Object.assign(task, {
-        runs: board.runs.forTask(task.id).map(publicRun),
+        runs: (await board.runs.forTask(task.id)).map(publicRun),
         worker: deps.workerInfo(task.id),
       });
     },
@@ -128,7 +128,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       },
     },
     async (req: IdRequest, reply) => {
-      const { foldersLeft } = operator.delete(req.params.id);
+      const { foldersLeft } = await operator.delete(req.params.id);
       if (foldersLeft.length > 0)
         req.log.warn(
           { taskId: req.params.id, foldersLeft },
@@ -184,7 +184,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
     async (req, reply) =>
       reply
         .code(201)
-        .send(board.comment(req.params.id, req.body.text, req.body.author ?? 'operator')),
+        .send(await board.comment(req.params.id, req.body.text, req.body.author ?? 'operator')),
   );
 
   app.get(
@@ -195,8 +195,8 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
         ...describe('history', 'A task’s runs, oldest first', { 200: RunList }, [404]),
       },
     },
-    (req: IdRequest) => ({
-      runs: board.runs.forTask(board.get(req.params.id).id).map(publicRun),
+    async (req: IdRequest) => ({
+      runs: (await board.runs.forTask((await board.get(req.params.id)).id)).map(publicRun),
     }),
   );
 
@@ -209,11 +209,11 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
         ...describe('history', 'A task’s events', { 200: EventList }, [404]),
       },
     },
-    (req) => {
-      const { id } = board.get(req.params.id);
-      board.checkAfter(req.query.after ?? 0);
+    async (req) => {
+      const { id } = await board.get(req.params.id);
+      await board.checkAfter(req.query.after ?? 0);
       return {
-        events: board.events.listForTask(id, req.query.after ?? 0, req.query.limit ?? 1000),
+        events: await board.events.listForTask(id, req.query.after ?? 0, req.query.limit ?? 1000),
       };
     },
   );

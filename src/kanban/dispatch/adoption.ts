@@ -2,28 +2,29 @@
 // settled from what it left on disk (exit.json, result.json).
 import { pidExists, startTimeNow } from '../../proc/index.js';
 import type { Board } from '../board.js';
-import { recordAdoption } from '../moves/records.js';
+import { recordAdoption, recordFoundProcess } from '../moves/records.js';
 import type { LiveWorker, LiveWorkers } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
 import { leaderOf } from '../store/run-store.js';
 import { readProcRecord, runDir } from './run-files.js';
 
 /** Registers every running task's worker in `live`; returns those already ended. */
-export function adoptRunning(
+export async function adoptRunning(
   board: Board,
   live: LiveWorkers,
   dataDir: string,
   log: DispatcherLog,
-): LiveWorker[] {
+): Promise<LiveWorker[]> {
   const ended: LiveWorker[] = [];
-  for (const task of board.tasks.running()) {
-    const run = task.currentRunId === null ? null : board.runs.get(task.currentRunId);
+  for (const task of await board.tasks.running()) {
+    const run = task.currentRunId === null ? null : await board.runs.get(task.currentRunId);
     if (!run) continue;
     const known = leaderOf(run);
     const proc = known
       ? { ...known, pgid: run.pgid ?? known.pid }
       : readProcRecord(runDir(dataDir, run.id));
-    if (proc && run.pid === null) board.runs.recordProcess(run.id, proc);
+    if (proc && run.pid === null)
+      await board.transact((tx) => recordFoundProcess(tx, run.id, proc));
     const leader = proc ? { pid: proc.pid, startTime: proc.startTime, bootId: proc.bootId } : null;
     const alive = leader !== null && pidExists(leader.pid, leader);
     const worker: LiveWorker = {
@@ -45,7 +46,7 @@ export function adoptRunning(
     }
     // A termination the previous instance began is resumed by the tick, like any unfinished one.
     if (task.terminating === null) {
-      board.transact((tx) => recordAdoption(tx, task.id, run.id, leader.pid));
+      await board.transact((tx) => recordAdoption(tx, task.id, run.id, leader.pid));
       worker.log.info({ workerPid: leader.pid }, 'worker adopted');
     }
   }

@@ -23,16 +23,16 @@ const overRuntime = (seconds: number) => `exceeded its max runtime of ${seconds}
 export class Deadlines {
   constructor(private readonly deps: DeadlinesDeps) {}
 
-  check(): void {
+  async check(): Promise<void> {
     const { board, live, terminations, workers } = this.deps;
     const now = board.clock();
-    for (const task of board.tasks.runningDeadlines()) {
+    for (const task of await board.tasks.runningDeadlines()) {
       const runId = task.currentRunId;
       if (runId === null) continue;
       if (isTerminationOp(task.terminating)) {
         // Begun but not settled (the worker survived, a settle failed, or a previous instance
         // died mid-way): carry on until nothing of the run is alive, for the same reason.
-        const run = terminations.isActive(task.id) ? null : board.runs.get(runId);
+        const run = terminations.isActive(task.id) ? null : await board.runs.get(runId);
         if (run)
           this.finish(run, task.terminating, this.reasonOf(task.terminating, task, run.profile));
         continue;
@@ -43,7 +43,7 @@ export class Deadlines {
       const profile = workers.profiles[worker?.profile ?? ''];
       const maxSeconds = task.maxRuntimeSeconds ?? profile?.maxRuntimeSeconds ?? null;
       if (worker && maxSeconds !== null && now - worker.startedAt > maxSeconds * 1000) {
-        this.terminate(task.id, 'timeout', overRuntime(maxSeconds));
+        await this.terminate(task.id, 'timeout', overRuntime(maxSeconds));
         continue;
       }
       if (task.leaseExpiresAt === null || task.leaseExpiresAt > now) continue;
@@ -52,12 +52,12 @@ export class Deadlines {
         now - task.lastHeartbeatAt <= workers.heartbeatMaxStaleSeconds * 1000;
       if (worker && fresh) {
         const until = now + workers.claimTtlSeconds * 1000;
-        board.transact((tx) => extendLease(tx, task.id, runId, until));
+        await board.transact((tx) => extendLease(tx, task.id, runId, until));
       } else {
         const why = worker
           ? 'lease expired with a stale heartbeat'
           : 'lease expired with no live worker';
-        this.terminate(task.id, 'stale', why);
+        await this.terminate(task.id, 'stale', why);
       }
     }
   }
@@ -76,8 +76,8 @@ export class Deadlines {
   }
 
   /** Terminates a running task's worker (only if this caller wins the right to). */
-  terminate(taskId: string, op: TerminationOp, error?: string): void {
-    const run = this.deps.terminations.begin(taskId, op);
+  async terminate(taskId: string, op: TerminationOp, error?: string): Promise<void> {
+    const run = await this.deps.terminations.begin(taskId, op);
     if (run) this.finish(run, op, error);
   }
 

@@ -8,7 +8,7 @@ import type { Kanban } from '../kanban.js';
 import { WAKE_KINDS } from '../model/events.js';
 import { claimTask, type Claim } from '../moves/claim.js';
 import { giveUpReady } from '../moves/give-up.js';
-import { recordSpawn } from '../moves/records.js';
+import { recordSamples, recordSpawn } from '../moves/records.js';
 import { settleRun } from '../moves/settle.js';
 import { adoptRunning } from './adoption.js';
 import { Deadlines } from './deadlines.js';
@@ -42,6 +42,9 @@ export class Dispatcher {
   private timer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
   private wakePending = false;
+  /** A dispatch pass is under way; a wake-up meanwhile asks for another after it. */
+  private dispatching = false;
+  private dispatchAgain = false;
   private ticking = false;
   private sampling = false;
   /** Where the next dispatch pass starts among the profiles (round robin). */
@@ -98,10 +101,10 @@ export class Dispatcher {
    * Adopts or settles every running task, then dispatches and starts the tick. `baseUrl` is
    * what workers get as GATEHOUSE_URL (known once the server listens).
    */
-  start(baseUrl: string): void {
+  async start(baseUrl: string): Promise<void> {
     this.baseUrl = baseUrl;
     ensureRunsDir(this.deps.config.dataDir);
-    for (const ended of adoptRunning(
+    for (const ended of await adoptRunning(
       this.board,
       this.live,
       this.deps.config.dataDir,
@@ -173,7 +176,7 @@ export class Dispatcher {
     this.wakePending = true;
     setTimeout(() => {
       this.wakePending = false;
-      this.track('dispatch', async () => this.dispatch());
+      this.track('dispatch', () => this.dispatch());
     }, 0);
   }
 
@@ -200,7 +203,25 @@ export class Dispatcher {
    * cap, and asks for another pass: one spawn per turn of the event loop, because a spawn blocks
    * the loop for a fork and requests that arrive during a burst are served between spawns.
    */
-  private dispatch(): void {
+  private async dispatch(): Promise<void> {
+    if (this.dispatching) {
+      this.dispatchAgain = true;
+      return;
+    }
+    this.dispatching = true;
+    try {
+      await this.dispatchOne();
+    } finally {
+      this.dispatching = false;
+      if (this.dispatchAgain) {
+        this.dispatchAgain = false;
+        this.wake();
+      }
+    }
+  }
+
+  /** One pass: at most one claim, so that the caps read at its start still hold at its end. */
+  private async dispatchOne(): Promise<void> {
     if (this.stopping || this.live.size >= this.workers.maxConcurrent) return;
     const now = this.board.clock();
     const busy = this.live.countByProfile();
@@ -211,8 +232,9 @@ export class Dispatcher {
       if ((busy[profile.name] ?? 0) >= (profile.maxConcurrent ?? Infinity)) continue;
       const isDefault = profile.name === this.workers.defaultProfile;
       // A few candidates: a task whose last run still lingers is skipped, not waited on.
-      for (const taskId of this.board.tasks.dispatchable(now, profile.name, isDefault, 9)) {
-        const claim = this.board.transact((tx) =>
+      for (const taskId of await this.board.tasks.dispatchable(now, profile.name, isDefault, 9)) {
+        if (this.stopping) return;
+        const claim = await this.board.transact((tx) =>
           claimTask(tx, {
             taskId,
             profile: profile.name,
@@ -223,14 +245,14 @@ export class Dispatcher {
         );
         if (!claim) continue;
         this.nextProfile = (turn + 1) % profiles.length;
-        this.launch(claim, profile);
+        await this.launch(claim, profile);
         this.wake();
         return;
       }
     }
   }
 
-  private launch(claim: Claim, profile: Profile): void {
+  private async launch(claim: Claim, profile: Profile): Promise<void> {
     const log = this.deps.log.child({ taskId: claim.task.id, runId: claim.run.id });
     let spawned: ReturnType<typeof spawnWorker>;
     try {
@@ -247,7 +269,7 @@ export class Dispatcher {
     }
     if (!spawned.ok) {
       const error = spawned.error;
-      this.board.transact((tx) =>
+      await this.board.transact((tx) =>
         settleRun(tx, this.deps.kanban.policy, {
           taskId: claim.task.id,
           runId: claim.run.id,
@@ -285,8 +307,12 @@ export class Dispatcher {
     child.unref();
     // Supervised first: if recording it fails (a full disk), its exit still ends the run, from
     // proc.json and exit.json.
+    const recorded = this.board.transact((tx) =>
+      recordSpawn(tx, claim.task.id, claim.run.id, proc, profile.name),
+    );
+    worker.recorded = recorded.catch(() => undefined);
     try {
-      this.board.transact((tx) => recordSpawn(tx, claim.task.id, claim.run.id, proc, profile.name));
+      await recorded;
     } catch (err) {
       log.error({ err, workerPid: proc.pid }, 'worker spawned but not recorded');
       return;
@@ -313,16 +339,16 @@ export class Dispatcher {
         }
         if (w.exit !== undefined) this.endRun(w);
       }
-      this.deadlines.check();
+      await this.deadlines.check();
       // Closed runs with something left: not yet handled by an ending, or a worker that gave its
       // verdict and has not exited (it gets killGraceSeconds to, then it is ended).
-      for (const run of this.board.runs.unreaped()) {
+      for (const run of await this.board.runs.unreaped()) {
         const w = this.live.get(run.id);
         if (!w || w.exit === undefined)
           this.track('reap', () => this.reaper.reap(run, w?.groupHeldUntil ?? null));
       }
-      this.giveUpStranded();
-      this.dispatch();
+      await this.giveUpStranded();
+      await this.dispatch();
     } finally {
       this.ticking = false;
       const ms = performance.now() - started;
@@ -335,9 +361,12 @@ export class Dispatcher {
   }
 
   /** Ready tasks assigned to a profile that is not configured can never run: blocked, said why. */
-  private giveUpStranded(): void {
-    for (const { id, assignee } of this.board.tasks.stranded(Object.keys(this.workers.profiles))) {
-      this.board.transact((tx) => giveUpReady(tx, id, `no worker profile named "${assignee}"`));
+  private async giveUpStranded(): Promise<void> {
+    const profiles = Object.keys(this.workers.profiles);
+    for (const { id, assignee } of await this.board.tasks.stranded(profiles)) {
+      await this.board.transact((tx) =>
+        giveUpReady(tx, id, `no worker profile named "${assignee}"`),
+      );
     }
   }
 
@@ -362,11 +391,13 @@ export class Dispatcher {
       this.board.clock(),
     );
     if (this.stopping) return;
+    const recorded: { runId: string; cpu: number; rss: number }[] = [];
     for (const w of workers) {
       const s = samples.get(w.leader!.pid);
       if (!s) continue;
       w.sample = s;
-      this.board.runs.recordSample(w.runId, s.cpuPercent, s.rssBytes);
+      recorded.push({ runId: w.runId, cpu: s.cpuPercent, rss: s.rssBytes });
     }
+    if (recorded.length > 0) await this.board.transact((tx) => recordSamples(tx, recorded));
   }
 }

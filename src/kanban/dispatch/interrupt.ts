@@ -2,14 +2,16 @@
 // every worker itself, identity-checked, and records its run `interrupted` (not a failure), the
 // task back to ready, rather than leaving the next start to find it dead with no exit record.
 import type { Kanban } from '../kanban.js';
+import type { RunRecord } from '../store/run-store.js';
 import type { DispatcherLog } from './log.js';
 
 export async function interruptAll(kanban: Kanban, log: DispatcherLog): Promise<void> {
   const { board, terminations } = kanban;
-  const claimed = board.tasks
-    .running()
-    .map((task) => terminations.begin(task.id, 'interrupt'))
-    .filter((run) => run !== null);
+  const claimed: RunRecord[] = [];
+  for (const task of await board.tasks.running()) {
+    const run = await terminations.begin(task.id, 'interrupt');
+    if (run) claimed.push(run);
+  }
   const ended = await Promise.allSettled(
     claimed.map((run) => terminations.finish(run, 'interrupt')),
   );

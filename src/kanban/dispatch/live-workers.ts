@@ -22,6 +22,11 @@ export interface LiveWorker {
   groupHeldUntil: number | null;
   /** Carries the task's and run's ids. */
   log: DispatcherLog;
+  /**
+   * Settles once its spawn is recorded (or failed to be): its ending waits for it, so that
+   * `spawned` is never written after the run's outcome.
+   */
+  recorded?: Promise<unknown>;
 }
 
 export class LiveWorkers {

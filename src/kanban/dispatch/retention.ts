@@ -7,7 +7,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Config } from '../../config/schema.js';
 import { RepeatLimiter } from '../../repeat-limit.js';
 import { RUN_ID } from '../model/ids.js';
-import type { Store } from '../store/store.js';
+import type { Board } from '../board.js';
+import { forgetDeliveries, markPruned, pruneEvents } from '../moves/housekeeping.js';
 import type { DispatcherLog } from './log.js';
 import { removeRunDir } from './run-files.js';
 
@@ -28,9 +29,10 @@ export class Retention {
   private readonly failures = new RepeatLimiter();
   private readonly logError = (obj: object, msg: string) => this.log.error(obj, msg);
   constructor(
-    private readonly store: Store,
+    private readonly board: Board,
     private readonly config: Pick<Config, 'dataDir' | 'retention'>,
-    private readonly clock: () => number,
+    /** Whether the board is still open (a pass after close does nothing). */
+    private readonly isOpen: () => boolean,
     private readonly log: DispatcherLog,
     /** Told what each pass removed (metrics). */
     private readonly onPruned: (done: Pruned) => void = () => undefined,
@@ -55,9 +57,9 @@ export class Retention {
       return 0;
     }
     let removed = 0;
-    for (let i = 0; i < names.length && this.store.open; i += SWEEP_CHUNK) {
+    for (let i = 0; i < names.length && this.isOpen(); i += SWEEP_CHUNK) {
       const chunk = names.slice(i, i + SWEEP_CHUNK);
-      const known = this.store.runs.existing(chunk);
+      const known = await this.board.runs.existing(chunk);
       for (const runId of chunk) {
         if (!known.has(runId) && this.removeFolder(runId)) removed++;
       }
@@ -72,21 +74,26 @@ export class Retention {
   }
 
   /** One pass: at most a batch of each kind. Returns what it removed. */
-  pass(): Pruned {
-    const now = this.clock();
+  async pass(): Promise<Pruned> {
+    const now = this.board.clock();
     const done: Pruned = { run_folders: 0, events: 0, deliveries: 0 };
     const { runDays, eventDays } = this.config.retention;
     if (runDays !== null) {
-      for (const runId of this.store.runs.prunableBefore(now - runDays * DAY_MS, BATCH)) {
+      const removed: string[] = [];
+      for (const runId of await this.board.runs.prunableBefore(now - runDays * DAY_MS, BATCH)) {
         // One folder that cannot go (a mount, a leftover still writing) holds up nothing else.
-        if (!this.removeFolder(runId)) continue;
-        this.store.runs.markPruned(runId, now);
-        done.run_folders++;
+        if (this.removeFolder(runId)) removed.push(runId);
       }
+      if (removed.length > 0) await this.board.transact((tx) => markPruned(tx, removed));
+      done.run_folders = removed.length;
     }
     if (eventDays !== null)
-      done.events = this.store.events.pruneBefore(now - eventDays * DAY_MS, BATCH * 5);
-    done.deliveries = this.store.platforms.forgetDeliveries(now - DELIVERY_WINDOW_MS);
+      done.events = await this.board.transact((tx) =>
+        pruneEvents(tx, now - eventDays * DAY_MS, BATCH * 5),
+      );
+    done.deliveries = await this.board.transact((tx) =>
+      forgetDeliveries(tx, now - DELIVERY_WINDOW_MS),
+    );
     this.onPruned(done);
     return done;
   }
@@ -102,23 +109,22 @@ export class Retention {
     }
   }
 
+  /** A pass, then a sweep; one at a time (a slow one is not overtaken by the next timer). */
   private safePass(): void {
-    if (!this.store.open) return;
-    try {
-      const done = this.pass();
-      if (done.run_folders + done.events > 0) this.log.info({ pruned: done }, 'retention');
-    } catch (err) {
-      this.failures.report(this.logError, err, 'retention pass failed');
-    }
-    if (this.sweeping) return;
+    if (!this.isOpen() || this.sweeping) return;
     this.sweeping = true;
-    this.sweepOrphans()
-      .then((n) => {
-        if (n > 0) this.log.info({ removed: n }, 'retention: folders of deleted runs removed');
-      })
-      .catch((err: unknown) =>
-        this.failures.report(this.logError, err, 'retention: removing folders failed'),
-      )
+    this.passAndSweep()
+      .catch((err: unknown) => this.failures.report(this.logError, err, 'retention pass failed'))
       .finally(() => (this.sweeping = false));
+  }
+
+  private async passAndSweep(): Promise<void> {
+    const done = await this.pass();
+    if (done.run_folders + done.events > 0) this.log.info({ pruned: done }, 'retention');
+    const n = await this.sweepOrphans().catch((err: unknown) => {
+      this.failures.report(this.logError, err, 'retention: removing folders failed');
+      return 0;
+    });
+    if (n > 0) this.log.info({ removed: n }, 'retention: folders of deleted runs removed');
   }
 }

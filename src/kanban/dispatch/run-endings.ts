@@ -44,6 +44,7 @@ export class RunEndings {
     if (this.busy.has(worker.runId)) return;
     this.busy.add(worker.runId);
     try {
+      await worker.recorded;
       await this.endOnce(worker);
     } finally {
       this.busy.delete(worker.runId);
@@ -52,7 +53,7 @@ export class RunEndings {
 
   private async endOnce(worker: LiveWorker): Promise<void> {
     const { board, live } = this.deps;
-    const run = board.runs.get(worker.runId);
+    const run = await board.runs.get(worker.runId);
     if (!run) {
       live.remove(worker);
       return;
@@ -62,20 +63,20 @@ export class RunEndings {
       // The worker reported its verdict before it exited: its exit status is recorded beside
       // the verdict, and only its leftovers remain.
       const exit = readExitRecord(dir) ?? worker.exit ?? null;
-      board.transact((tx) => recordExitStatus(tx, run.id, exit));
+      await board.transact((tx) => recordExitStatus(tx, run.id, exit));
       await this.deps.reaper.reap(run, worker.groupHeldUntil);
       live.remove(worker);
       this.deps.wake();
       return;
     }
     // A termination (archive, reclaim, timeout…) is pending: it settles the run its own way.
-    if (board.tasks.terminatingOf(run.taskId) !== null) return;
+    if ((await board.tasks.terminatingOf(run.taskId)) !== null) return;
     const left = run.keepDescendants
       ? NOTHING_LEFT
       : await this.deps.terminator(run, worker.groupHeldUntil);
     if (left.survived) {
       const announce = !this.announced.has(run.id);
-      board.transact((tx) =>
+      await board.transact((tx) =>
         deferTermination(
           tx,
           run,
@@ -95,8 +96,8 @@ export class RunEndings {
         ? await readLogTail(run.logPath, { lines: 20, maxLineChars: 500 }).catch(() => '')
         : '';
     const c = classifyExit(exit, readVerdict(dir), tail, run.pid);
-    const task = board.transact((tx) => {
-      recordLeftovers(tx, run.taskId, run.id, left);
+    const task = await board.transact(async (tx) => {
+      await recordLeftovers(tx, run.taskId, run.id, left);
       return settleRun(tx, this.deps.policy, {
         taskId: run.taskId,
         runId: run.id,

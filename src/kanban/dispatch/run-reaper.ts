@@ -2,7 +2,7 @@
 // of it survived): ends what is left and records it, retried each tick until nothing is left.
 import { pidExists } from '../../proc/index.js';
 import type { Board } from '../board.js';
-import { recordExitStatus, recordLeftovers } from '../moves/records.js';
+import { recordExitStatus, recordGone, recordLeftovers } from '../moves/records.js';
 import { leaderOf, type RunRecord } from '../store/run-store.js';
 import { readExitRecord, runDir } from './run-files.js';
 import type { RunTerminator } from './run-terminator.js';
@@ -23,7 +23,7 @@ export class RunReaper {
     if (run.endedAt === null || run.procGoneAt !== null || this.busy.has(run.id)) return;
     const now = this.board.clock();
     if (run.keepDescendants) {
-      this.board.runs.markGone(run.id, now);
+      await this.board.transact((tx) => recordGone(tx, run.id));
       return;
     }
     const leader = leaderOf(run);
@@ -34,9 +34,9 @@ export class RunReaper {
       const result = await this.terminator(run, held < 0 ? null : held);
       // The wrapper wrote how the worker ended (perhaps while no daemon ran).
       const exit = result.survived ? null : readExitRecord(runDir(this.dataDir, run.id));
-      this.board.transact((tx) => {
-        recordExitStatus(tx, run.id, exit);
-        recordLeftovers(tx, run.taskId, run.id, result);
+      await this.board.transact(async (tx) => {
+        await recordExitStatus(tx, run.id, exit);
+        await recordLeftovers(tx, run.taskId, run.id, result);
       });
     } finally {
       this.busy.delete(run.id);

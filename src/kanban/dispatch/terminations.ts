@@ -42,7 +42,7 @@ export class Terminations {
    * Claims the right to terminate the task's current run. Returns the run, or null when the
    * task is not running or another termination holds it.
    */
-  begin(taskId: string, op: TerminationOp): RunRecord | null {
+  begin(taskId: string, op: TerminationOp): Promise<RunRecord | null> {
     return this.board.transact((tx) => beginTermination(tx, taskId, op, !this.active.has(taskId)));
   }
 
@@ -77,10 +77,10 @@ export class Terminations {
     // Only the operator's explicit force releases a task whose worker would not die.
     const defer = result.survived && op !== 'reclaim_force';
     const key = `${run.id}:${op}`;
-    const task = this.board.transact((tx) => {
+    const task = await this.board.transact(async (tx) => {
       if (defer) {
         const announce = !this.announced.has(key);
-        const kept = deferTermination(
+        const kept = await deferTermination(
           tx,
           run,
           op,

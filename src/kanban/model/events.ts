@@ -154,4 +154,4 @@ export type NewEvent<K extends EventKind = EventKind> = {
   payload: EventPayloads[K];
 };
 
-export type Emit = <K extends EventKind>(event: NewEvent<K>) => BoardEvent;
+export type Emit = <K extends EventKind>(event: NewEvent<K>) => Promise<BoardEvent>;

@@ -22,12 +22,12 @@ export interface MoveSpec {
  * Moves `task` (as read in this transaction) by `move`. Returns the new status, or null when
  * the table does not allow the move from its status or the row changed underneath.
  */
-export function applyMove(
+export async function applyMove(
   tx: Tx,
   task: Task,
   move: TaskMove,
   spec: MoveSpec = {},
-): TaskStatus | null {
+): Promise<TaskStatus | null> {
   const to = transition(task.status, move, { parentsDone: spec.parentsDone ?? true });
   if (to === null) return null;
   const expect = {
@@ -35,7 +35,7 @@ export function applyMove(
     runId: task.currentRunId,
     ...(spec.expectTerminating !== undefined ? { terminating: spec.expectTerminating } : {}),
   };
-  const won = tx.store[WRITES].move(task.id, expect, columnsFor(factsFor(to, spec)), {
+  const won = await tx.store[WRITES].move(task.id, expect, columnsFor(factsFor(to, spec)), {
     ...spec.details,
     updated_at: tx.now,
   });

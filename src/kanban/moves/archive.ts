@@ -6,21 +6,21 @@ import { applyMove } from './apply.js';
 import { orphanChildren } from './children.js';
 import type { Tx } from './tx.js';
 
-export function archiveIdle(tx: Tx, id: string): Task {
-  const task = tx.store.tasks.get(id);
+export async function archiveIdle(tx: Tx, id: string): Promise<Task> {
+  const task = await tx.store.tasks.get(id);
   if (!task) throw new AppError('TASK_NOT_FOUND', `no task ${id}`);
-  if (task.status === 'running' || !applyMove(tx, task, 'archive')) {
+  if (task.status === 'running' || !(await applyMove(tx, task, 'archive'))) {
     throw new AppError(
       'INVALID_TRANSITION',
       `task ${id} is ${task.status} and cannot be archived now`,
     );
   }
-  tx.emit({
+  await tx.emit({
     taskId: id,
     runId: null,
     kind: 'archived',
     payload: { prevPid: null, terminated: false, sigkill: false, survived: false },
   });
-  orphanChildren(tx, id);
-  return tx.store.tasks.get(id)!;
+  await orphanChildren(tx, id);
+  return (await tx.store.tasks.get(id))!;
 }

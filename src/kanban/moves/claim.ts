@@ -26,22 +26,22 @@ export interface Claim {
  * Claims the task if it is still ready, due, all its parents are done and nothing of its last
  * run is alive; null otherwise.
  */
-export function claimTask(tx: Tx, req: ClaimRequest): Claim | null {
+export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null> {
   const { store, now } = tx;
-  const task = store.tasks.get(req.taskId);
+  const task = await store.tasks.get(req.taskId);
   if (!task || (task.notBefore !== null && task.notBefore > now)) return null;
-  if (!task.parents.every((p) => parentSatisfied(store.tasks.get(p)))) return null;
+  for (const p of task.parents) if (!parentSatisfied(await store.tasks.get(p))) return null;
   // Never two workers: the next run waits until nothing of the last one is alive.
-  if (store.runs.hasLingering(task.id)) return null;
+  if (await store.runs.hasLingering(task.id)) return null;
   const runId = newRunId();
   const token = newRunToken();
-  const moved = applyMove(tx, task, 'claim', {
+  const moved = await applyMove(tx, task, 'claim', {
     runId,
     leaseExpiresAt: now + req.leaseMs,
     details: { started_at: now },
   });
   if (!moved) return null;
-  store.runs.create({
+  await store.runs.create({
     id: runId,
     taskId: task.id,
     profile: req.profile,
@@ -50,7 +50,7 @@ export function claimTask(tx: Tx, req: ClaimRequest): Claim | null {
     logPath: req.logPathFor(runId),
     keepDescendants: req.keepDescendants,
   });
-  tx.emit({
+  await tx.emit({
     taskId: task.id,
     runId,
     kind: 'claimed',
@@ -62,5 +62,5 @@ export function claimTask(tx: Tx, req: ClaimRequest): Claim | null {
       retry: task.consecutiveFailures > 0,
     },
   });
-  return { task: store.tasks.get(task.id)!, run: store.runs.get(runId)!, token };
+  return { task: (await store.tasks.get(task.id))!, run: (await store.runs.get(runId))!, token };
 }

@@ -4,9 +4,20 @@ import type { Comment } from '../model/types.js';
 import { WRITES } from '../store/task-writes.js';
 import type { Tx } from './tx.js';
 
-export function addComment(tx: Tx, taskId: string, text: string, author: string): Comment {
-  if (!tx.store.tasks.get(taskId)) throw new AppError('TASK_NOT_FOUND', `no task ${taskId}`);
-  const id = tx.store[WRITES].addComment(taskId, author, text, tx.now);
-  tx.emit({ taskId, runId: null, kind: 'commented', payload: { commentId: id, author, text } });
+export async function addComment(
+  tx: Tx,
+  taskId: string,
+  text: string,
+  author: string,
+): Promise<Comment> {
+  if (!(await tx.store.tasks.get(taskId)))
+    throw new AppError('TASK_NOT_FOUND', `no task ${taskId}`);
+  const id = await tx.store[WRITES].addComment(taskId, author, text, tx.now);
+  await tx.emit({
+    taskId,
+    runId: null,
+    kind: 'commented',
+    payload: { commentId: id, author, text },
+  });
   return { id, taskId, author, text, at: tx.now };
 }

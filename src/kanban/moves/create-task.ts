@@ -18,16 +18,16 @@ export interface TaskInput {
 }
 
 /** Creates the task; returns it with the id of its `created` event. */
-export function createTask(
+export async function createTask(
   tx: Tx,
   input: TaskInput,
   origin: Origin,
-): { task: Task; createdEventId: number } {
+): Promise<{ task: Task; createdEventId: number }> {
   checkTitle(input.title);
   const parents = [...new Set(input.parents ?? [])];
   let parentsDone = true;
   for (const parentId of parents) {
-    const parent = tx.store.tasks.get(parentId);
+    const parent = await tx.store.tasks.get(parentId);
     if (!parent) throw new AppError('VALIDATION_FAILED', `parent ${parentId} does not exist`);
     if (parent.status === 'archived')
       throw new AppError('VALIDATION_FAILED', `parent ${parentId} is archived`);
@@ -35,7 +35,7 @@ export function createTask(
   }
   const id = newTaskId();
   const status = initialStatus({ parentsDone }) as 'ready' | 'todo';
-  tx.store[WRITES].create(
+  await tx.store[WRITES].create(
     {
       id,
       title: input.title,
@@ -50,8 +50,8 @@ export function createTask(
     status,
     parents,
   );
-  const task = tx.store.tasks.get(id)!;
-  const created = tx.emit({
+  const task = (await tx.store.tasks.get(id))!;
+  const created = await tx.emit({
     taskId: id,
     runId: null,
     kind: 'created',

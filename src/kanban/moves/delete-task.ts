@@ -6,8 +6,8 @@ import { promoteChildren } from './children.js';
 import type { Tx } from './tx.js';
 
 /** Deletes the task and its runs; returns the deleted runs' ids (their folders go too). */
-export function deleteTask(tx: Tx, id: string): string[] {
-  const task = tx.store.tasks.get(id);
+export async function deleteTask(tx: Tx, id: string): Promise<string[]> {
+  const task = await tx.store.tasks.get(id);
   if (!task) throw new AppError('TASK_NOT_FOUND', `no task ${id}`);
   if (!canDelete(task.status)) {
     throw new AppError(
@@ -15,10 +15,10 @@ export function deleteTask(tx: Tx, id: string): string[] {
       `task ${id} is ${task.status}; archive it before deleting`,
     );
   }
-  const children = tx.store.tasks.children(id);
-  const runIds = tx.store.runs.forTask(id).map((r) => r.id);
-  tx.store[WRITES].delete(id);
-  tx.emit({ taskId: id, runId: null, kind: 'deleted', payload: {} });
-  promoteChildren(tx, id, children);
+  const children = await tx.store.tasks.children(id);
+  const runIds = (await tx.store.runs.forTask(id)).map((r) => r.id);
+  await tx.store[WRITES].delete(id);
+  await tx.emit({ taskId: id, runId: null, kind: 'deleted', payload: {} });
+  await promoteChildren(tx, id, children);
   return runIds;
 }

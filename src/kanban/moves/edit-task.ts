@@ -8,13 +8,13 @@ import type { Tx } from './tx.js';
 
 export type TaskPatch = Partial<Omit<TaskInput, 'parents'>>;
 
-export function editTask(tx: Tx, id: string, patch: TaskPatch): Task {
+export async function editTask(tx: Tx, id: string, patch: TaskPatch): Promise<Task> {
   if (patch.title !== undefined) checkTitle(patch.title);
-  const task = tx.store.tasks.get(id);
+  const task = await tx.store.tasks.get(id);
   if (!task) throw new AppError('TASK_NOT_FOUND', `no task ${id}`);
   if (task.status === 'archived')
     throw new AppError('INVALID_TRANSITION', `task ${id} is archived`);
-  const won = tx.store[WRITES].change(
+  const won = await tx.store[WRITES].change(
     id,
     { status: task.status, runId: task.currentRunId },
     {
@@ -30,6 +30,6 @@ export function editTask(tx: Tx, id: string, patch: TaskPatch): Task {
   if (!won)
     throw new AppError('INVALID_TRANSITION', `task ${id} changed while being edited; try again`);
   const fields = Object.keys(patch).filter((k) => patch[k as keyof TaskPatch] !== undefined);
-  tx.emit({ taskId: id, runId: null, kind: 'edited', payload: { fields } });
-  return tx.store.tasks.get(id)!;
+  await tx.emit({ taskId: id, runId: null, kind: 'edited', payload: { fields } });
+  return (await tx.store.tasks.get(id))!;
 }

@@ -2,9 +2,9 @@
 import { applyMove } from './apply.js';
 import type { Tx } from './tx.js';
 
-export function giveUpReady(tx: Tx, taskId: string, reason: string): boolean {
-  const task = tx.store.tasks.get(taskId);
-  if (task?.status !== 'ready' || !applyMove(tx, task, 'give_up', { reason })) return false;
-  tx.emit({ taskId, runId: null, kind: 'gave_up', payload: { reason } });
+export async function giveUpReady(tx: Tx, taskId: string, reason: string): Promise<boolean> {
+  const task = await tx.store.tasks.get(taskId);
+  if (task?.status !== 'ready' || !(await applyMove(tx, task, 'give_up', { reason }))) return false;
+  await tx.emit({ taskId, runId: null, kind: 'gave_up', payload: { reason } });
   return true;
 }

@@ -3,13 +3,18 @@ import { WRITES } from '../store/task-writes.js';
 import type { Tx } from './tx.js';
 
 /** Extends the lease of a running task that is not being terminated. */
-export function extendLease(tx: Tx, taskId: string, runId: string, until: number): boolean {
-  const won = tx.store[WRITES].change(
+export async function extendLease(
+  tx: Tx,
+  taskId: string,
+  runId: string,
+  until: number,
+): Promise<boolean> {
+  const won = await tx.store[WRITES].change(
     taskId,
     { status: 'running', runId, terminating: null },
     { lease_expires_at: until },
   );
-  if (won) tx.emit({ taskId, runId, kind: 'claim_extended', payload: { until } });
+  if (won) await tx.emit({ taskId, runId, kind: 'claim_extended', payload: { until } });
   return won;
 }
 
@@ -17,22 +22,27 @@ export function extendLease(tx: Tx, taskId: string, runId: string, until: number
  * Records a worker's heartbeat (refreshing its lease clock). The event is written at most
  * once per `coalesceMs` per run; the heartbeat itself always counts.
  */
-export function heartbeat(
+export async function heartbeat(
   tx: Tx,
   taskId: string,
   runId: string,
   note: string | undefined,
   coalesceMs: number,
-): boolean {
-  const won = tx.store[WRITES].change(
+): Promise<boolean> {
+  const won = await tx.store[WRITES].change(
     taskId,
     { status: 'running', runId },
     { last_heartbeat_at: tx.now },
   );
   if (!won) return false;
-  const last = tx.store.events.lastAt(taskId, runId, 'heartbeat');
+  const last = await tx.store.events.lastAt(taskId, runId, 'heartbeat');
   if (last === null || tx.now - last >= coalesceMs) {
-    tx.emit({ taskId, runId, kind: 'heartbeat', payload: note === undefined ? {} : { note } });
+    await tx.emit({
+      taskId,
+      runId,
+      kind: 'heartbeat',
+      payload: note === undefined ? {} : { note },
+    });
   }
   return true;
 }

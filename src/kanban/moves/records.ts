@@ -4,42 +4,69 @@ import type { ExitRecord, ProcRecord } from '../model/types.js';
 import type { Tx } from './tx.js';
 
 /** The worker's process started: its identity is stored and `spawned` written. */
-export function recordSpawn(
+export async function recordSpawn(
   tx: Tx,
   taskId: string,
   runId: string,
   proc: ProcRecord,
   profile: string,
-): void {
-  tx.store.runs.recordProcess(runId, proc);
-  tx.emit({ taskId, runId, kind: 'spawned', payload: { pid: proc.pid, profile } });
+): Promise<void> {
+  await tx.store.runs.recordProcess(runId, proc);
+  await tx.emit({ taskId, runId, kind: 'spawned', payload: { pid: proc.pid, profile } });
 }
 
-export function recordAdoption(tx: Tx, taskId: string, runId: string, pid: number): void {
-  tx.emit({ taskId, runId, kind: 'adopted', payload: { pid } });
+/** Resource samples of live workers: each run keeps its peaks. */
+export async function recordSamples(
+  tx: Tx,
+  samples: readonly { runId: string; cpu: number; rss: number }[],
+): Promise<void> {
+  for (const { runId, cpu, rss } of samples) await tx.store.runs.recordSample(runId, cpu, rss);
+}
+
+/** A run's process known only from its folder (its spawn was never recorded): stored now. */
+export async function recordFoundProcess(tx: Tx, runId: string, proc: ProcRecord): Promise<void> {
+  await tx.store.runs.recordProcess(runId, proc);
+}
+
+export async function recordAdoption(
+  tx: Tx,
+  taskId: string,
+  runId: string,
+  pid: number,
+): Promise<void> {
+  await tx.emit({ taskId, runId, kind: 'adopted', payload: { pid } });
 }
 
 /** A closed run's process has ended (its verdict came first, through the API or a termination). */
-export function recordExitStatus(tx: Tx, runId: string, exit: ExitRecord | null): void {
-  if (exit) tx.store.runs.recordExit(runId, exit);
+export async function recordExitStatus(
+  tx: Tx,
+  runId: string,
+  exit: ExitRecord | null,
+): Promise<void> {
+  if (exit) await tx.store.runs.recordExit(runId, exit);
+}
+
+/** A closed run whose profile keeps its descendants: nothing of it is ours to end. */
+export async function recordGone(tx: Tx, runId: string): Promise<void> {
+  await tx.store.runs.markGone(runId, tx.now);
 }
 
 /** What was left of a closed run was ended; the run's processes are gone unless some survived. */
-export function recordLeftovers(
+export async function recordLeftovers(
   tx: Tx,
   taskId: string,
   runId: string,
   result: { ended: number[]; sigkill: boolean; survived: boolean },
-): void {
+): Promise<void> {
   if (result.ended.length > 0) {
-    tx.emit({
+    await tx.emit({
       taskId,
       runId,
       kind: 'worker_terminated',
       payload: { pids: result.ended, sigkill: result.sigkill, survived: result.survived },
     });
   }
-  if (!result.survived) tx.store.runs.markGone(runId, tx.now);
+  if (!result.survived) await tx.store.runs.markGone(runId, tx.now);
 }
 
 export type PlatformEventKind = Extract<
@@ -47,19 +74,19 @@ export type PlatformEventKind = Extract<
   `platform_${string}` | `breaker_${string}`
 >;
 
-export function recordPlatformEvent<K extends PlatformEventKind>(
+export async function recordPlatformEvent<K extends PlatformEventKind>(
   tx: Tx,
   kind: K,
   payload: EventPayloads[K],
-): void {
-  tx.emit({ taskId: null, runId: null, kind, payload });
+): Promise<void> {
+  await tx.emit({ taskId: null, runId: null, kind, payload });
 }
 
 /** A platform refused a task's notification for good: recorded, and the chat's cursor moves on. */
-export function recordDroppedNotification(
+export async function recordDroppedNotification(
   tx: Tx,
   taskId: string | null,
   payload: EventPayloads['notification_dropped'],
-): void {
-  tx.emit({ taskId, runId: null, kind: 'notification_dropped', payload });
+): Promise<void> {
+  await tx.emit({ taskId, runId: null, kind: 'notification_dropped', payload });
 }

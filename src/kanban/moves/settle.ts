@@ -36,9 +36,13 @@ export interface SettlementPolicy {
  * Settles the task's current run. Returns the updated task, or null when the task is no longer
  * running that run (someone else settled it first).
  */
-export function settleRun(tx: Tx, policy: SettlementPolicy, ending: RunEnding): Task | null {
+export async function settleRun(
+  tx: Tx,
+  policy: SettlementPolicy,
+  ending: RunEnding,
+): Promise<Task | null> {
   const { store, now } = tx;
-  const task = store.tasks.get(ending.taskId);
+  const task = await store.tasks.get(ending.taskId);
   if (!task || task.status !== 'running' || task.currentRunId !== ending.runId) return null;
   const decision = decideOutcome(ending.outcome, {
     failures: task.consecutiveFailures,
@@ -50,7 +54,7 @@ export function settleRun(tx: Tx, policy: SettlementPolicy, ending: RunEnding): 
   const error = ending.error ?? null;
   const completing = decision.move === 'complete';
   const gaveUpReason = `gave up after ${decision.failures} failure${decision.failures === 1 ? '' : 's'}: ${ending.outcome}${error ? ` (${lastLine(error)})` : ''}`;
-  const moved = applyMove(tx, task, decision.move, {
+  const moved = await applyMove(tx, task, decision.move, {
     notBefore: decision.notBefore,
     reason:
       decision.move === 'give_up' ? gaveUpReason : (ending.blockReason ?? 'blocked by the worker'),
@@ -68,8 +72,8 @@ export function settleRun(tx: Tx, policy: SettlementPolicy, ending: RunEnding): 
     },
   });
   if (!moved) return null;
-  const run = store.runs.get(ending.runId);
-  store.runs.close(ending.runId, now, {
+  const run = await store.runs.get(ending.runId);
+  await store.runs.close(ending.runId, now, {
     outcome: ending.outcome,
     exitCode: ending.exitCode ?? null,
     signal: ending.signal ?? null,
@@ -79,7 +83,7 @@ export function settleRun(tx: Tx, policy: SettlementPolicy, ending: RunEnding): 
     procGone: ending.procGone ?? run?.pid === null,
     groupHeldUntil: ending.groupHeldUntil ?? null,
   });
-  tx.emit({
+  await tx.emit({
     taskId: ending.taskId,
     runId: ending.runId,
     kind: ending.outcome,
@@ -96,16 +100,16 @@ export function settleRun(tx: Tx, policy: SettlementPolicy, ending: RunEnding): 
     },
   });
   if (decision.gaveUp) {
-    tx.emit({
+    await tx.emit({
       taskId: ending.taskId,
       runId: ending.runId,
       kind: 'gave_up',
       payload: { failures: decision.failures, outcome: ending.outcome, reason: gaveUpReason },
     });
   }
-  if (completing) promoteChildren(tx, ending.taskId);
-  if (decision.move === 'archive') orphanChildren(tx, ending.taskId);
-  return store.tasks.get(ending.taskId);
+  if (completing) await promoteChildren(tx, ending.taskId);
+  if (decision.move === 'archive') await orphanChildren(tx, ending.taskId);
+  return await store.tasks.get(ending.taskId);
 }
 
 function lastLine(text: string): string {

@@ -39,44 +39,44 @@ export function isTerminationOp(value: string | null): value is TerminationOp {
  * reclaim replaces a pending termination that is not being carried out right now (`idle`).
  * Returns the run, or null when the task is not running or someone else holds the right.
  */
-export function beginTermination(
+export async function beginTermination(
   tx: Tx,
   taskId: string,
   op: TerminationOp,
   idle: boolean,
-): RunRecord | null {
-  const task = tx.store.tasks.get(taskId);
+): Promise<RunRecord | null> {
+  const task = await tx.store.tasks.get(taskId);
   if (!task || task.status !== 'running' || task.currentRunId === null) return null;
-  const pending = tx.store.tasks.terminatingOf(taskId);
+  const pending = await tx.store.tasks.terminatingOf(taskId);
   const operatorOverride = idle && (op === 'archive' || op === 'reclaim_force') && pending !== op;
   if (pending !== null && !operatorOverride) return null;
-  const won = tx.store[WRITES].change(
+  const won = await tx.store[WRITES].change(
     taskId,
     { status: 'running', runId: task.currentRunId, terminating: pending },
     { terminating: op, updated_at: tx.now },
   );
-  return won ? tx.store.runs.get(task.currentRunId) : null;
+  return won ? await tx.store.runs.get(task.currentRunId) : null;
 }
 
 /**
  * Something of the run survived TERM and KILL: the task keeps its claim (and the pending
  * termination, retried every tick), its lease is extended, and `reclaim_deferred` says why.
  */
-export function deferTermination(
+export async function deferTermination(
   tx: Tx,
   run: RunRecord,
   op: TerminationOp | null,
   report: TerminationReport & { pids: number[] },
   deferMs: number,
   announce: boolean,
-): boolean {
-  const kept = tx.store[WRITES].change(
+): Promise<boolean> {
+  const kept = await tx.store[WRITES].change(
     run.taskId,
     { status: 'running', runId: run.id, terminating: op },
     { lease_expires_at: tx.now + deferMs, updated_at: tx.now },
   );
   if (kept && announce) {
-    tx.emit({
+    await tx.emit({
       taskId: run.taskId,
       runId: run.id,
       kind: 'reclaim_deferred',

@@ -1,9 +1,9 @@
-// A move's transaction: the store, the clock reading and the typed emit, all in one immediate
-// SQLite transaction; events reach listeners only after the commit.
+// A move's transaction: the store, the clock reading and the typed emit, in one immediate
+// transaction shared by the moves of a group; events reach listeners only after the commit.
 import { AppError } from '../../errors.js';
 import type { EventBus } from '../event-bus.js';
 import type { BoardEvent, Emit } from '../model/events.js';
-import type { Store } from '../store/store.js';
+import type { Store, TxStore } from '../store/store.js';
 
 export type Clock = () => number;
 
@@ -19,20 +19,27 @@ const BUSY_RETRY_MS = 2000;
 const BUSY_BACKOFF_MS = [5, 10, 20, 50, 100, 200];
 
 export interface Tx {
-  readonly store: Store;
+  readonly store: TxStore;
   readonly emit: Emit;
   readonly now: number;
 }
 
 interface Queued {
-  fn: (tx: Tx) => unknown;
+  fn: (tx: Tx) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }
 
+type Settled = { ok: true; value: unknown } | { ok: false; err: unknown };
+
 export class Transactor {
   /** Moves waiting for the next group commit. */
   private queued: Queued[] = [];
+  /** A group is being committed (or waits out another process's lock): the next one waits. */
+  private committing = false;
+  private scheduled = false;
+  /** Told once nothing is queued or committing (see idle()). */
+  private idleWaiters: (() => void)[] = [];
   private health: WriteHealth = { ok: true, error: null };
 
   constructor(
@@ -43,19 +50,16 @@ export class Transactor {
 
   /**
    * Runs `fn` in the next group commit: the moves queued during one turn of the event loop
-   * commit in one transaction (a commit's write is most of a small move's cost), each in a
-   * savepoint of its own, so one that throws is undone and rejected alone. Resolves once the
-   * group has committed, its events published.
+   * commit in one transaction (a commit's sync is most of a small move's cost), one move at a
+   * time, each in a savepoint of its own, so one that throws is undone and rejected alone.
+   * Resolves once the group has committed, its events published. One group at a time: a move
+   * queued meanwhile goes in the next. `fn` must not wait for another move (it would wait for
+   * its own group).
    */
-  runGrouped<T>(fn: (tx: Tx) => T): Promise<T> {
+  run<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queued.push({ fn, resolve: resolve as (value: unknown) => void, reject });
-      if (this.queued.length === 1)
-        setImmediate(() => {
-          const group = this.queued;
-          this.queued = [];
-          this.commitGroup(group, Date.now(), 0);
-        });
+      this.schedule();
     });
   }
 
@@ -64,18 +68,43 @@ export class Transactor {
   }
 
   /**
+   * Resolves once every move queued so far (and any queued meanwhile) has committed or been
+   * refused: what a stop waits for before the database closes.
+   */
+  idle(): Promise<void> {
+    if (!this.committing && !this.scheduled && this.queued.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private schedule(): void {
+    if (this.committing || this.scheduled) return;
+    if (this.queued.length === 0) {
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
+      return;
+    }
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      const group = this.queued;
+      this.queued = [];
+      this.committing = true;
+      void this.commitGroup(group, Date.now(), 0);
+    });
+  }
+
+  /**
    * Commits `group`; a group refused by another process's lock is tried again a little later
    * (the event loop goes on meanwhile), for BUSY_RETRY_MS, then refused with a 503.
    */
-  private commitGroup(group: Queued[], since: number, attempt: number): void {
-    const settled: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
+  private async commitGroup(group: Queued[], since: number, attempt: number): Promise<void> {
+    const settled: Settled[] = [];
     let written: BoardEvent[];
     try {
-      ({ written } = this.inTransaction((tx, events) => {
+      ({ written } = await this.inTransaction(async (tx, events) => {
         for (const { fn } of group) {
           const mark = events.length;
           try {
-            settled.push({ ok: true, value: this.store.savepoint(() => fn(tx)) });
+            settled.push({ ok: true, value: await this.store.savepoint(() => fn(tx)) });
           } catch (err) {
             // A failure SQLite answers by rolling back the whole transaction (a full disk, an
             // I/O error) takes the group with it: every move of it is refused.
@@ -89,13 +118,15 @@ export class Transactor {
     } catch (err) {
       if (isBusy(err) && Date.now() - since < BUSY_RETRY_MS) {
         const delay = BUSY_BACKOFF_MS[Math.min(attempt, BUSY_BACKOFF_MS.length - 1)]!;
-        setTimeout(() => this.commitGroup(group, since, attempt + 1), delay);
+        setTimeout(() => void this.commitGroup(group, since, attempt + 1), delay);
         return;
       }
       const refused = this.failed(err);
+      this.done();
       for (const { reject } of group) reject(refused);
       return;
     }
+    this.done();
     this.bus.publish(written);
     group.forEach(({ resolve, reject }, i) => {
       const outcome = settled[i]!;
@@ -104,31 +135,26 @@ export class Transactor {
     });
   }
 
-  /** Runs `fn` in one immediate transaction and publishes its events after the commit. */
-  run<T>(fn: (tx: Tx) => T): T {
-    let done: { value: T; written: BoardEvent[] };
-    try {
-      done = this.inTransaction(fn);
-    } catch (err) {
-      throw this.failed(err);
-    }
-    this.bus.publish(done.written);
-    return done.value;
+  private done(): void {
+    this.committing = false;
+    this.schedule();
   }
 
   /** One immediate transaction around `body`: what it returned and the events it wrote. */
-  private inTransaction<T>(body: (tx: Tx, written: BoardEvent[]) => T): {
+  private async inTransaction<T>(body: (tx: Tx, written: BoardEvent[]) => Promise<T>): Promise<{
     value: T;
     written: BoardEvent[];
-  } {
+  }> {
     const written: BoardEvent[] = [];
     const now = this.clock();
-    const emit: Emit = (event) => {
-      const stored = this.store.events.append(event, now);
-      written.push(stored);
-      return stored;
-    };
-    const value = this.store.transaction(() => body({ store: this.store, emit, now }, written));
+    const value = await this.store.transaction((store) => {
+      const emit: Emit = async (event) => {
+        const stored = await store.events.append(event, now);
+        written.push(stored);
+        return stored;
+      };
+      return body({ store, emit, now }, written);
+    });
     // A commit that wrote something proves the board writable again; an empty one does not.
     if (!this.health.ok && written.length > 0) this.writable();
     return { value, written };

@@ -7,23 +7,23 @@ import { WRITES } from '../store/task-writes.js';
 import { applyMove } from './apply.js';
 import type { Tx } from './tx.js';
 
-export function unblockTask(tx: Tx, id: string): Task {
-  const task = tx.store.tasks.get(id);
+export async function unblockTask(tx: Tx, id: string): Promise<Task> {
+  const task = await tx.store.tasks.get(id);
   if (!task) throw new AppError('TASK_NOT_FOUND', `no task ${id}`);
   if (task.status !== 'blocked')
     throw new AppError('INVALID_TRANSITION', `task ${id} is ${task.status}, not blocked`);
   let parentsDone = true;
   for (const parentId of task.parents) {
-    const parent = tx.store.tasks.get(parentId);
+    const parent = await tx.store.tasks.get(parentId);
     if (parent?.status === 'archived' && !parentSatisfied(parent))
-      tx.store[WRITES].unlinkParent(id, parentId);
+      await tx.store[WRITES].unlinkParent(id, parentId);
     else if (!parentSatisfied(parent)) parentsDone = false;
   }
-  const to = applyMove(tx, task, 'unblock', {
+  const to = await applyMove(tx, task, 'unblock', {
     parentsDone,
     details: { consecutive_failures: 0 },
   });
   if (!to) throw new AppError('INVALID_TRANSITION', `task ${id} changed while being unblocked`);
-  tx.emit({ taskId: id, runId: null, kind: 'unblocked', payload: { status: to } });
-  return tx.store.tasks.get(id)!;
+  await tx.emit({ taskId: id, runId: null, kind: 'unblocked', payload: { status: to } });
+  return (await tx.store.tasks.get(id))!;
 }

@@ -101,3 +101,17 @@ export function openDatabase(
     });
   }
 }
+
+/**
+ * A second connection to an open board for reads only: it sees committed rows, never those of
+ * a transaction still open on the writer. Opened after openDatabase (which made the file WAL).
+ */
+export function openReader(path: string): Db {
+  try {
+    return new Database(path, { readonly: true, fileMustExist: true, timeout: 1000 });
+  } catch (err) {
+    throw new DatabaseError(path, `cannot open the board database (${(err as Error).message})`, {
+      cause: err,
+    });
+  }
+}

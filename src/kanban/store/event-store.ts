@@ -57,16 +57,16 @@ export class EventStore {
   }
 
   /** When the run last recorded an event of `kind`, or null. */
-  lastAt(taskId: string, runId: string, kind: EventKind): number | null {
+  async lastAt(taskId: string, runId: string, kind: EventKind): Promise<number | null> {
     return this.lastOfKind.get(taskId, runId, kind)?.at ?? null;
   }
 
   /** Deletes up to `limit` of the oldest events written before `before`; how many. */
-  pruneBefore(before: number, limit: number): number {
+  async pruneBefore(before: number, limit: number): Promise<number> {
     return this.pruneOld.run(before, limit).changes;
   }
 
-  append(event: NewEvent, at: number): BoardEvent {
+  async append(event: NewEvent, at: number): Promise<BoardEvent> {
     const info = this.insert.run(
       event.taskId,
       event.runId,
@@ -77,16 +77,20 @@ export class EventStore {
     return { ...event, id: Number(info.lastInsertRowid), at } as BoardEvent;
   }
 
-  list(afterId: number, limit: number): BoardEvent[] {
+  async list(afterId: number, limit: number): Promise<BoardEvent[]> {
     return this.after.all(afterId, limit).map(toEvent);
   }
 
-  listForTask(taskId: string, afterId: number, limit: number): BoardEvent[] {
+  async listForTask(taskId: string, afterId: number, limit: number): Promise<BoardEvent[]> {
     return this.forTask.all(taskId, afterId, limit).map(toEvent);
   }
 
   /** Events of the given kinds after `afterId`, oldest first. */
-  listKinds(afterId: number, kinds: readonly EventKind[], limit: number): BoardEvent[] {
+  async listKinds(
+    afterId: number,
+    kinds: readonly EventKind[],
+    limit: number,
+  ): Promise<BoardEvent[]> {
     const key = kinds.join(',');
     let stmt = this.kindsAfter.get(key);
     if (!stmt) {
@@ -98,12 +102,12 @@ export class EventStore {
     return (stmt.all([afterId, ...kinds, limit]) as EventRow[]).map(toEvent);
   }
 
-  lastId(): number {
+  async lastId(): Promise<number> {
     return this.last.get()?.id ?? 0;
   }
 
   /** The highest id ever given to an event, even one retention has removed since. */
-  highWater(): number {
+  async highWater(): Promise<number> {
     return this.sequence.get()?.seq ?? 0;
   }
 }

@@ -47,7 +47,7 @@ export class PlatformStore {
       SELECT 1 FROM events e WHERE e.task_id = s.task_id AND e.id > s.cursor AND e.kind IN (${kinds}))`);
   }
 
-  state(name: string): Record<string, unknown> | null {
+  async state(name: string): Promise<Record<string, unknown> | null> {
     const row = this.loadState.get(name);
     if (!row) return null;
     try {
@@ -57,29 +57,30 @@ export class PlatformStore {
     }
   }
 
-  setState(name: string, state: Record<string, unknown>, at: number): void {
+  async setState(name: string, state: Record<string, unknown>, at: number): Promise<void> {
     this.saveState.run(name, JSON.stringify(state), at);
   }
 
   /** The home channel's cursor over the event log, or null before its first start. */
-  homeCursor(name: string): number | null {
-    const value = this.state(name)?.homeCursor;
+  async homeCursor(name: string): Promise<number | null> {
+    const value = (await this.state(name))?.homeCursor;
     return typeof value === 'number' ? value : null;
   }
 
-  setHomeCursor(name: string, eventId: number, at: number): void {
-    this.setState(name, { ...this.state(name), homeCursor: eventId }, at);
-  }
-
-  subscribe(platform: string, channel: string, taskId: string, cursor: number): void {
+  async subscribe(
+    platform: string,
+    channel: string,
+    taskId: string,
+    cursor: number,
+  ): Promise<void> {
     this.subscribeStmt.run(platform, channel, taskId, cursor);
   }
 
-  advanceCursor(sub: Subscription, eventId: number): void {
+  async advanceCursor(sub: Subscription, eventId: number): Promise<void> {
     this.advance.run(eventId, sub.platform, sub.channel, sub.taskId, eventId);
   }
 
-  subscriptionsOf(taskId: string): Subscription[] {
+  async subscriptionsOf(taskId: string): Promise<Subscription[]> {
     return this.forTask.all(taskId).map(toSubscription);
   }
 
@@ -87,31 +88,31 @@ export class PlatformStore {
    * An inbound delivery seen before, by its id (the signature covers the id, so a repeat is
    * the same id and nothing else): what it created (null: nothing), or undefined if new.
    */
-  delivery(
+  async delivery(
     platform: string,
     delivery: { id: string; signature: string },
-  ): { taskId: string | null } | undefined {
+  ): Promise<{ taskId: string | null } | undefined> {
     const row = this.deliveryOf.get(platform, delivery.id);
     return row ? { taskId: row.task_id } : undefined;
   }
 
   /** Remembers a handled delivery; called in the transaction of what it created. */
-  recordDelivery(
+  async recordDelivery(
     platform: string,
     delivery: { id: string; signature: string },
     taskId: string | null,
     at: number,
-  ): void {
+  ): Promise<void> {
     this.insertDelivery.run(platform, delivery.id, delivery.signature, taskId, at);
   }
 
   /** Forgets deliveries older than `before` (their replay window has passed); how many. */
-  forgetDeliveries(before: number): number {
+  async forgetDeliveries(before: number): Promise<number> {
     return this.pruneDeliveries.run(before).changes;
   }
 
   /** Subscriptions with at least one notifiable event past their cursor. */
-  withPending(): Subscription[] {
+  async withPending(): Promise<Subscription[]> {
     return this.pending.all().map(toSubscription);
   }
 }

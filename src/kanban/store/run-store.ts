@@ -110,7 +110,7 @@ export class RunStore {
     );
   }
 
-  create(run: {
+  async create(run: {
     id: string;
     taskId: string;
     profile: string;
@@ -118,34 +118,34 @@ export class RunStore {
     startedAt: number;
     logPath: string;
     keepDescendants: boolean;
-  }): void {
+  }): Promise<void> {
     this.insert.run({ ...run, keepDescendants: run.keepDescendants ? 1 : 0 });
   }
 
-  get(id: string): RunRecord | null {
+  async get(id: string): Promise<RunRecord | null> {
     const row = this.byId.get(id);
     return row ? toRecord(row) : null;
   }
 
   /** The run a worker token belongs to, found by the token's hash. */
-  byTokenHash(hash: string): RunRecord | null {
+  async byTokenHash(hash: string): Promise<RunRecord | null> {
     const row = this.byToken.get(hash);
     return row ? toRecord(row) : null;
   }
 
-  forTask(taskId: string): RunRecord[] {
+  async forTask(taskId: string): Promise<RunRecord[]> {
     return this.ofTask.all(taskId).map(toRecord);
   }
 
-  recordProcess(
+  async recordProcess(
     id: string,
     proc: { pid: number; pgid: number; startTime: number; bootId: string },
-  ): void {
+  ): Promise<void> {
     this.setProc.run({ id, ...proc });
   }
 
   /** Closes an open run; false if it was already closed. */
-  close(id: string, at: number, end: RunEnd): boolean {
+  async close(id: string, at: number, end: RunEnd): Promise<boolean> {
     return (
       this.end.run({
         id,
@@ -162,44 +162,47 @@ export class RunStore {
   }
 
   /** Which of `ids` the board has runs for. */
-  existing(ids: readonly string[]): Set<string> {
+  async existing(ids: readonly string[]): Promise<Set<string>> {
     return new Set(this.known.all(JSON.stringify(ids)).map((r) => r.id));
   }
 
   /** How a closed run's process ended, learnt after its verdict; a recorded status stays. */
-  recordExit(id: string, exit: { exitCode: number | null; signal: string | null }): void {
+  async recordExit(
+    id: string,
+    exit: { exitCode: number | null; signal: string | null },
+  ): Promise<void> {
     this.exitStatus.run({ id, exitCode: exit.exitCode, signal: exit.signal });
   }
 
-  markGone(id: string, at: number): void {
+  async markGone(id: string, at: number): Promise<void> {
     this.gone.run(at, id);
   }
 
-  recordSample(id: string, cpu: number, rss: number): void {
+  async recordSample(id: string, cpu: number, rss: number): Promise<void> {
     this.sample.run({ id, cpu, rss });
   }
 
   /** Finished runs by outcome. */
-  countByOutcome(): Record<string, number> {
+  async countByOutcome(): Promise<Record<string, number>> {
     return Object.fromEntries(this.outcomes.all().map((r) => [r.outcome, r.n]));
   }
 
   /** Whether a closed run of the task may still have processes alive. */
-  hasLingering(taskId: string): boolean {
+  async hasLingering(taskId: string): Promise<boolean> {
     return this.lingering.get(taskId) !== undefined;
   }
 
   /** Ended runs (nothing of them alive) that ended before `before` and still have their folder. */
-  prunableBefore(before: number, limit: number): string[] {
+  async prunableBefore(before: number, limit: number): Promise<string[]> {
     return this.prunable.all(before, limit).map((r) => r.id);
   }
 
-  markPruned(id: string, at: number): void {
+  async markPruned(id: string, at: number): Promise<void> {
     this.pruned.run(at, id);
   }
 
   /** Closed runs whose process group has not been confirmed gone. */
-  unreaped(): RunRecord[] {
+  async unreaped(): Promise<RunRecord[]> {
     return this.unreapedRuns.all().map(toRecord);
   }
 }

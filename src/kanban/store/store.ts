@@ -1,30 +1,59 @@
-// The board's storage: one SQLite file behind one object. Nothing outside this folder sees the
-// database or writes SQL; a second store (say PostgreSQL) would be another implementation here.
-import { openDatabase, type Db } from './db.js';
+// The board's storage on SQLite: a writer connection that only transactions use, one at a time,
+// and a reader connection for everything else, which sees only committed rows (WAL). A move
+// awaits between its statements, so a read from elsewhere can come while a transaction is
+// open: on the writer it would see rows that may yet be rolled back. Nothing outside this
+// folder sees the database or writes SQL.
+import { openDatabase, openReader, type Db } from './db.js';
 import { EventStore } from './event-store.js';
 import { PlatformStore } from './platform-store.js';
 import { RunStore } from './run-store.js';
 import { TaskStore } from './task-store.js';
 import { TaskWrites, WRITES } from './task-writes.js';
 
-export class Store {
+/** The board's tables, read through one connection. */
+export class Tables {
   readonly tasks: TaskStore;
   readonly runs: RunStore;
   readonly events: EventStore;
   readonly platforms: PlatformStore;
-  /** Only the moves import WRITES, so only they can reach this. */
-  readonly [WRITES]: TaskWrites;
-  private readonly runInTransaction;
-  private readonly probe;
 
-  constructor(private readonly db: Db) {
+  constructor(db: Db) {
     this.tasks = new TaskStore(db);
     this.runs = new RunStore(db);
     this.events = new EventStore(db);
     this.platforms = new PlatformStore(db);
+  }
+}
+
+/** The tables as a transaction sees and writes them. */
+export class TxStore extends Tables {
+  /** Only the moves import WRITES, so only they can reach this. */
+  readonly [WRITES]: TaskWrites;
+  private readonly probe;
+
+  constructor(db: Db) {
+    super(db);
     this[WRITES] = new TaskWrites(db);
-    this.runInTransaction = db.transaction((body: () => unknown) => body());
     this.probe = db.prepare('INSERT OR REPLACE INTO write_probe (id, at) VALUES (1, ?)');
+  }
+
+  /** A real write of one row, to learn whether the board can be written (readiness). */
+  async probeWrite(at: number): Promise<void> {
+    this.probe.run(at);
+  }
+}
+
+let savepoints = 0;
+
+export class Store extends Tables {
+  private readonly tx: TxStore;
+
+  constructor(
+    private readonly writer: Db,
+    private readonly reader: Db,
+  ) {
+    super(reader);
+    this.tx = new TxStore(writer);
   }
 
   /**
@@ -33,38 +62,56 @@ export class Store {
    * for it. Until then (opening, migrating, adopting at start) a short lock is waited out.
    */
   serving(): void {
-    this.db.pragma('busy_timeout = 0');
-  }
-
-  /** A real write of one row, to learn whether the board can be written (readiness). */
-  probeWrite(at: number): void {
-    this.probe.run(at);
-  }
-
-  /** Runs `fn` in one immediate transaction; `fn` must not await. */
-  transaction<T>(fn: () => T): T {
-    return this.runInTransaction.immediate(fn) as T;
+    this.writer.pragma('busy_timeout = 0');
   }
 
   /**
-   * Inside a transaction: runs `fn` in a savepoint, undone alone if `fn` throws. Outside one
-   * (SQLite rolled it back) it would commit on its own: check inTransaction after a failure.
+   * Runs `fn` in one immediate transaction on the writer connection. The caller (the
+   * transactor) runs one at a time.
    */
-  savepoint<T>(fn: () => T): T {
-    return this.runInTransaction(fn) as T;
+  async transaction<T>(fn: (store: TxStore) => Promise<T>): Promise<T> {
+    this.writer.exec('BEGIN IMMEDIATE');
+    try {
+      const value = await fn(this.tx);
+      this.writer.exec('COMMIT');
+      return value;
+    } catch (err) {
+      // SQLite may have rolled it back already (a full disk, an I/O error).
+      if (this.writer.inTransaction) this.writer.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  /**
+   * Inside a transaction: runs `fn` in a savepoint, undone alone if `fn` throws. A failure
+   * that rolled back the whole transaction (SQLite does, on a full disk or an I/O error) is
+   * thrown as it is: check inTransaction after a failure.
+   */
+  async savepoint<T>(fn: () => Promise<T>): Promise<T> {
+    const name = `move${++savepoints}`;
+    this.writer.exec(`SAVEPOINT ${name}`);
+    try {
+      const value = await fn();
+      this.writer.exec(`RELEASE ${name}`);
+      return value;
+    } catch (err) {
+      if (this.writer.inTransaction) this.writer.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
+      throw err;
+    }
   }
 
   /** A transaction is open (SQLite rolls one back by itself on a full disk or an I/O error). */
   get inTransaction(): boolean {
-    return this.db.inTransaction;
+    return this.writer.inTransaction;
   }
 
   get open(): boolean {
-    return this.db.open;
+    return this.writer.open;
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (this.reader.open) this.reader.close();
+    if (this.writer.open) this.writer.close();
   }
 }
 
@@ -73,5 +120,11 @@ export function openStore(
   path: string,
   opts: { migrateTo?: number; onRepair?: (note: string) => void } = {},
 ): Store {
-  return new Store(openDatabase(path, opts));
+  const writer = openDatabase(path, opts);
+  try {
+    return new Store(writer, openReader(path));
+  } catch (err) {
+    writer.close();
+    throw err;
+  }
 }

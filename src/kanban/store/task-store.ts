@@ -131,12 +131,14 @@ export class TaskStore {
     );
   }
 
-  get(id: string): Task | null {
+  async get(id: string): Promise<Task | null> {
     const row = this.byId.get(id);
     return row ? this.toTask(row) : null;
   }
 
-  list(filter: TaskFilter): { tasks: Task[]; lastSeq: number | null; more: boolean } {
+  async list(
+    filter: TaskFilter,
+  ): Promise<{ tasks: Task[]; lastSeq: number | null; more: boolean }> {
     const key = `${filter.status ? 's' : ''}${filter.assignee !== undefined ? 'a' : ''}${filter.order}`;
     let stmt = this.listStatements.get(key);
     if (!stmt) {
@@ -158,11 +160,11 @@ export class TaskStore {
     return { tasks: page.map((r) => this.toTask(r)), lastSeq: last ? last[AT.seq] : null, more };
   }
 
-  children(id: string): string[] {
+  async children(id: string): Promise<string[]> {
     return this.childrenOf.all(id).map((r) => r.task_id);
   }
 
-  counts(): Record<TaskStatus, number> {
+  async counts(): Promise<Record<TaskStatus, number>> {
     const counts = { todo: 0, ready: 0, running: 0, blocked: 0, done: 0, archived: 0 };
     for (const { status, n } of this.countByStatus.all()) counts[status] = n;
     return counts;
@@ -172,7 +174,12 @@ export class TaskStore {
    * The ids of a profile's ready tasks whose cooldown has passed, highest priority first, then oldest;
    * unassigned tasks count as the default profile's.
    */
-  dispatchable(now: number, profile: string, isDefault: boolean, limit: number): string[] {
+  async dispatchable(
+    now: number,
+    profile: string,
+    isDefault: boolean,
+    limit: number,
+  ): Promise<string[]> {
     const rows = this.readyQueue.all({ now, profile, limit });
     if (isDefault) {
       rows.push(...this.unassignedQueue.all({ now, profile, limit }));
@@ -182,13 +189,13 @@ export class TaskStore {
   }
 
   /** Ready tasks assigned to a profile that is not configured (any more). */
-  stranded(profiles: readonly string[]): { id: string; assignee: string }[] {
+  async stranded(profiles: readonly string[]): Promise<{ id: string; assignee: string }[]> {
     return this.strandedQueue.all(JSON.stringify(profiles));
   }
 
   /** The oldest `limit` open tasks (todo, ready, running, blocked) and how many there are. */
-  open(limit: number): { tasks: Task[]; total: number } {
-    const c = this.counts();
+  async open(limit: number): Promise<{ tasks: Task[]; total: number }> {
+    const c = await this.counts();
     return {
       tasks: this.openTasks.all(limit).map((r) => this.toTask(r)),
       total: c.todo + c.ready + c.running + c.blocked,
@@ -196,16 +203,16 @@ export class TaskStore {
   }
 
   /** The termination pending on a running task, or null. */
-  terminatingOf(id: string): string | null {
+  async terminatingOf(id: string): Promise<string | null> {
     return this.pendingTermination.get(id)?.terminating ?? null;
   }
 
   /** What the tick checks of every running task, and nothing else of the row (it runs often). */
-  runningDeadlines(): RunningDeadline[] {
+  async runningDeadlines(): Promise<RunningDeadline[]> {
     return this.runningDeadlineRows.all();
   }
 
-  running(): (Task & TaskLease)[] {
+  async running(): Promise<(Task & TaskLease)[]> {
     return this.runningTasks.all().map((r) => ({
       ...this.toTask(r),
       leaseExpiresAt: r[AT.leaseExpiresAt],

@@ -72,30 +72,35 @@ export class TaskWrites {
     );
   }
 
-  create(task: NewTask, status: 'ready' | 'todo', parents: readonly string[]): void {
+  async create(task: NewTask, status: 'ready' | 'todo', parents: readonly string[]): Promise<void> {
     this.insert.run({ ...task, status, origin: JSON.stringify(task.origin) });
     for (const parent of parents) this.insertParent.run(task.id, parent);
   }
 
-  unlinkParent(taskId: string, parentId: string): void {
+  async unlinkParent(taskId: string, parentId: string): Promise<void> {
     this.removeParent.run(taskId, parentId);
   }
 
   /** Moves the task to a new status with every column that status implies. True if it won. */
-  move(id: string, expect: Expect, to: StatusColumns, details: DetailColumns): boolean {
+  async move(
+    id: string,
+    expect: Expect,
+    to: StatusColumns,
+    details: DetailColumns,
+  ): Promise<boolean> {
     return this.update(id, expect, { ...details, ...to });
   }
 
   /** Changes a task without changing its status. True if it won. */
-  change(id: string, expect: Expect, set: DetailColumns | RunningColumns): boolean {
+  async change(id: string, expect: Expect, set: DetailColumns | RunningColumns): Promise<boolean> {
     return this.update(id, expect, set);
   }
 
-  delete(id: string): boolean {
+  async delete(id: string): Promise<boolean> {
     return this.remove.run(id).changes === 1;
   }
 
-  addComment(taskId: string, author: string, text: string, at: number): number {
+  async addComment(taskId: string, author: string, text: string, at: number): Promise<number> {
     return Number(this.insertComment.run(taskId, author, text, at).lastInsertRowid);
   }
 

@@ -1,0 +1,45 @@
+// What platforms write: their persisted state (view, adapter position, home cursor), a chat's
+// subscription to a task and its cursor, and the inbound deliveries already handled. None of
+// them changes a task.
+import type { Subscription } from '../store/platform-store.js';
+import type { Tx } from './tx.js';
+
+/** Merges `patch` into the platform's persisted state (read in this transaction). */
+export async function savePlatformState(
+  tx: Tx,
+  name: string,
+  patch: Record<string, unknown>,
+): Promise<void> {
+  const state = (await tx.store.platforms.state(name)) ?? {};
+  await tx.store.platforms.setState(name, { ...state, ...patch }, tx.now);
+}
+
+/** A chat hears about a task it created, from the event after `cursor`. */
+export async function subscribeChat(
+  tx: Tx,
+  platform: string,
+  channel: string,
+  taskId: string,
+  cursor: number,
+): Promise<void> {
+  await tx.store.platforms.subscribe(platform, channel, taskId, cursor);
+}
+
+/** A subscription's notifications up to `eventId` were sent (its cursor never goes back). */
+export async function advanceSubscription(
+  tx: Tx,
+  sub: Subscription,
+  eventId: number,
+): Promise<void> {
+  await tx.store.platforms.advanceCursor(sub, eventId);
+}
+
+/** A signed inbound delivery was handled (and created `taskId`, or nothing). */
+export async function recordDelivery(
+  tx: Tx,
+  platform: string,
+  delivery: { id: string; signature: string },
+  taskId: string | null,
+): Promise<void> {
+  await tx.store.platforms.recordDelivery(platform, delivery, taskId, tx.now);
+}
