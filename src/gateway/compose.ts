@@ -6,7 +6,7 @@ import { interruptAll } from '../kanban/dispatch/interrupt.js';
 import { Retention } from '../kanban/dispatch/retention.js';
 import { createKanban, type Kanban } from '../kanban/kanban.js';
 import type { RunTerminator } from '../kanban/dispatch/run-terminator.js';
-import type { Store } from '../kanban/store/store.js';
+import type { BoardStore } from '../kanban/store/contract.js';
 import type { AdapterFactory } from '../platforms/adapter.js';
 import { openPlatforms, type Platforms } from '../platforms/platforms.js';
 import { buildApp } from './app.js';
@@ -16,7 +16,7 @@ import { RepeatLimiter } from '../repeat-limit.js';
 
 export interface GatewayDeps {
   config: Config;
-  store: Store;
+  store: BoardStore;
   logger: FastifyBaseLogger;
   requestStop: (code: number, reason: string) => void;
   clock?: () => number;

@@ -95,7 +95,7 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
       requestStop: (code, reason) => void shutdown.run(code, reason),
     });
   } catch (err) {
-    store.close();
+    await store.close();
     throw err;
   }
   for (const step of gateway.closeSteps) shutdown.add(step.name, step.run);
@@ -112,7 +112,7 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
     );
   } catch (err) {
     // Nothing started yet: the board closes as at a stop, leaving no -wal or -shm behind.
-    store.close();
+    await store.close();
     throw err;
   }
   writePidFile(instance.pidPath, { ...instance.record, port });

@@ -8,21 +8,19 @@ import { createTask, type TaskInput } from './moves/create-task.js';
 import { deleteTask } from './moves/delete-task.js';
 import { editTask, type TaskPatch } from './moves/edit-task.js';
 import { Transactor, type Clock, type Tx, type WriteHealth } from './moves/tx.js';
-import type { EventStore } from './store/event-store.js';
-import type { RunStore } from './store/run-store.js';
-import type { Store } from './store/store.js';
-import type { TaskFilter, TaskStore } from './store/task-store.js';
+import type { BoardStore, EventTable, RunTable, TaskReads } from './store/contract.js';
+import type { TaskFilter } from './store/task-store.js';
 
 export class Board {
-  readonly tasks: TaskStore;
-  readonly runs: RunStore;
-  readonly events: EventStore;
+  readonly tasks: TaskReads;
+  readonly runs: RunTable;
+  readonly events: EventTable;
   readonly bus: EventBus;
   private readonly transactor: Transactor;
   private probedAt = -Infinity;
 
   constructor(
-    store: Store,
+    store: BoardStore,
     readonly clock: Clock,
     onListenerError: (err: unknown) => void,
   ) {

@@ -6,7 +6,7 @@ import { Terminations } from './dispatch/terminations.js';
 import type { SettlementPolicy } from './moves/settle.js';
 import type { Clock } from './moves/tx.js';
 import { OperatorActions } from './operator-actions.js';
-import type { Store } from './store/store.js';
+import type { BoardStore } from './store/contract.js';
 import { WorkerActions } from './worker-actions.js';
 
 export interface Kanban {
@@ -25,7 +25,7 @@ export interface KanbanOptions {
   onListenerError: (err: unknown) => void;
 }
 
-export function createKanban(config: Config, store: Store, opts: KanbanOptions): Kanban {
+export function createKanban(config: Config, store: BoardStore, opts: KanbanOptions): Kanban {
   const board = new Board(store, opts.clock ?? Date.now, opts.onListenerError);
   const policy: SettlementPolicy = {
     failureLimit: config.workers.failureLimit,

@@ -5,7 +5,7 @@ import { EVENT_KINDS, NOTIFY_KINDS, type BoardEvent } from '../kanban/model/even
 import { advanceSubscription, savePlatformState } from '../kanban/moves/platform-records.js';
 import { recordDroppedNotification } from '../kanban/moves/records.js';
 import { PlatformError, type MessageTag } from './adapter.js';
-import type { PlatformStore } from '../kanban/store/platform-store.js';
+import type { PlatformTable } from '../kanban/store/contract.js';
 
 /** The platform's reason when it refused this one message for good, else null (retry later). */
 function refusalOf(err: unknown): string | null {
@@ -49,7 +49,7 @@ export class Notifier {
 
   constructor(
     private readonly board: Board,
-    private readonly store: PlatformStore,
+    private readonly store: PlatformTable,
     private readonly send: Sender,
     /** Platforms with a home channel: told about every task created elsewhere. */
     private readonly homes: readonly { platform: string; channel: string }[],

@@ -5,7 +5,7 @@ import type { Board } from '../kanban/board.js';
 import type { AdapterFactory, InboundMessage } from './adapter.js';
 import { handleChatCommand } from './chat-commands.js';
 import { Notifier } from './notifier.js';
-import type { PlatformStore } from '../kanban/store/platform-store.js';
+import type { PlatformTable } from '../kanban/store/contract.js';
 import { recordDelivery, savePlatformState } from '../kanban/moves/platform-records.js';
 import { recordPlatformEvent } from '../kanban/moves/records.js';
 import type { Tx } from '../kanban/moves/tx.js';
@@ -20,7 +20,7 @@ export const ADAPTERS: Record<string, AdapterFactory> = {
 
 export interface PlatformsDeps {
   configs: readonly PlatformConfig[];
-  store: PlatformStore;
+  store: PlatformTable;
   board: Board;
   onError: (err: unknown, what: string) => void;
   /** Replaces the factory of a platform by name (tests inject misbehaving adapters). */
@@ -105,6 +105,11 @@ export class Platforms {
 
   views(): PlatformView[] {
     return [...this.supervisors.values()].map((s) => s.view());
+  }
+
+  /** Resolves once the platform events and state written so far are committed. */
+  recorded(): Promise<void> {
+    return this.deps.board.settled();
   }
 
   notificationBacklog(): Promise<number> {

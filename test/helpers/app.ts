@@ -1,13 +1,12 @@
 // A real gateway in the test process: temp data dir, real SQLite file, real HTTP on 127.0.0.1:0.
 import { request, type IncomingHttpHeaders } from 'node:http';
-import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { composeGateway, type Gateway, type GatewayDeps } from '../../src/gateway/compose.js';
-import { openStore } from '../../src/kanban/store/store.js';
 import { cleanEnv, tempDir, writeConfig } from './daemon.js';
+import { openTestStore } from './store.js';
 import { TEST_MARK } from './procs.js';
 
 export interface TestGateway extends Gateway {
@@ -41,7 +40,7 @@ export async function startGateway(
   const configPath = writeConfig(dataDir, { dataDir, ...configJson });
   const env = { ...cleanEnv(), [TEST_MARK.split('=')[0]!]: TEST_MARK.split('=')[1]! };
   const config = loadConfig({ config: configPath }, env, dataDir);
-  const store = openStore(join(dataDir, 'gatehouse.db'));
+  const store = await openTestStore(dataDir);
   const stops: { code: number; reason: string }[] = [];
   const gateway = await composeGateway({
     config,

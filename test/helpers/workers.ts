@@ -43,7 +43,9 @@ export function settledIn(
     `task ${id} to settle in ${status}`,
     async () => {
       const task = await getTask(gw, id);
+      // A task is ready before its first run too: settling back in ready needs a run.
       return task.status === status &&
+        (status !== 'ready' || task.runs.length > 0) &&
         task.runs.every((r: { endedAt: number | null }) => r.endedAt !== null)
         ? task
         : null;

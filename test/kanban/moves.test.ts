@@ -16,22 +16,22 @@ import { beginTermination, deferTermination } from '../../src/kanban/moves/termi
 import { Transactor } from '../../src/kanban/moves/tx.js';
 import { unblockTask } from '../../src/kanban/moves/unblock.js';
 import { openDatabase } from '../../src/kanban/store/db.js';
-import { openStore, Store } from '../../src/kanban/store/store.js';
+import { openStore } from '../../src/kanban/store/store.js';
+import type { BoardStore } from '../../src/kanban/store/contract.js';
+import { ENGINE, openTestStore, rawQuery } from '../helpers/store.js';
 import { tempDir } from '../helpers/daemon.js';
 
 const NOW = 1_700_000_000_000;
 const policy = { failureLimit: 2, rateLimitCooldownMs: 300_000 };
-const stores: Store[] = [];
-const readers: Database.Database[] = [];
+const stores: BoardStore[] = [];
 
-afterEach(() => {
-  for (const r of readers.splice(0)) r.close();
-  for (const s of stores.splice(0)) s.close();
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
 });
 
-function fixture() {
-  const path = join(tempDir(), 'gatehouse.db');
-  const store = openStore(path);
+async function fixture() {
+  const dataDir = tempDir();
+  const store = await openTestStore(dataDir);
   stores.push(store);
   const board = new Board(
     store,
@@ -53,29 +53,25 @@ function fixture() {
       }),
     ))!;
   const kinds = () => events.map((e) => e.kind);
-  return { path, store, board, events, kinds, claim };
+  return { dataDir, store, board, events, kinds, claim };
 }
 
 /** The columns a status implies, as stored. */
-function row(path: string, id: string) {
-  const db = new Database(path, { readonly: true });
-  try {
-    return db
-      .prepare(
-        'SELECT status, current_run_id, lease_expires_at, last_heartbeat_at, terminating, not_before, block_reason FROM tasks WHERE id = ?',
-      )
-      .get(id) as Record<string, unknown>;
-  } finally {
-    db.close();
-  }
+async function row(dataDir: string, id: string) {
+  const [found] = await rawQuery(
+    dataDir,
+    'SELECT status, current_run_id, lease_expires_at, last_heartbeat_at, terminating, not_before, block_reason FROM tasks WHERE id = ?',
+    [id],
+  );
+  return found;
 }
 
 describe('moves', () => {
   it('claim: ready → running with a run, a lease and a claimed event', async () => {
-    const f = fixture();
+    const f = await fixture();
     const task = await f.board.create({ title: 'a' }, { kind: 'api' });
     const claim = await f.claim(task.id);
-    expect(row(f.path, task.id)).toEqual({
+    expect(await row(f.dataDir, task.id)).toEqual({
       status: 'running',
       current_run_id: claim.run.id,
       lease_expires_at: NOW + 60_000,
@@ -89,7 +85,7 @@ describe('moves', () => {
   });
 
   it('claim: refused while a parent is not done', async () => {
-    const f = fixture();
+    const f = await fixture();
     const parent = await f.board.create({ title: 'p' }, { kind: 'api' });
     const child = await f.board.create({ title: 'c', parents: [parent.id] }, { kind: 'api' });
     expect(child.status).toBe('todo');
@@ -132,14 +128,14 @@ describe('moves', () => {
 
   for (const [name, outcome, fields, expected] of settles) {
     it(`settle: ${name}, clearing the run and the lease`, async () => {
-      const f = fixture();
+      const f = await fixture();
       const task = await f.board.create({ title: 't' }, { kind: 'api' });
       const claim = await f.claim(task.id);
       const settled = await f.board.transact((tx) =>
         settleRun(tx, policy, { taskId: task.id, runId: claim.run.id, outcome, ...fields }),
       );
       expect(settled).not.toBeNull();
-      expect(row(f.path, task.id)).toMatchObject({
+      expect(await row(f.dataDir, task.id)).toMatchObject({
         current_run_id: null,
         lease_expires_at: null,
         last_heartbeat_at: null,
@@ -152,7 +148,7 @@ describe('moves', () => {
   }
 
   it('settle: a second settlement of the same run changes nothing', async () => {
-    const f = fixture();
+    const f = await fixture();
     const task = await f.board.create({ title: 't' }, { kind: 'api' });
     const claim = await f.claim(task.id);
     const end = { taskId: task.id, runId: claim.run.id, outcome: 'completed' as const };
@@ -163,7 +159,7 @@ describe('moves', () => {
   });
 
   it('settle: completion promotes a child whose parents are now all done', async () => {
-    const f = fixture();
+    const f = await fixture();
     const parent = await f.board.create({ title: 'p' }, { kind: 'api' });
     const child = await f.board.create({ title: 'c', parents: [parent.id] }, { kind: 'api' });
     const claim = await f.claim(parent.id);
@@ -175,15 +171,18 @@ describe('moves', () => {
   });
 
   it('give up: ready → blocked with the reason and a gave_up event', async () => {
-    const f = fixture();
+    const f = await fixture();
     const task = await f.board.create({ title: 't' }, { kind: 'api' });
     expect(await f.board.transact((tx) => giveUpReady(tx, task.id, 'no profile'))).toBe(true);
-    expect(row(f.path, task.id)).toMatchObject({ status: 'blocked', block_reason: 'no profile' });
+    expect(await row(f.dataDir, task.id)).toMatchObject({
+      status: 'blocked',
+      block_reason: 'no profile',
+    });
     expect(f.kinds().at(-1)).toBe('gave_up');
   });
 
   it('unblock: blocked → ready, the reason and the failure count cleared', async () => {
-    const f = fixture();
+    const f = await fixture();
     const task = await f.board.create({ title: 't' }, { kind: 'api' });
     await f.board.transact((tx) => giveUpReady(tx, task.id, 'stuck'));
     const unblocked = await f.board.transact((tx) => unblockTask(tx, task.id));
@@ -192,7 +191,7 @@ describe('moves', () => {
   });
 
   it('archive: an idle task is archived; a running one is refused (its worker goes first)', async () => {
-    const f = fixture();
+    const f = await fixture();
     const idle = await f.board.create({ title: 'idle' }, { kind: 'api' });
     expect((await f.board.transact((tx) => archiveIdle(tx, idle.id))).status).toBe('archived');
     const busy = await f.board.create({ title: 'busy' }, { kind: 'api' });
@@ -201,7 +200,7 @@ describe('moves', () => {
   });
 
   it('termination: begin claims the right once; defer keeps the claim and extends the lease', async () => {
-    const f = fixture();
+    const f = await fixture();
     const task = await f.board.create({ title: 't' }, { kind: 'api' });
     const claim = await f.claim(task.id);
     const run = await f.board.transact((tx) => beginTermination(tx, task.id, 'reclaim', true));
@@ -211,7 +210,7 @@ describe('moves', () => {
     ).toBeNull();
     const report = { prevPid: 1, terminated: false, sigkill: true, survived: true, pids: [1] };
     await f.board.transact((tx) => deferTermination(tx, run!, 'reclaim', report, 120_000, true));
-    expect(row(f.path, task.id)).toMatchObject({
+    expect(await row(f.dataDir, task.id)).toMatchObject({
       status: 'running',
       terminating: 'reclaim',
       lease_expires_at: NOW + 120_000,
@@ -224,7 +223,7 @@ describe('moves', () => {
   });
 
   it('lease: extended only while no termination is pending; heartbeats coalesce their events', async () => {
-    const f = fixture();
+    const f = await fixture();
     const task = await f.board.create({ title: 't' }, { kind: 'api' });
     const claim = await f.claim(task.id);
     expect(await f.board.transact((tx) => extendLease(tx, task.id, claim.run.id, NOW + 1))).toBe(
@@ -235,7 +234,7 @@ describe('moves', () => {
         await f.board.transact((tx) => heartbeat(tx, task.id, claim.run.id, 'tick', 30_000)),
       ).toBe(true);
     expect(f.kinds().filter((k) => k === 'heartbeat')).toHaveLength(1);
-    expect(row(f.path, task.id)).toMatchObject({ last_heartbeat_at: NOW });
+    expect(await row(f.dataDir, task.id)).toMatchObject({ last_heartbeat_at: NOW });
     await f.board.transact((tx) => beginTermination(tx, task.id, 'stale', true));
     expect(await f.board.transact((tx) => extendLease(tx, task.id, claim.run.id, NOW + 2))).toBe(
       false,
@@ -244,10 +243,9 @@ describe('moves', () => {
 });
 
 /** A Transactor of its own over a fresh database, and the events its bus published. */
-function groupFixture() {
-  const path = join(tempDir(), 'gatehouse.db');
-  const store = openStore(path);
-  const db = new Database(path, { readonly: true });
+async function groupFixture() {
+  const dataDir = tempDir();
+  const store = await openTestStore(dataDir);
   stores.push(store);
   const bus = new EventBus((err) => {
     throw err;
@@ -257,16 +255,18 @@ function groupFixture() {
   const transactor = new Transactor(store, () => NOW, bus);
   const create = (title: string, body = '') =>
     transactor.run(async (tx) => (await createTask(tx, { title, body }, { kind: 'api' })).task);
-  const titles = () => db.prepare('SELECT title FROM tasks ORDER BY seq').pluck().all();
-  const eventCount = () => db.prepare('SELECT count(*) FROM events').pluck().get();
+  const titles = async () =>
+    (await rawQuery(dataDir, 'SELECT title FROM tasks ORDER BY seq')).map((r) => r.title);
+  const eventCount = async () =>
+    Number((await rawQuery(dataDir, 'SELECT count(*) AS n FROM events'))[0]!.n);
   // The connection the transactor writes through (a page limit is a connection's own).
   const writer = (store as unknown as { writer: Database.Database }).writer;
-  return { db, writer, transactor, published, create, titles, eventCount };
+  return { writer, transactor, published, create, titles, eventCount };
 }
 
 describe('group commit', () => {
   it('commits the moves of one turn together; one that throws midway is undone alone', async () => {
-    const g = groupFixture();
+    const g = await groupFixture();
     // Queued in one turn of the event loop: one group.
     const moves = [
       g.create('first'),
@@ -279,105 +279,110 @@ describe('group commit', () => {
     const outcomes = await Promise.allSettled(moves);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe('failed after writing');
-    expect(g.titles()).toEqual(['first', 'last']);
+    expect(await g.titles()).toEqual(['first', 'last']);
     // Events reach listeners once committed, and none of the undone move's was kept.
     expect(g.published.map((e) => e.kind)).toEqual(['created', 'created']);
-    expect(g.eventCount()).toBe(2);
+    expect(await g.eventCount()).toBe(2);
   });
 
-  it('refuses the whole group when a full disk rolls its transaction back', async () => {
-    const g = groupFixture();
-    // Room for a small task or two, not for a 1 MB body: SQLite answers SQLITE_FULL by rolling
-    // back the whole transaction, the first move's work with it.
-    const pages = g.writer.pragma('page_count', { simple: true }) as number;
-    g.writer.pragma(`max_page_count = ${pages + 8}`);
-    const outcomes = await Promise.allSettled([
-      g.create('first'),
-      g.create('too big', 'x'.repeat(1024 * 1024)),
-      g.create('after it'),
-    ]);
-    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
-    for (const o of outcomes)
-      expect((o as PromiseRejectedResult).reason.code).toBe('STORAGE_UNAVAILABLE');
-    expect(g.titles()).toEqual([]);
-    expect(g.eventCount()).toBe(0);
-    expect(g.published).toEqual([]);
-  });
+  // SQLite answers a full disk by rolling back the whole transaction; on PostgreSQL the like is
+  // a lost connection (the daemon tests cut it).
+  it.runIf(ENGINE === 'sqlite')(
+    'refuses the whole group when a full disk rolls its transaction back',
+    async () => {
+      const g = await groupFixture();
+      // Room for a small task or two, not for a 1 MB body: SQLite answers SQLITE_FULL by rolling
+      // back the whole transaction, the first move's work with it.
+      const pages = g.writer.pragma('page_count', { simple: true }) as number;
+      g.writer.pragma(`max_page_count = ${pages + 8}`);
+      const outcomes = await Promise.allSettled([
+        g.create('first'),
+        g.create('too big', 'x'.repeat(1024 * 1024)),
+        g.create('after it'),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      for (const o of outcomes)
+        expect((o as PromiseRejectedResult).reason.code).toBe('STORAGE_UNAVAILABLE');
+      expect(await g.titles()).toEqual([]);
+      expect(await g.eventCount()).toBe(0);
+      expect(g.published).toEqual([]);
+    },
+  );
 });
 
 describe('the status CHECK constraints', () => {
   it('refuse a forged row: a done task that keeps its run and lease', async () => {
-    const f = fixture();
+    const f = await fixture();
     const task = await f.board.create({ title: 't' }, { kind: 'api' });
     await f.claim(task.id);
-    const db = new Database(f.path);
-    try {
-      expect(() =>
-        db.prepare("UPDATE tasks SET status = 'done' WHERE id = ?").run(task.id),
-      ).toThrow(/CHECK constraint failed/);
-      expect(() => db.prepare('UPDATE tasks SET not_before = 5 WHERE id = ?').run(task.id)).toThrow(
-        /CHECK constraint failed/,
-      );
-      expect(() =>
-        db
-          .prepare(
-            "UPDATE tasks SET status = 'blocked', current_run_id = NULL, lease_expires_at = NULL WHERE id = ?",
-          )
-          .run(task.id),
-      ).toThrow(/CHECK constraint failed/);
-    } finally {
-      db.close();
-    }
+    const refused = /CHECK constraint failed|violates check constraint/;
+    await expect(
+      rawQuery(f.dataDir, "UPDATE tasks SET status = 'done' WHERE id = ?", [task.id]),
+    ).rejects.toThrow(refused);
+    await expect(
+      rawQuery(f.dataDir, 'UPDATE tasks SET not_before = 5 WHERE id = ?', [task.id]),
+    ).rejects.toThrow(refused);
+    await expect(
+      rawQuery(
+        f.dataDir,
+        "UPDATE tasks SET status = 'blocked', current_run_id = NULL, lease_expires_at = NULL WHERE id = ?",
+        [task.id],
+      ),
+    ).rejects.toThrow(refused);
     expect((await f.board.get(task.id)).status).toBe('running');
   });
 
-  it('are added to a database made by the previous version without losing a row', async () => {
-    const path = join(tempDir(), 'gatehouse.db');
-    const old = openDatabase(path, { migrateTo: 1 });
-    const insert = old.prepare(`INSERT INTO tasks (id, title, status, created_at, updated_at,
+  // SQLite boards made by older versions are upgraded; PostgreSQL boards start at this schema.
+  it.runIf(ENGINE === 'sqlite')(
+    'are added to a database made by the previous version without losing a row',
+    async () => {
+      const path = join(tempDir(), 'gatehouse.db');
+      const old = openDatabase(path, { migrateTo: 1 });
+      const insert = old.prepare(`INSERT INTO tasks (id, title, status, created_at, updated_at,
       origin, current_run_id, lease_expires_at, not_before, block_reason)
       VALUES (?, ?, ?, 1, 1, '{"kind":"api"}', ?, ?, ?, ?)`);
-    insert.run('t_000000000001', 'forged done', 'done', 'r_000000000001', 99, null, null);
-    insert.run('t_000000000002', 'running', 'running', 'r_000000000002', 99, null, null);
-    insert.run('t_000000000003', 'blocked, no reason', 'blocked', null, null, 5, null);
-    insert.run('t_000000000004', 'child', 'todo', null, null, null, null);
-    old
-      .prepare('INSERT INTO task_parents (task_id, parent_id) VALUES (?, ?)')
-      .run('t_000000000004', 't_000000000001');
-    old
-      .prepare(
-        `INSERT INTO runs (id, task_id, profile, token_hash, started_at, log_path)
+      insert.run('t_000000000001', 'forged done', 'done', 'r_000000000001', 99, null, null);
+      insert.run('t_000000000002', 'running', 'running', 'r_000000000002', 99, null, null);
+      insert.run('t_000000000003', 'blocked, no reason', 'blocked', null, null, 5, null);
+      insert.run('t_000000000004', 'child', 'todo', null, null, null, null);
+      old
+        .prepare('INSERT INTO task_parents (task_id, parent_id) VALUES (?, ?)')
+        .run('t_000000000004', 't_000000000001');
+      old
+        .prepare(
+          `INSERT INTO runs (id, task_id, profile, token_hash, started_at, log_path)
       VALUES ('r_000000000002', 't_000000000002', 'demo', 'h', 1, '/tmp/l')`,
-      )
-      .run();
-    old
-      .prepare(
-        `INSERT INTO comments (task_id, author, text, at) VALUES ('t_000000000002', 'me', 'hi', 1)`,
-      )
-      .run();
-    old.close();
+        )
+        .run();
+      old
+        .prepare(
+          `INSERT INTO comments (task_id, author, text, at) VALUES ('t_000000000002', 'me', 'hi', 1)`,
+        )
+        .run();
+      old.close();
 
-    const store = openStore(path);
-    stores.push(store);
-    expect(
-      (await store.tasks.list({ order: 'asc', afterSeq: null, limit: 10 })).tasks.map((t) => [
-        t.id,
-        t.status,
-        t.currentRunId,
-        t.notBefore,
-        t.blockReason,
-      ]),
-    ).toEqual([
-      ['t_000000000001', 'done', null, null, null],
-      ['t_000000000002', 'running', 'r_000000000002', null, null],
-      ['t_000000000003', 'blocked', null, null, 'blocked'],
-      // Its only parent is done: an older version left it waiting on nothing (promoted).
-      ['t_000000000004', 'ready', null, null, null],
-    ]);
-    expect((await store.tasks.get('t_000000000004'))?.parents).toEqual(['t_000000000001']);
-    expect(await store.runs.forTask('t_000000000002')).toHaveLength(1);
-    const raw = new Database(path, { readonly: true });
-    expect(raw.prepare('SELECT count(*) AS n FROM comments').get()).toEqual({ n: 1 });
-    raw.close();
-  });
+      const store = openStore(path);
+      stores.push(store);
+      expect(
+        (await store.tasks.list({ order: 'asc', afterSeq: null, limit: 10 })).tasks.map((t) => [
+          t.id,
+          t.status,
+          t.currentRunId,
+          t.notBefore,
+          t.blockReason,
+        ]),
+      ).toEqual([
+        ['t_000000000001', 'done', null, null, null],
+        ['t_000000000002', 'running', 'r_000000000002', null, null],
+        ['t_000000000003', 'blocked', null, null, 'blocked'],
+        // Its only parent is done: an older version left it waiting on nothing (promoted).
+        ['t_000000000004', 'ready', null, null, null],
+      ]);
+      expect((await store.tasks.get('t_000000000004'))?.parents).toEqual(['t_000000000001']);
+      expect(await store.runs.forTask('t_000000000002')).toHaveLength(1);
+      const raw = new Database(path, { readonly: true });
+      expect(raw.prepare('SELECT count(*) AS n FROM comments').get()).toEqual({ n: 1 });
+      raw.close();
+    },
+  );
 });

@@ -1,6 +1,6 @@
 // The supervision promises at their edges (SPEC §6): never two workers, nothing outlives its
 // run, and an ending is recorded as what it was, whatever fails on the way. Real processes.
-import Database from 'better-sqlite3';
+import { failUpdates } from '../helpers/store.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -163,15 +163,12 @@ describe('an ending is recorded as what it was', () => {
     const task = await createTask(gw, { title: 'disk trouble', assignee: 'crash' });
     const run = await runningRun(gw, task.id);
     // The disk fails every write that would close a run, as a full disk would.
-    const db = new Database(join(gw.dataDir, 'gatehouse.db'));
-    db.exec(`CREATE TRIGGER fail_close BEFORE UPDATE OF outcome ON runs
-      BEGIN SELECT RAISE(ABORT, 'simulated disk failure'); END`);
+    const healed = await failUpdates(gw.dataDir, 'runs', 'outcome', 'simulated disk failure');
     writeFileSync(join(gw.dataDir, 'runs', run.id, 'go'), '');
     await waitFor('the worker to exit', () => !pidExists(run.pid));
     await ticksPass(gw);
     expect((await getTask(gw, task.id)).status).toBe('running');
-    db.exec('DROP TRIGGER fail_close');
-    db.close();
+    await healed();
     const settled = await waitFor('the run settled', async () => {
       const t = await getTask(gw, task.id);
       return t.runs[0].outcome ? t : null;
@@ -189,14 +186,11 @@ describe('an ending is recorded as what it was', () => {
     const task = await createTask(gw, { title: 'sampled every tick', assignee: 'hang' });
     await runningRun(gw, task.id);
     // Every tick's resource sample is written; the disk refuses each write, as a full one would.
-    const db = new Database(join(gw.dataDir, 'gatehouse.db'));
-    db.exec(`CREATE TRIGGER fail_sample BEFORE UPDATE OF rss_bytes_max ON runs
-      BEGIN SELECT RAISE(ABORT, 'simulated full disk'); END`);
+    const healed = await failUpdates(gw.dataDir, 'runs', 'rss_bytes_max', 'simulated full disk');
     try {
       await ticksPass(gw, 20);
     } finally {
-      db.exec('DROP TRIGGER fail_sample');
-      db.close();
+      await healed();
     }
     const failures = lines.filter((l) => l.msg === 'dispatcher: sample failed');
     expect(failures).toHaveLength(1);

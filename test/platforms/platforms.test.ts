@@ -381,9 +381,13 @@ describe('telegram', () => {
       async () => (await platform(gw.url, 'tg')).state === 'connected',
       15_000,
     );
-    const events = (await api(gw.url, 'GET', '/events?limit=1000')).body.events.filter(
-      (e: { kind: string }) => e.kind.startsWith('breaker_'),
-    );
+    // The view changes at once; its events are written just after.
+    const events = await waitFor('breaker_closed', async () => {
+      const breaker = (await api(gw.url, 'GET', '/events?limit=1000')).body.events.filter(
+        (e: { kind: string }) => e.kind.startsWith('breaker_'),
+      );
+      return breaker.some((e: { kind: string }) => e.kind === 'breaker_closed') && breaker;
+    });
     expect(events.map((e: { kind: string }) => e.kind)).toEqual([
       'breaker_opened',
       'breaker_half_open',

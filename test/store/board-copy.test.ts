@@ -53,15 +53,18 @@ const KEYS: Record<string, string> = {
 
 /** A PostgreSQL row as SQLite gives it: bigints (strings in pg) as numbers, booleans as 0/1. */
 function likeSqlite(row: Record<string, unknown>, as: Record<string, unknown> | undefined) {
+  // PostgreSQL's own columns (task_parents.ord, SQLite's rowid) are not compared.
   return Object.fromEntries(
-    Object.entries(row).map(([k, v]) => [
-      k,
-      typeof v === 'boolean'
-        ? Number(v)
-        : typeof v === 'string' && typeof as?.[k] === 'number'
+    Object.entries(row)
+      .filter(([k]) => as === undefined || k in as)
+      .map(([k, v]) => [
+        k,
+        typeof v === 'boolean'
           ? Number(v)
-          : v,
-    ]),
+          : typeof v === 'string' && typeof as?.[k] === 'number'
+            ? Number(v)
+            : v,
+      ]),
   );
 }
 

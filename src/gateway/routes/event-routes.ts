@@ -1,6 +1,6 @@
 // /events backfill, the /events/stream websocket, and run logs.
 import type { Static } from '../../schema-types.js';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Board } from '../../kanban/board.js';
 import { ALL_EVENT_KINDS, isEventKind } from '../../kanban/model/events.js';
@@ -9,6 +9,9 @@ import { readLogTail } from '../../kanban/dispatch/run-log.js';
 import type { EventStreamHub } from '../event-stream.js';
 import { EventList, describe } from './responses.js';
 import { EventsQuery, LogQuery, RunIdParams, StreamQuery } from './schemas.js';
+
+/** Where each websocket request's stream starts, settled before its upgrade. */
+const starts = new WeakMap<FastifyRequest, number>();
 
 export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStreamHub): void {
   app.get<{ Querystring: Static<typeof EventsQuery> }>(
@@ -84,12 +87,15 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
             );
           if (task !== undefined && (await board.tasks.get(task)) === null)
             throw new AppError('VALIDATION_FAILED', `task: no task ${task}`);
+          // Without an after, the stream starts at the newest event, read before the upgrade:
+          // the handler then attaches at once, and what commits meanwhile comes in the backlog.
+          starts.set(req, after ?? (await board.events.lastId()));
         },
       },
-      async (socket, req) => {
-        const { after, task, kinds } = req.query;
+      (socket, req) => {
+        const { task, kinds } = req.query;
         hub.attach(socket, {
-          after: after ?? (await board.events.lastId()),
+          after: starts.get(req)!,
           task: task ?? null,
           kinds: kinds ? new Set<string>(kinds.split(',')) : null,
         });

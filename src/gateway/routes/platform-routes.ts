@@ -102,9 +102,11 @@ export function platformRoutes(app: FastifyInstance, platforms: Platforms): void
           ),
         },
       },
-      (req) => {
+      async (req) => {
         const supervisor = platforms.get(req.params.name);
         supervisor[action]();
+        // Answered once the events it wrote (platform_paused, breaker_closed…) are committed.
+        await platforms.recorded();
         return supervisor.view();
       },
     );
@@ -131,7 +133,12 @@ export function platformRoutes(app: FastifyInstance, platforms: Platforms): void
           'VALIDATION_FAILED',
           `platform ${req.params.name} has no homeChannel: give a channel`,
         );
-      await platforms.get(req.params.name).send(channel, req.body.text);
+      try {
+        await platforms.get(req.params.name).send(channel, req.body.text);
+      } finally {
+        // A failed send may have opened the breaker: its event is committed before the answer.
+        await platforms.recorded();
+      }
       return { sent: true, channel };
     },
   );

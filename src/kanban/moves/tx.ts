@@ -3,7 +3,7 @@
 import { AppError } from '../../errors.js';
 import type { EventBus } from '../event-bus.js';
 import type { BoardEvent, Emit } from '../model/events.js';
-import type { Store, TxStore } from '../store/store.js';
+import type { BoardStore, TxTables } from '../store/contract.js';
 
 export type Clock = () => number;
 
@@ -19,7 +19,7 @@ const BUSY_RETRY_MS = 2000;
 const BUSY_BACKOFF_MS = [5, 10, 20, 50, 100, 200];
 
 export interface Tx {
-  readonly store: TxStore;
+  readonly store: TxTables;
   readonly emit: Emit;
   readonly now: number;
 }
@@ -43,7 +43,7 @@ export class Transactor {
   private health: WriteHealth = { ok: true, error: null };
 
   constructor(
-    private readonly store: Store,
+    private readonly store: BoardStore,
     private readonly clock: Clock,
     private readonly bus: EventBus,
   ) {}
@@ -111,12 +111,12 @@ export class Transactor {
             if (!this.store.inTransaction) throw err;
             // Its events were undone with its savepoint.
             events.length = mark;
-            settled.push({ ok: false, err: storageError(err) });
+            settled.push({ ok: false, err: storageError(this.store, err) });
           }
         }
       }));
     } catch (err) {
-      if (isBusy(err) && Date.now() - since < BUSY_RETRY_MS) {
+      if (this.store.failureOf(err)?.kind === 'busy' && Date.now() - since < BUSY_RETRY_MS) {
         const delay = BUSY_BACKOFF_MS[Math.min(attempt, BUSY_BACKOFF_MS.length - 1)]!;
         setTimeout(() => void this.commitGroup(group, since, attempt + 1), delay);
         return;
@@ -167,40 +167,21 @@ export class Transactor {
 
   /** A write failed: a storage failure is remembered (readiness) and answered as a 503. */
   private failed(err: unknown): unknown {
-    const mapped = storageError(err);
+    const mapped = storageError(this.store, err);
     if (mapped instanceof AppError && mapped.status === 503)
       this.health = { ok: false, error: mapped.message };
     return mapped;
   }
 }
 
-function sqliteCode(err: unknown): string | null {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : null;
-}
-
-function isBusy(err: unknown): boolean {
-  const code = sqliteCode(err);
-  return code !== null && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
-}
-
-/**
- * A full or failing disk is the operator's to fix, a lock held by another process goes away:
- * 503 with a clear message, the cause kept.
- */
-function storageError(err: unknown): unknown {
-  const code = sqliteCode(err);
-  if (code !== null && (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR'))) {
-    return new AppError('STORAGE_UNAVAILABLE', `the data dir cannot be written (${code})`, {
-      cause: err,
-    });
-  }
-  if (isBusy(err)) {
-    return new AppError(
-      'STORAGE_BUSY',
-      `the board database is locked by another process (an open sqlite3 shell or a backup?); nothing was changed, try again (${code})`,
-      { cause: err, headers: { 'retry-after': '1' } },
-    );
-  }
-  return err;
+/** A storage failure answered as a 503 (the cause kept); any other error as it is. */
+function storageError(store: BoardStore, err: unknown): unknown {
+  const failure = store.failureOf(err);
+  if (failure === null) return err;
+  return failure.kind === 'busy'
+    ? new AppError('STORAGE_BUSY', failure.message, {
+        cause: err,
+        headers: { 'retry-after': '1' },
+      })
+    : new AppError('STORAGE_UNAVAILABLE', failure.message, { cause: err });
 }

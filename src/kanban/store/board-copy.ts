@@ -49,7 +49,8 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
       'terminating',
     ],
   },
-  { name: 'task_parents', order: 'task_id, parent_id', columns: ['task_id', 'parent_id'] },
+  // Link order is the order of insertion (rowid here, ord there).
+  { name: 'task_parents', order: 'rowid', columns: ['task_id', 'parent_id'] },
   {
     name: 'runs',
     order: 'seq',

@@ -2,7 +2,7 @@
 import type { Db } from './db.js';
 import type { BoardEvent, EventKind, NewEvent } from '../model/events.js';
 
-interface EventRow {
+export interface EventRow {
   id: number;
   task_id: string | null;
   run_id: string | null;
@@ -11,7 +11,8 @@ interface EventRow {
   at: number;
 }
 
-function toEvent(row: EventRow): BoardEvent {
+/** An event from its row, on either engine. */
+export function toEvent(row: EventRow): BoardEvent {
   return {
     id: row.id,
     taskId: row.task_id,

@@ -117,13 +117,14 @@ export class PlatformStore {
   }
 }
 
-interface SubscriptionRow {
+export interface SubscriptionRow {
   platform: string;
   channel: string;
   task_id: string;
   cursor: number;
 }
 
-function toSubscription(row: SubscriptionRow): Subscription {
+/** A subscription from its row, on either engine. */
+export function toSubscription(row: SubscriptionRow): Subscription {
   return { platform: row.platform, channel: row.channel, taskId: row.task_id, cursor: row.cursor };
 }

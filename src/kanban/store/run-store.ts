@@ -3,7 +3,7 @@ import type { ProcessIdentity } from '../../proc/index.js';
 import type { Db } from './db.js';
 import type { Run, RunOutcome } from '../model/types.js';
 
-interface RunRow {
+export interface RunRow {
   seq: number;
   id: string;
   task_id: string;
@@ -23,7 +23,8 @@ interface RunRow {
   cpu_percent_max: number | null;
   rss_bytes_max: number | null;
   log_path: string;
-  keep_descendants: number;
+  /** 0 or 1 on SQLite, a boolean on PostgreSQL. */
+  keep_descendants: number | boolean;
   proc_gone_at: number | null;
   files_pruned_at: number | null;
   group_held_until: number | null;
@@ -207,7 +208,8 @@ export class RunStore {
   }
 }
 
-function toRecord(row: RunRow): RunRecord {
+/** A run from its row, on either engine. */
+export function toRecord(row: RunRow): RunRecord {
   return {
     id: row.id,
     taskId: row.task_id,
@@ -226,7 +228,7 @@ function toRecord(row: RunRow): RunRecord {
     rssBytesMax: row.rss_bytes_max,
     logPath: row.log_path,
     bootId: row.boot_id,
-    keepDescendants: row.keep_descendants === 1,
+    keepDescendants: row.keep_descendants === 1 || row.keep_descendants === true,
     procGoneAt: row.proc_gone_at,
     filesPrunedAt: row.files_pruned_at,
     groupHeldUntil: row.group_held_until,

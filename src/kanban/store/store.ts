@@ -3,6 +3,7 @@
 // awaits between its statements, so a read from elsewhere can come while a transaction is
 // open: on the writer it would see rows that may yet be rolled back. Nothing outside this
 // folder sees the database or writes SQL.
+import type { BoardStore, StorageFailure, TxTables } from './contract.js';
 import { openDatabase, openReader, type Db } from './db.js';
 import { EventStore } from './event-store.js';
 import { PlatformStore } from './platform-store.js';
@@ -26,7 +27,7 @@ export class Tables {
 }
 
 /** The tables as a transaction sees and writes them. */
-export class TxStore extends Tables {
+class TxStore extends Tables implements TxTables {
   /** Only the moves import WRITES, so only they can reach this. */
   readonly [WRITES]: TaskWrites;
   private readonly probe;
@@ -45,7 +46,7 @@ export class TxStore extends Tables {
 
 let savepoints = 0;
 
-export class Store extends Tables {
+export class Store extends Tables implements BoardStore {
   private readonly tx: TxStore;
 
   constructor(
@@ -69,7 +70,7 @@ export class Store extends Tables {
    * Runs `fn` in one immediate transaction on the writer connection. The caller (the
    * transactor) runs one at a time.
    */
-  async transaction<T>(fn: (store: TxStore) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (store: TxTables) => Promise<T>): Promise<T> {
     this.writer.exec('BEGIN IMMEDIATE');
     try {
       const value = await fn(this.tx);
@@ -109,7 +110,21 @@ export class Store extends Tables {
     return this.writer.open;
   }
 
-  close(): void {
+  /** A full or failing disk is the operator's to fix; a lock held by another process goes away. */
+  failureOf(err: unknown): StorageFailure | null {
+    const code = (err as { code?: unknown } | null)?.code;
+    if (typeof code !== 'string' || !code.startsWith('SQLITE_')) return null;
+    if (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR'))
+      return { kind: 'unavailable', message: `the data dir cannot be written (${code})` };
+    if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
+      return {
+        kind: 'busy',
+        message: `the board database is locked by another process (an open sqlite3 shell or a backup?); nothing was changed, try again (${code})`,
+      };
+    return null;
+  }
+
+  async close(): Promise<void> {
     if (this.reader.open) this.reader.close();
     if (this.writer.open) this.writer.close();
   }

@@ -2,23 +2,26 @@
 import type { Origin, Task, TaskStatus } from '../model/types.js';
 import type { Db } from './db.js';
 
-/** Each row carries its parent ids (in link order) as a JSON array, read in the same statement. */
-const PARENTS =
-  '(SELECT json_group_array(parent_id) FROM (SELECT parent_id FROM task_parents WHERE task_id = tasks.id ORDER BY rowid)) AS parents';
-
 /**
- * What a task is read from, in this order. Rows come back as arrays (better-sqlite3's raw mode):
+ * What a task is read from, in this order; `parents` is an expression giving its parent ids (in
+ * link order) as a JSON array, read in the same statement. Rows come back as arrays (raw mode):
  * building an object keyed by column names for every row cost twice the read itself.
  */
-const TASK_COLUMNS = `id, title, body, assignee, status, priority, ${PARENTS}, created_at,
+export function taskColumns(parents: string): string {
+  return `id, title, body, assignee, status, priority, ${parents} AS parents, created_at,
   updated_at, started_at, completed_at, max_runtime_seconds, max_retries, consecutive_failures,
   last_failure_error, result, summary, current_run_id, block_reason, not_before, origin, seq,
   lease_expires_at, last_heartbeat_at, terminating`;
+}
 
-/** Where TASK_COLUMNS puts what toTask does not read. */
-const AT = { seq: 21, leaseExpiresAt: 22, lastHeartbeatAt: 23, terminating: 24 } as const;
+const TASK_COLUMNS = taskColumns(
+  '(SELECT json_group_array(parent_id) FROM (SELECT parent_id FROM task_parents WHERE task_id = tasks.id ORDER BY rowid))',
+);
 
-type TaskRow = [
+/** Where taskColumns puts what toTask does not read. */
+export const AT = { seq: 21, leaseExpiresAt: 22, lastHeartbeatAt: 23, terminating: 24 } as const;
+
+export type TaskRow = [
   id: string,
   title: string,
   body: string,
@@ -133,7 +136,7 @@ export class TaskStore {
 
   async get(id: string): Promise<Task | null> {
     const row = this.byId.get(id);
-    return row ? this.toTask(row) : null;
+    return row ? toTask(row) : null;
   }
 
   async list(
@@ -157,7 +160,7 @@ export class TaskStore {
     const more = rows.length > filter.limit;
     const page = rows.slice(0, filter.limit);
     const last = page.at(-1);
-    return { tasks: page.map((r) => this.toTask(r)), lastSeq: last ? last[AT.seq] : null, more };
+    return { tasks: page.map((r) => toTask(r)), lastSeq: last ? last[AT.seq] : null, more };
   }
 
   async children(id: string): Promise<string[]> {
@@ -197,7 +200,7 @@ export class TaskStore {
   async open(limit: number): Promise<{ tasks: Task[]; total: number }> {
     const c = await this.counts();
     return {
-      tasks: this.openTasks.all(limit).map((r) => this.toTask(r)),
+      tasks: this.openTasks.all(limit).map((r) => toTask(r)),
       total: c.todo + c.ready + c.running + c.blocked,
     };
   }
@@ -214,59 +217,60 @@ export class TaskStore {
 
   async running(): Promise<(Task & TaskLease)[]> {
     return this.runningTasks.all().map((r) => ({
-      ...this.toTask(r),
+      ...toTask(r),
       leaseExpiresAt: r[AT.leaseExpiresAt],
       lastHeartbeatAt: r[AT.lastHeartbeatAt],
       terminating: r[AT.terminating],
     }));
   }
+}
 
-  private toTask(row: TaskRow): Task {
-    const [
-      id,
-      title,
-      body,
-      assignee,
-      status,
-      priority,
-      parents,
-      createdAt,
-      updatedAt,
-      startedAt,
-      completedAt,
-      maxRuntimeSeconds,
-      maxRetries,
-      consecutiveFailures,
-      lastFailureError,
-      result,
-      summary,
-      currentRunId,
-      blockReason,
-      notBefore,
-      origin,
-    ] = row;
-    return {
-      id,
-      title,
-      body,
-      assignee,
-      status,
-      priority,
-      parents: JSON.parse(parents) as string[],
-      createdAt,
-      updatedAt,
-      startedAt,
-      completedAt,
-      maxRuntimeSeconds,
-      maxRetries,
-      consecutiveFailures,
-      lastFailureError,
-      result: result === null ? null : (JSON.parse(result) as unknown),
-      summary,
-      currentRunId,
-      blockReason,
-      notBefore,
-      origin: JSON.parse(origin) as Origin,
-    };
-  }
+/** A task from a row read with taskColumns. */
+export function toTask(row: TaskRow): Task {
+  const [
+    id,
+    title,
+    body,
+    assignee,
+    status,
+    priority,
+    parents,
+    createdAt,
+    updatedAt,
+    startedAt,
+    completedAt,
+    maxRuntimeSeconds,
+    maxRetries,
+    consecutiveFailures,
+    lastFailureError,
+    result,
+    summary,
+    currentRunId,
+    blockReason,
+    notBefore,
+    origin,
+  ] = row;
+  return {
+    id,
+    title,
+    body,
+    assignee,
+    status,
+    priority,
+    parents: JSON.parse(parents) as string[],
+    createdAt,
+    updatedAt,
+    startedAt,
+    completedAt,
+    maxRuntimeSeconds,
+    maxRetries,
+    consecutiveFailures,
+    lastFailureError,
+    result: result === null ? null : (JSON.parse(result) as unknown),
+    summary,
+    currentRunId,
+    blockReason,
+    notBefore,
+    origin: JSON.parse(origin) as Origin,
+  };
 }

@@ -3,7 +3,7 @@
 // a reader resuming after 8 would miss 7 for ever. Ids come from the one row of event_counter:
 // the writing transaction holds its row lock until it commits or rolls back, so the next
 // transaction that writes events waits for it and takes the ids after its ids.
-import type { ClientBase } from 'pg';
+import { statementName, type Queryable } from './query.js';
 import { schemaIdent } from './schema.js';
 
 export interface EventRow {
@@ -14,31 +14,32 @@ export interface EventRow {
   at: number;
 }
 
-/** Inserts `events` in the open transaction of `client`, in order; their ids. */
+/** Inserts `events` in the open transaction of `db`, in order, in one statement; their ids. */
 export async function appendEvents(
-  client: ClientBase,
+  db: Queryable,
   schema: string,
   events: readonly EventRow[],
 ): Promise<number[]> {
   if (events.length === 0) return [];
   const ident = schemaIdent(schema);
-  const { rows } = await client.query<{ last: string }>(
-    `UPDATE ${ident}.event_counter SET last = last + $1 WHERE id = 1 RETURNING last`,
-    [events.length],
-  );
-  const first = Number(rows[0]!.last) - events.length + 1;
-  const ids = events.map((_, i) => first + i);
-  await client.query(
-    `INSERT INTO ${ident}.events (id, task_id, run_id, kind, payload, at)
-     SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])`,
-    [
-      ids,
+  const text = `WITH counter AS (
+        UPDATE ${ident}.event_counter SET last = last + $1 WHERE id = 1 RETURNING last)
+      INSERT INTO ${ident}.events (id, task_id, run_id, kind, payload, at)
+      SELECT counter.last - $1 + e.n, e.task_id, e.run_id, e.kind, e.payload, e.at
+        FROM counter, unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+          WITH ORDINALITY AS e (task_id, run_id, kind, payload, at, n)
+      RETURNING id`;
+  const { rows } = await db.query<{ id: number | string }>({
+    name: statementName(text),
+    text,
+    values: [
+      events.length,
       events.map((e) => e.taskId),
       events.map((e) => e.runId),
       events.map((e) => e.kind),
       events.map((e) => e.payload),
       events.map((e) => e.at),
     ],
-  );
-  return ids;
+  });
+  return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
 }

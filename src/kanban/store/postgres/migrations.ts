@@ -42,6 +42,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX tasks_dispatch ON tasks (assignee, priority DESC, seq) WHERE status = 'ready';
 
   CREATE TABLE task_parents (
+    ord bigserial NOT NULL, -- link order (SQLite's rowid)
     task_id text NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
     parent_id text NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
     PRIMARY KEY (task_id, parent_id)

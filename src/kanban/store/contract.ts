@@ -1,0 +1,61 @@
+// What the board needs of a store, whichever engine holds it (SQLite embedded, PostgreSQL for
+// many hosts). The SQLite classes define the shape of each table's reads and writes; the
+// PostgreSQL ones implement the same. Everything outside this folder sees only these types.
+import type { EventStore } from './event-store.js';
+import type { PlatformStore } from './platform-store.js';
+import type { RunStore } from './run-store.js';
+import type { TaskStore } from './task-store.js';
+import type { TaskWrites, WRITES } from './task-writes.js';
+
+/** The public members of an engine's class: what the other engine must offer too. */
+type Shape<T> = { [K in keyof T]: T[K] };
+
+export type TaskReads = Shape<TaskStore>;
+export type RunTable = Shape<RunStore>;
+export type EventTable = Shape<EventStore>;
+export type PlatformTable = Shape<PlatformStore>;
+export type TaskWriter = Shape<TaskWrites>;
+
+/** The board's tables, read outside any transaction: committed rows only. */
+export interface Tables {
+  readonly tasks: TaskReads;
+  readonly runs: RunTable;
+  readonly events: EventTable;
+  readonly platforms: PlatformTable;
+}
+
+/** The tables as a transaction sees and writes them. */
+export interface TxTables extends Tables {
+  /** Only the moves import WRITES, so only they can reach this. */
+  readonly [WRITES]: TaskWriter;
+  /** A real write of one row, to learn whether the board can be written (readiness). */
+  probeWrite(at: number): Promise<void>;
+}
+
+/** A failure of the storage itself, as the API answers it. */
+export interface StorageFailure {
+  /** busy: another process holds a lock (retried, then 503 STORAGE_BUSY); unavailable: 503. */
+  kind: 'busy' | 'unavailable';
+  message: string;
+}
+
+export interface BoardStore extends Tables {
+  /**
+   * Runs `fn` in one transaction on a connection of its own and commits it. The caller (the
+   * transactor) runs one at a time.
+   */
+  transaction<T>(fn: (tx: TxTables) => Promise<T>): Promise<T>;
+  /**
+   * Inside a transaction: runs `fn` in a savepoint, undone alone if `fn` throws. A failure
+   * that ended the whole transaction is thrown as it is: check inTransaction after a failure.
+   */
+  savepoint<T>(fn: () => Promise<T>): Promise<T>;
+  /** A transaction is open (a full disk, an I/O error or a lost connection ends one). */
+  readonly inTransaction: boolean;
+  readonly open: boolean;
+  /** From now on a write never waits for another process's lock (see each engine). */
+  serving(): void;
+  /** What a storage error means for the API, or null for any other error. */
+  failureOf(err: unknown): StorageFailure | null;
+  close(): Promise<void>;
+}

@@ -1,0 +1,109 @@
+// Platforms' rows on PostgreSQL: the same as SQLite's (../platform-store.ts).
+import { NOTIFY_KINDS } from '../../model/events.js';
+import { toSubscription, type Subscription, type SubscriptionRow } from '../platform-store.js';
+import { rows, run, type Queryable } from './query.js';
+
+export class PgPlatformStore {
+  constructor(private readonly db: Queryable) {}
+
+  async state(name: string): Promise<Record<string, unknown> | null> {
+    const [row] = await rows<{ state: string }>(
+      this.db,
+      'SELECT state FROM platform_state WHERE name = $1',
+      [name],
+    );
+    if (!row) return null;
+    try {
+      return JSON.parse(row.state) as Record<string, unknown>;
+    } catch {
+      return null;
+    }
+  }
+
+  async setState(name: string, state: Record<string, unknown>, at: number): Promise<void> {
+    await run(
+      this.db,
+      `INSERT INTO platform_state (name, state, updated_at) VALUES ($1, $2, $3)
+        ON CONFLICT (name) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
+      [name, JSON.stringify(state), at],
+    );
+  }
+
+  async homeCursor(name: string): Promise<number | null> {
+    const value = (await this.state(name))?.homeCursor;
+    return typeof value === 'number' ? value : null;
+  }
+
+  async subscribe(
+    platform: string,
+    channel: string,
+    taskId: string,
+    cursor: number,
+  ): Promise<void> {
+    await run(
+      this.db,
+      `INSERT INTO subscriptions (platform, channel, task_id, cursor) VALUES ($1, $2, $3, $4)
+        ON CONFLICT DO NOTHING`,
+      [platform, channel, taskId, cursor],
+    );
+  }
+
+  async advanceCursor(sub: Subscription, eventId: number): Promise<void> {
+    await run(
+      this.db,
+      `UPDATE subscriptions SET cursor = $1 WHERE platform = $2 AND channel = $3 AND task_id = $4
+        AND cursor < $1`,
+      [eventId, sub.platform, sub.channel, sub.taskId],
+    );
+  }
+
+  async subscriptionsOf(taskId: string): Promise<Subscription[]> {
+    const found = await rows<SubscriptionRow>(
+      this.db,
+      'SELECT * FROM subscriptions WHERE task_id = $1',
+      [taskId],
+    );
+    return found.map(toSubscription);
+  }
+
+  async delivery(
+    platform: string,
+    delivery: { id: string; signature: string },
+  ): Promise<{ taskId: string | null } | undefined> {
+    const [row] = await rows<{ task_id: string | null }>(
+      this.db,
+      'SELECT task_id FROM inbound_deliveries WHERE platform = $1 AND delivery_id = $2',
+      [platform, delivery.id],
+    );
+    return row ? { taskId: row.task_id } : undefined;
+  }
+
+  async recordDelivery(
+    platform: string,
+    delivery: { id: string; signature: string },
+    taskId: string | null,
+    at: number,
+  ): Promise<void> {
+    await run(
+      this.db,
+      `INSERT INTO inbound_deliveries (platform, delivery_id, signature, task_id, at)
+        VALUES ($1, $2, $3, $4, $5)`,
+      [platform, delivery.id, delivery.signature, taskId, at],
+    );
+  }
+
+  async forgetDeliveries(before: number): Promise<number> {
+    return run(this.db, 'DELETE FROM inbound_deliveries WHERE at < $1', [before]);
+  }
+
+  async withPending(): Promise<Subscription[]> {
+    const found = await rows<SubscriptionRow>(
+      this.db,
+      `SELECT s.* FROM subscriptions s WHERE EXISTS (
+        SELECT 1 FROM events e WHERE e.task_id = s.task_id AND e.id > s.cursor
+          AND e.kind = ANY($1::text[]))`,
+      [NOTIFY_KINDS],
+    );
+    return found.map(toSubscription);
+  }
+}

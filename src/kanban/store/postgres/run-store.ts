@@ -1,0 +1,152 @@
+// Runs on PostgreSQL: the same reads and writes as SQLite's (../run-store.ts).
+import { toRecord, type RunEnd, type RunRecord, type RunRow } from '../run-store.js';
+import { rows, run, type Queryable } from './query.js';
+
+export class PgRunStore {
+  constructor(private readonly db: Queryable) {}
+
+  async create(r: {
+    id: string;
+    taskId: string;
+    profile: string;
+    tokenHash: string;
+    startedAt: number;
+    logPath: string;
+    keepDescendants: boolean;
+  }): Promise<void> {
+    await run(
+      this.db,
+      `INSERT INTO runs (id, task_id, profile, token_hash, started_at, log_path, keep_descendants)
+        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [r.id, r.taskId, r.profile, r.tokenHash, r.startedAt, r.logPath, r.keepDescendants],
+    );
+  }
+
+  async get(id: string): Promise<RunRecord | null> {
+    const [row] = await rows<RunRow>(this.db, 'SELECT * FROM runs WHERE id = $1', [id]);
+    return row ? toRecord(row) : null;
+  }
+
+  async byTokenHash(hash: string): Promise<RunRecord | null> {
+    const [row] = await rows<RunRow>(this.db, 'SELECT * FROM runs WHERE token_hash = $1', [hash]);
+    return row ? toRecord(row) : null;
+  }
+
+  async forTask(taskId: string): Promise<RunRecord[]> {
+    const found = await rows<RunRow>(
+      this.db,
+      'SELECT * FROM runs WHERE task_id = $1 ORDER BY seq',
+      [taskId],
+    );
+    return found.map(toRecord);
+  }
+
+  async recordProcess(
+    id: string,
+    proc: { pid: number; pgid: number; startTime: number; bootId: string },
+  ): Promise<void> {
+    await run(
+      this.db,
+      'UPDATE runs SET pid = $2, pgid = $3, start_time = $4, boot_id = $5 WHERE id = $1',
+      [id, proc.pid, proc.pgid, proc.startTime, proc.bootId],
+    );
+  }
+
+  async close(id: string, at: number, end: RunEnd): Promise<boolean> {
+    const changed = await run(
+      this.db,
+      `UPDATE runs SET ended_at = $2, outcome = $3, exit_code = $4, signal = $5, error = $6,
+        summary = $7, proc_gone_at = CASE WHEN $8 THEN $2 ELSE proc_gone_at END,
+        group_held_until = coalesce($9, group_held_until)
+      WHERE id = $1 AND ended_at IS NULL`,
+      [
+        id,
+        at,
+        end.outcome,
+        end.exitCode ?? null,
+        end.signal ?? null,
+        end.error ?? null,
+        end.summary ?? null,
+        end.procGone ?? false,
+        end.groupHeldUntil ?? null,
+      ],
+    );
+    return changed === 1;
+  }
+
+  async existing(ids: readonly string[]): Promise<Set<string>> {
+    const found = await rows<{ id: string }>(
+      this.db,
+      'SELECT id FROM runs WHERE id = ANY($1::text[])',
+      [ids],
+    );
+    return new Set(found.map((r) => r.id));
+  }
+
+  async recordExit(
+    id: string,
+    exit: { exitCode: number | null; signal: string | null },
+  ): Promise<void> {
+    await run(
+      this.db,
+      `UPDATE runs SET exit_code = $2, signal = $3
+        WHERE id = $1 AND ended_at IS NOT NULL AND exit_code IS NULL AND signal IS NULL`,
+      [id, exit.exitCode, exit.signal],
+    );
+  }
+
+  async markGone(id: string, at: number): Promise<void> {
+    await run(this.db, 'UPDATE runs SET proc_gone_at = $2 WHERE id = $1 AND proc_gone_at IS NULL', [
+      id,
+      at,
+    ]);
+  }
+
+  async recordSample(id: string, cpu: number, rss: number): Promise<void> {
+    await run(
+      this.db,
+      `UPDATE runs SET cpu_percent_max = greatest(coalesce(cpu_percent_max, 0), $2),
+        rss_bytes_max = greatest(coalesce(rss_bytes_max, 0), $3) WHERE id = $1`,
+      [id, cpu, Math.round(rss)],
+    );
+  }
+
+  async countByOutcome(): Promise<Record<string, number>> {
+    const found = await rows<{ outcome: string; n: number }>(
+      this.db,
+      'SELECT outcome, count(*)::integer AS n FROM runs WHERE outcome IS NOT NULL GROUP BY outcome',
+    );
+    return Object.fromEntries(found.map((r) => [r.outcome, r.n]));
+  }
+
+  async hasLingering(taskId: string): Promise<boolean> {
+    const found = await rows(
+      this.db,
+      'SELECT 1 FROM runs WHERE task_id = $1 AND proc_gone_at IS NULL AND ended_at IS NOT NULL LIMIT 1',
+      [taskId],
+    );
+    return found.length > 0;
+  }
+
+  async prunableBefore(before: number, limit: number): Promise<string[]> {
+    const found = await rows<{ id: string }>(
+      this.db,
+      `SELECT id FROM runs WHERE files_pruned_at IS NULL AND ended_at IS NOT NULL AND ended_at < $1
+        AND proc_gone_at IS NOT NULL ORDER BY ended_at LIMIT $2`,
+      [before, limit],
+    );
+    return found.map((r) => r.id);
+  }
+
+  async markPruned(id: string, at: number): Promise<void> {
+    await run(this.db, 'UPDATE runs SET files_pruned_at = $2 WHERE id = $1', [id, at]);
+  }
+
+  async unreaped(): Promise<RunRecord[]> {
+    const found = await rows<RunRow>(
+      this.db,
+      'SELECT * FROM runs WHERE proc_gone_at IS NULL AND ended_at IS NOT NULL ORDER BY seq',
+    );
+    return found.map(toRecord);
+  }
+}

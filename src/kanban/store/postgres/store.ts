@@ -1,0 +1,195 @@
+// The board's storage on PostgreSQL: a pool for reads (committed rows only) and, for each
+// transaction, a connection of its own from the pool. Tables are reached through the schema's
+// search_path; every bigint is read as a JavaScript number (epoch milliseconds, ids).
+import pg from 'pg';
+import type { BoardStore, StorageFailure, Tables, TxTables } from '../contract.js';
+import { WRITES } from '../task-writes.js';
+import { PgEventStore } from './event-store.js';
+import { PgPlatformStore } from './platform-store.js';
+import { run, type Queryable } from './query.js';
+import { PgRunStore } from './run-store.js';
+import { migratePostgres, schemaIdent } from './schema.js';
+import { PgTaskStore } from './task-store.js';
+import { PgTaskWrites } from './task-writes.js';
+
+const INT8 = 20;
+/** Every bigint (epoch milliseconds, ids, counts) as a JavaScript number. */
+export const pgTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
+    oid === INT8
+      ? Number
+      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** Errors of the connection rather than of a statement: the transaction is gone with it. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+function sqlState(err: unknown): string | null {
+  return err instanceof pg.DatabaseError && typeof err.code === 'string' ? err.code : null;
+}
+
+function connectionLost(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
+  const state = sqlState(err);
+  if (state !== null) return state.startsWith('08') || state.startsWith('57P');
+  const message = err instanceof Error ? err.message : '';
+  return /connection terminated|connection error|not queryable|timeout exceeded when trying to connect/i.test(
+    message,
+  );
+}
+
+function tables(db: Queryable, schema: string): Tables {
+  return {
+    tasks: new PgTaskStore(db),
+    runs: new PgRunStore(db),
+    events: new PgEventStore(db, schema),
+    platforms: new PgPlatformStore(db),
+  };
+}
+
+function txTables(client: pg.PoolClient, schema: string): TxTables {
+  return {
+    ...tables(client, schema),
+    [WRITES]: new PgTaskWrites(client),
+    probeWrite: async (at: number) => {
+      await run(
+        client,
+        `INSERT INTO write_probe (id, at) VALUES (1, $1)
+          ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
+        [at],
+      );
+    },
+  };
+}
+
+export class PgStore implements BoardStore {
+  readonly tasks;
+  readonly runs;
+  readonly events;
+  readonly platforms;
+  /** The open transaction's connection, and whether it was lost meanwhile. */
+  private client: pg.PoolClient | null = null;
+  private lost = false;
+  private savepoints = 0;
+  private closed = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly schema: string,
+  ) {
+    ({
+      tasks: this.tasks,
+      runs: this.runs,
+      events: this.events,
+      platforms: this.platforms,
+    } = tables(pool, schema));
+  }
+
+  /** Nothing to change: a row lock held by another host is waited for, as it should be. */
+  serving(): void {}
+
+  async transaction<T>(fn: (tx: TxTables) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    this.lost = false;
+    try {
+      await client.query('BEGIN');
+      this.client = client;
+      const value = await fn(txTables(client, this.schema));
+      await client.query('COMMIT');
+      return value;
+    } catch (err) {
+      if (connectionLost(err)) this.lost = true;
+      else await client.query('ROLLBACK').catch(() => (this.lost = true));
+      throw err;
+    } finally {
+      this.client = null;
+      // A connection that failed is closed, not handed to the next transaction.
+      client.release(this.lost);
+    }
+  }
+
+  async savepoint<T>(fn: () => Promise<T>): Promise<T> {
+    const client = this.client;
+    if (!client) throw new Error('a savepoint needs an open transaction');
+    const name = `move${++this.savepoints}`;
+    await client.query(`SAVEPOINT ${name}`);
+    try {
+      const value = await fn();
+      await client.query(`RELEASE SAVEPOINT ${name}`);
+      return value;
+    } catch (err) {
+      if (connectionLost(err)) this.lost = true;
+      if (this.inTransaction) await client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+      throw err;
+    }
+  }
+
+  get inTransaction(): boolean {
+    return this.client !== null && !this.lost;
+  }
+
+  get open(): boolean {
+    return !this.closed;
+  }
+
+  failureOf(err: unknown): StorageFailure | null {
+    const state = sqlState(err);
+    if (state === '40001' || state === '40P01' || state === '55P03')
+      return { kind: 'busy', message: `the board database asked for a retry (${state})` };
+    if (connectionLost(err) || (state !== null && /^(53|58|XX)/.test(state))) {
+      const why = state ?? (err as { code?: string }).code ?? (err as Error).message;
+      return { kind: 'unavailable', message: `the board database cannot be reached (${why})` };
+    }
+    return null;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}
+
+export interface PostgresOptions {
+  url: string;
+  schema: string;
+  poolSize: number;
+  /** Told of an idle connection's failure (the pool replaces it). */
+  onIdleError?: (err: Error) => void;
+}
+
+/** Connects, creates or migrates the schema, and returns the store. */
+export async function openPostgresStore(opts: PostgresOptions): Promise<PgStore> {
+  const ident = schemaIdent(opts.schema);
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.poolSize,
+    options: `-c search_path=${ident}`,
+    connectionTimeoutMillis: 10_000,
+    types: pgTypes,
+  });
+  // An idle connection that breaks (a database restart) must not take the daemon down.
+  pool.on('error', (err) => opts.onIdleError?.(err));
+  try {
+    const client = await pool.connect();
+    try {
+      await migratePostgres(client, opts.schema);
+    } finally {
+      client.release();
+    }
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+  return new PgStore(pool, opts.schema);
+}

@@ -1,0 +1,135 @@
+// Reading tasks on PostgreSQL: the same reads as SQLite's (../task-store.ts), rows in the same
+// column order, so both engines build a task with the same code.
+import type { Task, TaskStatus } from '../../model/types.js';
+import {
+  AT,
+  taskColumns,
+  toTask,
+  type RunningDeadline,
+  type TaskFilter,
+  type TaskLease,
+  type TaskRow,
+} from '../task-store.js';
+import { arrays, rows, type Queryable } from './query.js';
+
+const COLUMNS = taskColumns(
+  "(SELECT coalesce(json_agg(parent_id ORDER BY ord), '[]')::text FROM task_parents WHERE task_id = tasks.id)",
+);
+
+export class PgTaskStore {
+  constructor(private readonly db: Queryable) {}
+
+  async get(id: string): Promise<Task | null> {
+    const [row] = await arrays<TaskRow>(this.db, `SELECT ${COLUMNS} FROM tasks WHERE id = $1`, [
+      id,
+    ]);
+    return row ? toTask(row) : null;
+  }
+
+  async list(
+    filter: TaskFilter,
+  ): Promise<{ tasks: Task[]; lastSeq: number | null; more: boolean }> {
+    const where = [filter.order === 'asc' ? 'seq > $1' : 'seq < $1'];
+    const values: unknown[] = [
+      filter.afterSeq ?? (filter.order === 'asc' ? 0 : Number.MAX_SAFE_INTEGER),
+      filter.limit + 1,
+    ];
+    if (filter.status) where.push(`status = $${values.push(filter.status)}`);
+    if (filter.assignee !== undefined) where.push(`assignee = $${values.push(filter.assignee)}`);
+    const found = await arrays<TaskRow>(
+      this.db,
+      `SELECT ${COLUMNS} FROM tasks WHERE ${where.join(' AND ')} ORDER BY seq ${filter.order === 'asc' ? 'ASC' : 'DESC'} LIMIT $2`,
+      values,
+    );
+    const more = found.length > filter.limit;
+    const page = found.slice(0, filter.limit);
+    const last = page.at(-1);
+    return { tasks: page.map(toTask), lastSeq: last ? last[AT.seq] : null, more };
+  }
+
+  async children(id: string): Promise<string[]> {
+    const found = await rows<{ task_id: string }>(
+      this.db,
+      'SELECT task_id FROM task_parents WHERE parent_id = $1 ORDER BY ord',
+      [id],
+    );
+    return found.map((r) => r.task_id);
+  }
+
+  async counts(): Promise<Record<TaskStatus, number>> {
+    const counts = { todo: 0, ready: 0, running: 0, blocked: 0, done: 0, archived: 0 };
+    const found = await rows<{ status: TaskStatus; n: number }>(
+      this.db,
+      'SELECT status, count(*)::integer AS n FROM tasks GROUP BY status',
+    );
+    for (const { status, n } of found) counts[status] = n;
+    return counts;
+  }
+
+  async dispatchable(
+    now: number,
+    profile: string,
+    isDefault: boolean,
+    limit: number,
+  ): Promise<string[]> {
+    const found = await rows<{ id: string }>(
+      this.db,
+      `SELECT id FROM tasks
+        WHERE status = 'ready' AND (assignee = $2 OR ($3 AND assignee IS NULL))
+          AND (not_before IS NULL OR not_before <= $1)
+        ORDER BY priority DESC, seq LIMIT $4`,
+      [now, profile, isDefault, limit],
+    );
+    return found.map((r) => r.id);
+  }
+
+  async stranded(profiles: readonly string[]): Promise<{ id: string; assignee: string }[]> {
+    return rows(
+      this.db,
+      `SELECT id, assignee FROM tasks WHERE status = 'ready' AND assignee IS NOT NULL
+        AND NOT (assignee = ANY($1::text[])) LIMIT 100`,
+      [profiles],
+    );
+  }
+
+  async open(limit: number): Promise<{ tasks: Task[]; total: number }> {
+    const c = await this.counts();
+    const found = await arrays<TaskRow>(
+      this.db,
+      `SELECT ${COLUMNS} FROM tasks WHERE status IN ('todo', 'ready', 'running', 'blocked') ORDER BY seq LIMIT $1`,
+      [limit],
+    );
+    return { tasks: found.map(toTask), total: c.todo + c.ready + c.running + c.blocked };
+  }
+
+  async terminatingOf(id: string): Promise<string | null> {
+    const [row] = await rows<{ terminating: string | null }>(
+      this.db,
+      'SELECT terminating FROM tasks WHERE id = $1',
+      [id],
+    );
+    return row?.terminating ?? null;
+  }
+
+  async runningDeadlines(): Promise<RunningDeadline[]> {
+    return rows<RunningDeadline>(
+      this.db,
+      `SELECT id, current_run_id AS "currentRunId", max_runtime_seconds AS "maxRuntimeSeconds",
+        lease_expires_at AS "leaseExpiresAt", last_heartbeat_at AS "lastHeartbeatAt", terminating
+      FROM tasks WHERE status = 'running'`,
+    );
+  }
+
+  async running(): Promise<(Task & TaskLease)[]> {
+    const found = await arrays<TaskRow>(
+      this.db,
+      `SELECT ${COLUMNS} FROM tasks WHERE status = 'running'`,
+    );
+    return found.map((r) => ({
+      ...toTask(r),
+      leaseExpiresAt: r[AT.leaseExpiresAt],
+      lastHeartbeatAt: r[AT.lastHeartbeatAt],
+      terminating: r[AT.terminating],
+    }));
+  }
+}

@@ -1,0 +1,92 @@
+// Writing tasks on PostgreSQL: the only statements that change tasks.status there, as
+// ../task-writes.ts is on SQLite. The compare-and-set is the UPDATE's WHERE: under READ
+// COMMITTED a second writer of the row waits for the first, then finds the row changed.
+import type { StatusColumns } from '../../model/transitions.js';
+import type { DetailColumns, Expect, NewTask, RunningColumns } from '../task-writes.js';
+import { rows, run, type Queryable } from './query.js';
+
+export class PgTaskWrites {
+  constructor(private readonly db: Queryable) {}
+
+  async create(task: NewTask, status: 'ready' | 'todo', parents: readonly string[]): Promise<void> {
+    await run(
+      this.db,
+      `INSERT INTO tasks (id, title, body, assignee, status, priority, created_at, updated_at,
+        max_runtime_seconds, max_retries, origin)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10)`,
+      [
+        task.id,
+        task.title,
+        task.body,
+        task.assignee,
+        status,
+        task.priority,
+        task.at,
+        task.maxRuntimeSeconds,
+        task.maxRetries,
+        JSON.stringify(task.origin),
+      ],
+    );
+    for (const parent of parents)
+      await run(this.db, 'INSERT INTO task_parents (task_id, parent_id) VALUES ($1, $2)', [
+        task.id,
+        parent,
+      ]);
+  }
+
+  async unlinkParent(taskId: string, parentId: string): Promise<void> {
+    await run(this.db, 'DELETE FROM task_parents WHERE task_id = $1 AND parent_id = $2', [
+      taskId,
+      parentId,
+    ]);
+  }
+
+  async move(
+    id: string,
+    expect: Expect,
+    to: StatusColumns,
+    details: DetailColumns,
+  ): Promise<boolean> {
+    return this.update(id, expect, { ...details, ...to });
+  }
+
+  async change(id: string, expect: Expect, set: DetailColumns | RunningColumns): Promise<boolean> {
+    return this.update(id, expect, set);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (await run(this.db, 'DELETE FROM tasks WHERE id = $1', [id])) === 1;
+  }
+
+  async addComment(taskId: string, author: string, text: string, at: number): Promise<number> {
+    const [row] = await rows<{ id: number }>(
+      this.db,
+      'INSERT INTO comments (task_id, author, text, at) VALUES ($1, $2, $3, $4) RETURNING id',
+      [taskId, author, text, at],
+    );
+    return row!.id;
+  }
+
+  private async update(id: string, expect: Expect, columns: object): Promise<boolean> {
+    const set = columns as Record<string, unknown>;
+    const statuses = typeof expect.status === 'string' ? [expect.status] : expect.status;
+    const names = Object.keys(set)
+      .filter((c) => set[c] !== undefined)
+      .sort();
+    const values: unknown[] = [id, statuses];
+    const where = ['id = $1', 'status = ANY($2::text[])'];
+    if ('runId' in expect)
+      where.push(`current_run_id IS NOT DISTINCT FROM $${values.push(expect.runId ?? null)}`);
+    if ('terminating' in expect)
+      where.push(`terminating IS NOT DISTINCT FROM $${values.push(expect.terminating ?? null)}`);
+    // Column names come from the typed column sets, never from input.
+    const assignments = names.map((c) => `${c} = $${values.push(set[c])}`).join(', ');
+    return (
+      (await run(
+        this.db,
+        `UPDATE tasks SET ${assignments} WHERE ${where.join(' AND ')}`,
+        values,
+      )) === 1
+    );
+  }
+}

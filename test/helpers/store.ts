@@ -1,0 +1,112 @@
+// The board's store for a test, on the engine this run tests (GATEHOUSE_TEST_STORE: sqlite, the
+// default, or postgres; vitest.config.ts runs the board, API and platform suites on both). A data
+// dir keeps its store across a restart: on PostgreSQL, a schema named after the data dir.
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll } from 'vitest';
+import type { BoardStore } from '../../src/kanban/store/contract.js';
+import { openPostgresStore, pgTypes } from '../../src/kanban/store/postgres/store.js';
+import { openStore } from '../../src/kanban/store/store.js';
+import { databaseUrl } from './postgres.js';
+
+export const ENGINE: 'sqlite' | 'postgres' =
+  process.env.GATEHOUSE_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
+
+const schemas = new Set<string>();
+
+afterAll(async () => {
+  if (schemas.size === 0) return;
+  const pool = new pg.Pool({ connectionString: databaseUrl(), max: 1 });
+  try {
+    for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    schemas.clear();
+    await pool.end();
+  }
+});
+
+/** The PostgreSQL schema a data dir's board lives in. */
+export function schemaOf(dataDir: string): string {
+  return `t_${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}`;
+}
+
+/** Opens (creating on first use) the board of `dataDir` on this run's engine. */
+export async function openTestStore(dataDir: string): Promise<BoardStore> {
+  if (ENGINE === 'sqlite') return openStore(join(dataDir, 'gatehouse.db'));
+  const schema = schemaOf(dataDir);
+  schemas.add(schema);
+  return openPostgresStore({ url: databaseUrl(), schema, poolSize: 4 });
+}
+
+/**
+ * Runs `sql` (with ? placeholders) on the board of `dataDir` directly, beside its store: to see
+ * what is stored, or to try what the schema refuses. Rows as objects, bigints as numbers.
+ */
+export async function rawQuery(
+  dataDir: string,
+  sql: string,
+  params: unknown[] = [],
+): Promise<Record<string, unknown>[]> {
+  if (ENGINE === 'sqlite') {
+    const db = new Database(join(dataDir, 'gatehouse.db'));
+    try {
+      const stmt = db.prepare(sql);
+      return stmt.reader
+        ? (stmt.all(...params) as Record<string, unknown>[])
+        : (stmt.run(...params), []);
+    } finally {
+      db.close();
+    }
+  }
+  let n = 0;
+  const client = new pg.Client({
+    connectionString: databaseUrl(),
+    options: `-c search_path=${schemaOf(dataDir)}`,
+    types: pgTypes,
+  });
+  await client.connect();
+  try {
+    return (
+      await client.query(
+        sql.replace(/\?/g, () => `$${++n}`),
+        params,
+      )
+    ).rows as Record<string, unknown>[];
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Makes the board of `dataDir` refuse every update of `column` in `table` with `message`, as a
+ * failing disk would, until the returned function is called.
+ */
+export async function failUpdates(
+  dataDir: string,
+  table: string,
+  column: string,
+  message: string,
+): Promise<() => Promise<void>> {
+  const name = `fail_${table}_${column}`;
+  if (ENGINE === 'sqlite') {
+    await rawQuery(
+      dataDir,
+      `CREATE TRIGGER ${name} BEFORE UPDATE OF ${column} ON ${table}
+        BEGIN SELECT RAISE(ABORT, '${message}'); END`,
+    );
+    return async () => void (await rawQuery(dataDir, `DROP TRIGGER ${name}`));
+  }
+  await rawQuery(
+    dataDir,
+    `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS
+      $$ BEGIN RAISE EXCEPTION '${message}'; END $$`,
+  );
+  await rawQuery(
+    dataDir,
+    `CREATE TRIGGER ${name} BEFORE UPDATE OF ${column} ON ${table}
+      FOR EACH ROW EXECUTE FUNCTION ${name}()`,
+  );
+  return async () => void (await rawQuery(dataDir, `DROP FUNCTION ${name} CASCADE`));
+}
