@@ -16,8 +16,15 @@ await build({
   input: join(ROOT, 'dist/gateway/daemon.js'),
   platform: 'node',
   // Native code, packages that serve their own files, and what is loaded only to explain an
-  // error stay where npm put them.
-  external: [/^node:/, 'better-sqlite3', /^@sinclair\/typebox/, 'pidusage', /^@fastify\/swagger/],
+  // error or only for PostgreSQL stay where npm put them.
+  external: [
+    /^node:/,
+    'better-sqlite3',
+    'pg',
+    /^@sinclair\/typebox/,
+    'pidusage',
+    /^@fastify\/swagger/,
+  ],
   // Strict, as the ES modules it is made of are (a write to the frozen config must throw).
   output: { file: OUT, format: 'cjs', codeSplitting: false, strict: true },
   logLevel: 'warn',

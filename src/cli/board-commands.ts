@@ -1,7 +1,8 @@
 // `gatehouse board copy`: moves a SQLite board into PostgreSQL (see kanban/store/board-copy.ts).
 import { resolve } from 'node:path';
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
-import { CopyError, copyBoard, redactUrl } from '../kanban/store/board-copy.js';
+import { CopyError, copyBoard } from '../kanban/store/board-copy.js';
+import { redactUrl } from '../kanban/store/url.js';
 import { parseFlags, usageError } from './args.js';
 import { print } from './output.js';
 

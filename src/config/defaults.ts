@@ -18,6 +18,7 @@ export const DEFAULT_BREAKER: BreakerOptions = {
 export function defaultConfig(): RawConfig {
   return {
     dataDir: '.gatehouse',
+    store: { kind: 'sqlite' },
     server: {
       host: '127.0.0.1',
       port: 8787,

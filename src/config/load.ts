@@ -75,6 +75,8 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Json {
   }
   if (Object.keys(server).length > 0) out.server = server;
   if (env.GATEHOUSE_TOKEN) out.api = { token: env.GATEHOUSE_TOKEN };
+  // The database's password belongs in the environment (or a credential), not the config file.
+  if (env.GATEHOUSE_DATABASE_URL) out.store = { kind: 'postgres', url: env.GATEHOUSE_DATABASE_URL };
   return out;
 }
 
@@ -267,6 +269,15 @@ export function loadConfig(
     dataDir: resolve(cwd, raw.dataDir),
     workers: { ...raw.workers, profiles: resolveProfiles(raw.workers.profiles, baseDir) },
     platforms: resolvePlatforms(raw.platforms),
+    store:
+      raw.store.kind === 'sqlite'
+        ? raw.store
+        : {
+            kind: 'postgres',
+            url: raw.store.url,
+            schema: raw.store.schema ?? 'gatehouse',
+            poolSize: raw.store.poolSize ?? 10,
+          },
     source: file,
     journalStream: env.JOURNAL_STREAM ?? null,
     workerEnv: Object.fromEntries(

@@ -44,9 +44,24 @@ export const PlatformSchema = Type.Object(
   strict,
 );
 
+/** Where the board is: SQLite in the data dir (the default), or a PostgreSQL schema. */
+export const StoreSchema = Type.Union([
+  Type.Object({ kind: Type.Literal('sqlite') }, strict),
+  Type.Object(
+    {
+      kind: Type.Literal('postgres'),
+      url: Type.String({ pattern: '^postgres(ql)?://[^\\s]+$' }),
+      schema: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$' })),
+      poolSize: Type.Optional(Type.Integer({ minimum: 2, maximum: 1000 })),
+    },
+    strict,
+  ),
+]);
+
 export const ConfigSchema = Type.Object(
   {
     dataDir: Type.String({ minLength: 1 }),
+    store: StoreSchema,
     server: Type.Object(
       {
         host: Type.String({ minLength: 1 }),
@@ -140,8 +155,12 @@ export interface PlatformConfig {
   breaker: BreakerOptions;
 }
 
+export type StoreConfig =
+  { kind: 'sqlite' } | { kind: 'postgres'; url: string; schema: string; poolSize: number };
+
 /** The validated, resolved and frozen configuration every subsystem reads. */
-export interface Config extends Omit<RawConfig, 'workers' | 'platforms'> {
+export interface Config extends Omit<RawConfig, 'workers' | 'platforms' | 'store'> {
+  store: StoreConfig;
   /** Absolute path. */
   dataDir: string;
   workers: Omit<RawConfig['workers'], 'profiles'> & { profiles: Record<string, Profile> };

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { DatabaseError } from '../kanban/store/db.js';
-import { openStore, type Store } from '../kanban/store/store.js';
+import type { BoardStore } from '../kanban/store/contract.js';
+import { openBoard, StoreConfigError } from '../kanban/store/open.js';
 import { VERSION } from '../version.js';
 import { composeGateway } from './compose.js';
 import { diskFull, isDiskFull, prepareDataDir } from './data-dir.js';
@@ -85,7 +85,7 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
 
   await crashLoopGuard(config, instance, (msg) => log.warn(msg));
 
-  const store = openBoardStore(config, (note) => log.warn(`board upgrade: ${note}`));
+  const store = await openBoardStore(config, log);
   let gateway: Awaited<ReturnType<typeof composeGateway>>;
   try {
     gateway = await composeGateway({
@@ -129,11 +129,19 @@ function workerBaseUrl(host: string, port: number): string {
   return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }
 
-function openBoardStore(config: Config, onRepair: (note: string) => void): Store {
+async function openBoardStore(config: Config, log: Logger): Promise<BoardStore> {
   try {
-    return openStore(join(config.dataDir, 'gatehouse.db'), { onRepair });
+    return await openBoard(config.store, config.dataDir, {
+      onRepair: (note) => log.warn(`board upgrade: ${note}`),
+      onRetry: (err, delayMs) =>
+        log.warn(
+          { err },
+          `board database unreachable (${(err as Error).message}); trying again in ${delayMs / 1000} s`,
+        ),
+      onIdleError: (err) => log.warn({ err }, 'an idle board database connection failed'),
+    });
   } catch (err) {
-    if (err instanceof DatabaseError) throw new ExitError(ExitCode.config, err.message);
+    if (err instanceof StoreConfigError) throw new ExitError(ExitCode.config, err.message);
     throw err;
   }
 }

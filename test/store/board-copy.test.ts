@@ -3,6 +3,9 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { BoardStore } from '../../src/kanban/store/contract.js';
+import { openPostgresStore } from '../../src/kanban/store/postgres/store.js';
+import { openStore } from '../../src/kanban/store/store.js';
 import { api, startGateway } from '../helpers/app.js';
 import { claim } from '../helpers/board.js';
 import { BIN, ROOT, cleanEnv, runCli } from '../helpers/daemon.js';
@@ -215,5 +218,42 @@ describe('gatehouse board copy', () => {
     expect(closed.code).toBe(1);
     expect(closed.stderr).toMatch(/cannot connect/);
     expect(closed.stderr).not.toContain('secret');
+  });
+
+  it('serves the same answers from the copy as from the file, for every task', async () => {
+    const from = await busyBoard();
+    const { schema, url } = testSchema();
+    expect(
+      (await runCli(['board', 'copy', '--from', from, '--to', url, '--schema', schema])).code,
+    ).toBe(0);
+    const sqlite = openStore(from);
+    const postgres = await openPostgresStore({ url, schema, poolSize: 2 });
+    try {
+      const answers = async (store: BoardStore) => {
+        const tasks = (await store.tasks.list({ order: 'asc', afterSeq: null, limit: 1000 })).tasks;
+        const perTask = [];
+        for (const t of tasks)
+          perTask.push({
+            task: await store.tasks.get(t.id),
+            runs: await store.runs.forTask(t.id),
+            events: await store.events.listForTask(t.id, 0, 1000),
+            subscriptions: await store.platforms.subscriptionsOf(t.id),
+          });
+        return {
+          perTask,
+          counts: await store.tasks.counts(),
+          events: await store.events.list(0, 10_000),
+          highWater: await store.events.highWater(),
+          platform: await store.platforms.state('ops'),
+          open: await store.tasks.open(100),
+        };
+      };
+      const want = await answers(sqlite);
+      expect(want.perTask.length).toBeGreaterThan(4);
+      expect(await answers(postgres)).toEqual(want);
+    } finally {
+      await sqlite.close();
+      await postgres.close();
+    }
   });
 });

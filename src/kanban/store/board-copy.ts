@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import pg, { type ClientBase } from 'pg';
 import { MIGRATIONS } from './migrations.js';
 import { migratePostgres, schemaIdent } from './postgres/schema.js';
+import { redactUrl } from './url.js';
 
 /** Why a copy was refused or failed, said to the operator; nothing was written. */
 export class CopyError extends Error {
@@ -145,17 +146,6 @@ async function targetCounts(client: ClientBase, ident: string): Promise<CopyCoun
     counts[name] = Number(rows[0]!.n);
   }
   return counts;
-}
-
-/** The URL with its password hidden, to be printed. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(not a URL)';
-  }
 }
 
 /**

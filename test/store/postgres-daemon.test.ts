@@ -1,0 +1,85 @@
+// The real daemon on PostgreSQL: configured by its config file and GATEHOUSE_DATABASE_URL, a
+// task to done, a worker adopted across a restart, and the errors an operator meets at start.
+import { describe, expect, it } from 'vitest';
+import { api } from '../helpers/app.js';
+import { startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
+import { databaseUrl, testSchema } from '../helpers/postgres.js';
+import { waitFor } from '../helpers/wait.js';
+import { profile } from '../helpers/workers.js';
+
+function postgresConfig(dataDir: string, schema: string, url = 'postgres://unused@127.0.0.1:1/x') {
+  return writeConfig(dataDir, {
+    store: { kind: 'postgres', url, schema, poolSize: 4 },
+    workers: {
+      tickSeconds: 0.2,
+      profiles: { done: profile('complete'), hang: profile('hang') },
+      defaultProfile: 'done',
+    },
+  });
+}
+
+async function task(url: string, id: string) {
+  return (await api(url, 'GET', `/tasks/${id}`)).body;
+}
+
+describe('the daemon on PostgreSQL', () => {
+  it('runs tasks on the schema its config names, with the URL from GATEHOUSE_DATABASE_URL, and adopts its worker across a restart', async () => {
+    const { schema, url, pool } = testSchema();
+    const dataDir = tempDir();
+    // The file's URL is a placeholder: the environment's wins (a password stays out of files).
+    const config = postgresConfig(dataDir, schema);
+    const env = { GATEHOUSE_DATABASE_URL: url };
+    const first = startDaemon({ dataDir, config, env });
+    const base = await waitServing(dataDir, first.pid, 30_000);
+    const done = (await api(base, 'POST', '/tasks', { title: 'on postgres' })).body;
+    const hang = (await api(base, 'POST', '/tasks', { title: 'long', assignee: 'hang' })).body;
+    await waitFor('done', async () => (await task(base, done.id)).status === 'done');
+    await waitFor('running', async () => (await task(base, hang.id)).runs[0]?.pid > 0);
+    const rows = await pool.query(`SELECT status FROM "${schema}".tasks WHERE id = $1`, [done.id]);
+    expect(rows.rows[0].status).toBe('done');
+
+    first.child.kill('SIGTERM');
+    await first.exited;
+    const second = startDaemon({ dataDir, config, env });
+    const again = await waitServing(dataDir, second.pid, 30_000);
+    expect((await task(again, done.id)).status).toBe('done');
+    const events = async () =>
+      (await api(again, 'GET', `/tasks/${hang.id}/events`)).body.events.map(
+        (e: { kind: string }) => e.kind,
+      );
+    await waitFor('adopted', async () => (await events()).includes('adopted'));
+    expect((await task(again, hang.id)).status).toBe('running');
+    await api(again, 'POST', `/tasks/${hang.id}/archive`);
+    expect((await task(again, hang.id)).status).toBe('archived');
+    second.child.kill('SIGTERM');
+    await second.exited;
+  });
+
+  it('exits 78 naming what to fix when the database does not exist', async () => {
+    const { schema } = testSchema();
+    const dataDir = tempDir();
+    const missing = new URL(databaseUrl());
+    missing.pathname = '/no_such_database';
+    const daemon = startDaemon({
+      dataDir,
+      config: postgresConfig(dataDir, schema, missing.toString()),
+    });
+    expect(await daemon.exited).toMatchObject({ code: 78 });
+    expect(daemon.output()).toMatch(/no_such_database.*the database does not exist \(3D000\)/s);
+  });
+
+  it('waits for a database that is not up yet, and says so', async () => {
+    const { schema } = testSchema();
+    const dataDir = tempDir();
+    const down = new URL(databaseUrl());
+    down.port = '1';
+    const daemon = startDaemon({
+      dataDir,
+      config: postgresConfig(dataDir, schema, down.toString()),
+    });
+    await waitFor('the retry said', () => /unreachable.*trying again in 1 s/.test(daemon.output()));
+    expect(daemon.child.exitCode).toBeNull();
+    daemon.child.kill('SIGTERM');
+    await daemon.exited;
+  });
+});
