@@ -6,7 +6,7 @@ export default defineConfig({
     pool: 'forks',
     fileParallelism: false,
     include: ['test/chaos/**/*.test.ts', 'test/soak/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
+    globalSetup: ['test/global-setup.ts', 'test/postgres-setup.ts'],
     testTimeout: 600_000,
     hookTimeout: 120_000,
   },

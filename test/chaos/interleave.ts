@@ -2,7 +2,6 @@
 // the real daemon, with the process table sampled throughout. The same seed replays the same
 // actions (their timing still depends on the machine). Used by interleaving.test.ts (a short
 // run) and `npm run soak:interleave` (a long one).
-import Database from 'better-sqlite3';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import { identityOf, readEnviron, readProcStat } from '../../src/proc/index.js';
 import { api } from '../helpers/app.js';
 import { freePort, startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
 import { markedPids, type Spawned } from '../helpers/procs.js';
+import { boardReader, storeConfig } from '../helpers/store.js';
 import { waitFor } from '../helpers/wait.js';
 import { profile } from '../helpers/workers.js';
 
@@ -75,12 +75,17 @@ function runProcesses(): RunProcess[] {
   return found;
 }
 
-export async function runCase(seed: number, actionCount: number): Promise<CaseReport> {
+export async function runCase(
+  seed: number,
+  actionCount: number,
+  engine: 'sqlite' | 'postgres' = 'sqlite',
+): Promise<CaseReport> {
   const random = prng(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const dataDir = tempDir();
   const port = await freePort();
   const config = writeConfig(tempDir(), {
+    store: storeConfig(engine, dataDir),
     workers: {
       tickSeconds: 0.1,
       maxConcurrent: 6,
@@ -103,10 +108,7 @@ export async function runCase(seed: number, actionCount: number): Promise<CaseRe
   const violate = (what: string) => {
     if (found.size < 50) found.add(`seed ${seed}: ${what}`);
   };
-  const reader = new Database(join(dataDir, 'gatehouse.db'), { readonly: true, timeout: 5000 });
-  const goneRuns = reader.prepare<[], { id: string }>(
-    'SELECT id FROM runs WHERE proc_gone_at IS NOT NULL',
-  );
+  const reader = boardReader(engine, dataDir);
 
   let samples = 0;
   let sampling = true;
@@ -114,7 +116,11 @@ export async function runCase(seed: number, actionCount: number): Promise<CaseRe
     while (sampling) {
       // The board first, then the processes: a process alive now whose run was already
       // recorded gone is a process that outlived its run.
-      const gone = new Set(goneRuns.all().map((r) => r.id));
+      const gone = new Set(
+        (
+          await reader.all<{ id: string }>('SELECT id FROM runs WHERE proc_gone_at IS NOT NULL')
+        ).map((r) => r.id),
+      );
       const byTask = new Map<string, Set<string>>();
       for (const p of runProcesses()) {
         if (gone.has(p.runId)) violate(`pid ${p.pid} of settled run ${p.runId} is alive`);
@@ -192,30 +198,28 @@ export async function runCase(seed: number, actionCount: number): Promise<CaseRe
   sampling = false;
   await sampler;
 
-  const runs = reader.prepare('SELECT id, task_id, outcome, ended_at FROM runs').all() as {
+  const runs = await reader.all<{
     id: string;
     task_id: string;
     outcome: string | null;
     ended_at: number | null;
-  }[];
-  const outcomeEvents = reader
-    .prepare(
-      `SELECT run_id, count(*) AS n FROM events WHERE run_id IS NOT NULL AND kind IN
+  }>('SELECT id, task_id, outcome, ended_at FROM runs');
+  const outcomeEvents = await reader.all<{ run_id: string; n: number }>(
+    `SELECT run_id, count(*) AS n FROM events WHERE run_id IS NOT NULL AND kind IN
       ('completed','blocked','crashed','protocol_violation','rate_limited','timed_out','stale',
        'reclaimed','archived','spawn_failed','interrupted') GROUP BY run_id`,
-    )
-    .all() as { run_id: string; n: number }[];
+  );
   const eventsOf = new Map(outcomeEvents.map((e) => [e.run_id, e.n]));
   for (const run of runs) {
     if (run.outcome === null || run.ended_at === null) violate(`run ${run.id} never ended`);
-    if (eventsOf.get(run.id) !== 1)
+    if (Number(eventsOf.get(run.id)) !== 1)
       violate(`run ${run.id} has ${eventsOf.get(run.id) ?? 0} outcome events`);
   }
-  const stuck = reader
-    .prepare("SELECT count(*) AS n FROM tasks WHERE status = 'running'")
-    .get() as { n: number };
-  if (stuck.n > 0) violate(`${stuck.n} task(s) still running with nothing alive`);
-  reader.close();
+  const [stuck] = await reader.all<{ n: number }>(
+    "SELECT count(*) AS n FROM tasks WHERE status = 'running'",
+  );
+  if (Number(stuck!.n) > 0) violate(`${stuck!.n} task(s) still running with nothing alive`);
+  await reader.close();
   daemon.child.kill('SIGTERM');
   await daemon.exited;
   if (found.size > 0) {

@@ -110,3 +110,38 @@ export async function failUpdates(
   );
   return async () => void (await rawQuery(dataDir, `DROP FUNCTION ${name} CASCADE`));
 }
+
+/** Read-only SQL on a board beside its daemon, held open for many queries (a sampler's). */
+export interface BoardReader {
+  all<R = Record<string, unknown>>(sql: string): Promise<R[]>;
+  close(): Promise<void>;
+}
+
+/** A reader of the board of `dataDir` on `engine` (PostgreSQL: the schema of storeConfig). */
+export function boardReader(engine: 'sqlite' | 'postgres', dataDir: string): BoardReader {
+  if (engine === 'sqlite') {
+    const db = new Database(join(dataDir, 'gatehouse.db'), { readonly: true, timeout: 5000 });
+    return {
+      all: async <R>(sql: string) => db.prepare(sql).all() as R[],
+      close: async () => void db.close(),
+    };
+  }
+  const pool = new pg.Pool({
+    connectionString: databaseUrl(),
+    max: 1,
+    options: `-c search_path=${schemaOf(dataDir)}`,
+    types: pgTypes,
+  });
+  return {
+    all: async <R>(sql: string) => (await pool.query(sql)).rows as R[],
+    close: () => pool.end(),
+  };
+}
+
+/** The `store` a daemon's config names for the board of `dataDir` on `engine`. */
+export function storeConfig(engine: 'sqlite' | 'postgres', dataDir: string): object {
+  if (engine === 'sqlite') return { kind: 'sqlite' };
+  const schema = schemaOf(dataDir);
+  schemas.add(schema);
+  return { kind: 'postgres', url: databaseUrl(), schema, poolSize: 4 };
+}
