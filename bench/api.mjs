@@ -32,16 +32,21 @@ function load(url, opts) {
   return autocannon({ url, connections: CONNECTIONS, duration: SECONDS, ...opts });
 }
 
-async function startGatehouse(dataDir, workers = { maxConcurrent: 0 }) {
+/** The daemon in its own process; `store`: the board's (SQLite in the data dir by default). */
+export async function startGatehouse(
+  dataDir,
+  workers = { maxConcurrent: 0 },
+  store = { kind: 'sqlite' },
+) {
   const configPath = join(dataDir, 'config.json');
-  writeFileSync(configPath, JSON.stringify({ workers, shutdown: { workers: 'terminate' } }));
+  writeFileSync(configPath, JSON.stringify({ store, workers, shutdown: { workers: 'terminate' } }));
   const d = gatehouse(['run', '--data-dir', dataDir, '--port', '0', '--config', configPath], {
     env,
   });
   return { proc: d, url: await waitServing(dataDir, d.pid) };
 }
 
-async function startChild(script, args) {
+export async function startChild(script, args) {
   const child = start([process.execPath, script, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -68,7 +73,7 @@ function loadPosts(url) {
 }
 
 /** Each load on gatehouse then on each baseline, ROUNDS times: the machine's drift hits all. */
-async function interleaved(servers) {
+export async function interleaved(servers) {
   const probe = async (url) => (await (await postTask(url)).json()).id;
   const ids = {};
   const out = {};

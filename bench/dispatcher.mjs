@@ -9,10 +9,11 @@ import { pino } from 'pino';
 import { loadConfig } from '../dist/config/load.js';
 import { composeGateway } from '../dist/gateway/compose.js';
 import { WRAPPER } from '../dist/kanban/dispatch/worker-spawn.js';
-import { openStore } from '../dist/kanban/store/store.js';
+import { openBoard } from '../dist/kanban/store/open.js';
 import { median, p99, printTable, removeDir, tempDir, waitFor } from './lib.mjs';
 
 const silent = pino({ level: 'silent' });
+const OPEN_HOOKS = { onRepair: () => {}, onRetry: () => {}, onIdleError: () => {} };
 const TRIVIAL = ['/bin/sh', '-c', `printf '{"status":"done"}' > "$GATEHOUSE_RUN_DIR/result.json"`];
 const STAMPED = [
   process.execPath,
@@ -20,22 +21,25 @@ const STAMPED = [
   `require('fs').writeFileSync(process.env.GATEHOUSE_RUN_DIR + '/result.json', JSON.stringify({status:'done', summary: String(Date.now())}))`,
 ];
 
-async function gateway(dataDir, workers) {
+async function gateway(dataDir, workers, store = { kind: 'sqlite' }) {
   const configPath = join(dataDir, 'config.json');
-  writeFileSync(configPath, JSON.stringify({ dataDir, workers: { tickSeconds: 1, ...workers } }));
+  writeFileSync(
+    configPath,
+    JSON.stringify({ dataDir, store, workers: { tickSeconds: 1, ...workers } }),
+  );
   const config = loadConfig({ config: configPath }, process.env, dataDir);
-  const store = openStore(join(dataDir, 'gatehouse.db'));
-  const gw = composeGateway({ config, store, logger: silent, requestStop: () => {} });
+  const store = await openBoard(config.store, dataDir, OPEN_HOOKS);
+  const gw = await composeGateway({ config, store, logger: silent, requestStop: () => {} });
   await gw.app.listen({ host: '127.0.0.1', port: 0 });
-  gw.dispatcher.start(`http://127.0.0.1:${gw.app.server.address().port}`);
+  await gw.dispatcher.start(`http://127.0.0.1:${gw.app.server.address().port}`);
   gw.close = async () => {
     for (const step of gw.closeSteps) await step.run();
   };
   return gw;
 }
 
-function settledCount(gw) {
-  const c = gw.kanban.board.counts();
+async function settledCount(gw) {
+  const c = await gw.kanban.board.counts();
   return c.done + c.blocked;
 }
 
@@ -45,13 +49,16 @@ async function exitLatency(n) {
   const gw = await gateway(dir, { maxConcurrent: 1, profiles: { stamp: { command: STAMPED } } });
   const latencies = [];
   for (let i = 0; i < n; i++) {
-    const task = gw.kanban.board.create(
+    const task = await gw.kanban.board.create(
       { title: `latency ${i}`, assignee: 'stamp' },
       { kind: 'api' },
     );
     const event = await waitFor(
       'completed',
-      () => gw.kanban.board.events.listForTask(task.id, 0, 100).find((e) => e.kind === 'completed'),
+      async () =>
+        (await gw.kanban.board.events.listForTask(task.id, 0, 100)).find(
+          (e) => e.kind === 'completed',
+        ),
       10_000,
       1,
     );
@@ -85,19 +92,26 @@ function childrenCpuMs() {
 }
 
 /** Tasks per second, and CPU ms per task: the daemon's own (this process) and its runs'. */
-async function lifecycles(n, concurrency) {
+export async function lifecycles(n, concurrency, store = { kind: 'sqlite' }) {
   const dir = tempDir();
-  const gw = await gateway(dir, {
-    maxConcurrent: concurrency,
-    profiles: { t: { command: TRIVIAL, maxConcurrent: concurrency } },
-  });
+  const gw = await gateway(
+    dir,
+    {
+      maxConcurrent: concurrency,
+      profiles: { t: { command: TRIVIAL, maxConcurrent: concurrency } },
+    },
+    store,
+  );
   const cpu0 = process.cpuUsage();
   const children0 = childrenCpuMs();
   const t0 = performance.now();
-  for (let i = 0; i < n; i++)
-    gw.kanban.board.create({ title: `life ${i}`, assignee: 't' }, { kind: 'api' });
+  await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      gw.kanban.board.create({ title: `life ${i}`, assignee: 't' }, { kind: 'api' }),
+    ),
+  );
   // Polled every 10 ms: the count is a query in the daemon's own process.
-  await waitFor('all done', () => settledCount(gw) === n, 120_000, 10);
+  await waitFor('all done', async () => (await settledCount(gw)) === n, 120_000, 10);
   const rate = n / ((performance.now() - t0) / 1000);
   const cpu = process.cpuUsage(cpu0);
   const runsCpu = (childrenCpuMs() - children0) / n;
@@ -158,12 +172,15 @@ async function adoptedTick(n) {
     maxConcurrent: n,
     profiles: { s: { ...sleeper, maxConcurrent: n } },
   });
-  for (let i = 0; i < n; i++)
-    first.kanban.board.create({ title: `adopt ${i}`, assignee: 's' }, { kind: 'api' });
+  await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      first.kanban.board.create({ title: `adopt ${i}`, assignee: 's' }, { kind: 'api' }),
+    ),
+  );
   await waitFor('all running', () => first.dispatcher.liveCount() === n, 120_000, 20);
-  const leaders = first.kanban.board.tasks
-    .running()
-    .map((t) => first.kanban.board.runs.get(t.currentRunId).pid);
+  const leaders = [];
+  for (const t of await first.kanban.board.tasks.running())
+    leaders.push((await first.kanban.board.runs.get(t.currentRunId)).pid);
   const wrapperRss = leaders.slice(0, 50).map(rss);
   const wrapperPss = leaders.slice(0, 50).map(pss);
   const nodeBaseline = spawn(process.execPath, ['-e', 'setInterval(()=>{},1e3)'], {
@@ -186,7 +203,8 @@ async function adoptedTick(n) {
     ticks.push(performance.now() - t0);
   }
   // End the sleepers through the board, as an operator would.
-  for (const t of second.kanban.board.tasks.running()) await second.kanban.operator.archive(t.id);
+  for (const t of await second.kanban.board.tasks.running())
+    await second.kanban.operator.archive(t.id);
   await second.close();
 
   const empty = tempDir();

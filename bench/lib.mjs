@@ -115,6 +115,7 @@ export function stopAll() {
 
 /** Claims `taskId` for the demo profile as the dispatcher would, without starting anything. */
 export function claimForDemo(board, taskId, logPathFor) {
+  // A promise of the claim, as every move's.
   return board.transact((tx) =>
     claimTask(tx, { taskId, profile: 'demo', leaseMs: 60_000, keepDescendants: false, logPathFor }),
   );

@@ -66,14 +66,14 @@ async function gateway(platforms, dataDir = tempDir()) {
     JSON.stringify({ dataDir, workers: { maxConcurrent: 0 }, platforms }),
   );
   const config = loadConfig({ config: join(dataDir, 'c.json') }, process.env, dataDir);
-  const gw = composeGateway({
+  const gw = await composeGateway({
     config,
     store: openStore(join(dataDir, 'gatehouse.db')),
     logger: pino({ level: 'silent' }),
     requestStop: () => {},
     notifyRetryMs: 1000,
   });
-  gw.platforms.start();
+  await gw.platforms.start();
   gw.close = async () => {
     for (const step of gw.closeSteps) await step.run();
     removeDir(dataDir);
@@ -150,10 +150,12 @@ async function notificationDelay(n) {
   const { board, worker } = gw.kanban;
   const delays = [];
   for (let i = 0; i < n; i++) {
-    const task = board.create({ title: `notify ${i}` }, { kind: 'api' });
-    const claim = claimForDemo(board, task.id, () => '/dev/null');
-    worker.complete(task.id, claim.token, { summary: 'ok' });
-    const event = board.events.listForTask(task.id, 0, 100).find((e) => e.kind === 'completed');
+    const task = await board.create({ title: `notify ${i}` }, { kind: 'api' });
+    const claim = await claimForDemo(board, task.id, () => '/dev/null');
+    await worker.complete(task.id, claim.token, { summary: 'ok' });
+    const event = (await board.events.listForTask(task.id, 0, 100)).find(
+      (e) => e.kind === 'completed',
+    );
     const arrival = await waitFor(
       'receipt',
       () => rx.arrivals.find((a) => a.body.text.includes(task.id)),

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../dist/config/load.js';
 import { composeGateway } from '../dist/gateway/compose.js';
+import { recordGone } from '../dist/kanban/moves/records.js';
 import { openStore } from '../dist/kanban/store/store.js';
 import { claimForDemo, printTable, removeDir, tempDir } from './lib.mjs';
 
@@ -23,7 +24,7 @@ export async function run() {
   const config = loadConfig({ config: join(dataDir, 'c.json') }, process.env, dataDir);
   let now = Date.now();
   const store = openStore(join(dataDir, 'gatehouse.db'));
-  const gw = composeGateway({
+  const gw = await composeGateway({
     config,
     store,
     logger: pino({ level: 'silent' }),
@@ -34,30 +35,30 @@ export async function run() {
   // What a finished run leaves, as the dispatcher and a worker write it.
   const log = 'a line a worker printed while it worked\n'.repeat(500);
   for (let i = 0; i < TASKS; i++) {
-    const task = board.create({ title: `finished ${i}` }, { kind: 'api' });
-    const claim = claimForDemo(board, task.id, (id) => join(dataDir, 'runs', id, 'log'));
+    const task = await board.create({ title: `finished ${i}` }, { kind: 'api' });
+    const claim = await claimForDemo(board, task.id, (id) => join(dataDir, 'runs', id, 'log'));
     const dir = join(dataDir, 'runs', claim.run.id);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'log'), log);
     writeFileSync(join(dir, 'task.json'), JSON.stringify(task));
     writeFileSync(join(dir, 'proc.json'), '{"pid":1,"pgid":1,"startTime":1,"bootId":"b"}');
     writeFileSync(join(dir, 'exit.json'), '{"status":0}\n');
-    worker.heartbeat(task.id, claim.token, 'working');
-    worker.complete(task.id, claim.token, { summary: 'done' });
-    board.runs.markGone(claim.run.id, now);
+    await worker.heartbeat(task.id, claim.token, 'working');
+    await worker.complete(task.id, claim.token, { summary: 'done' });
+    await board.transact((tx) => recordGone(tx, claim.run.id));
   }
   const rows = () => countEvents(store);
-  const before = { disk: du(join(dataDir, 'runs')), events: rows() };
+  const before = { disk: du(join(dataDir, 'runs')), events: await rows() };
   now += 31 * DAY;
   const started = performance.now();
   let passes = 0;
   for (;;) {
     passes++;
-    const done = gw.retention.pass();
+    const done = await gw.retention.pass();
     if (done.run_folders + done.events === 0) break;
   }
   const ms = performance.now() - started;
-  const after = { disk: du(join(dataDir, 'runs')), events: rows() };
+  const after = { disk: du(join(dataDir, 'runs')), events: await rows() };
   for (const step of gw.closeSteps) await step.run();
   removeDir(dataDir);
   return printTable('retention, per 1,000 finished tasks', [
@@ -79,8 +80,8 @@ export async function run() {
   ]);
 }
 
-function countEvents(store) {
-  return store.events.list(0, 1_000_000).length;
+async function countEvents(store) {
+  return (await store.events.list(0, 1_000_000)).length;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();

@@ -32,10 +32,20 @@ export class OperatorActions {
     return { foldersLeft };
   }
 
+  /**
+   * Archives the task, terminating its worker first if it has one: also when it was claimed
+   * between this read and the archive (the operator's word holds whatever the dispatcher did).
+   */
   async archive(id: string): Promise<Task> {
     const task = await this.board.get(id);
     if (task.status === 'running') return this.terminate(id, 'archive');
-    return this.board.transact((tx) => archiveIdle(tx, id));
+    try {
+      return await this.board.transact((tx) => archiveIdle(tx, id));
+    } catch (err) {
+      if ((await this.board.tasks.get(id))?.status === 'running')
+        return this.terminate(id, 'archive');
+      throw err;
+    }
   }
 
   /** Releases a running task to ready; a surviving worker keeps the claim unless `force`. */

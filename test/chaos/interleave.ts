@@ -180,7 +180,7 @@ export async function runCase(
       `task ${id} archived`,
       async () => {
         const res = await api(url, 'POST', `/tasks/${id}/archive`);
-        return res.status === 200 || res.body?.error?.message?.includes('archived');
+        return res.status === 200 || /is archived/.test(res.body?.error?.message ?? '');
       },
       30_000,
     );
@@ -215,10 +215,15 @@ export async function runCase(
     if (Number(eventsOf.get(run.id)) !== 1)
       violate(`run ${run.id} has ${eventsOf.get(run.id) ?? 0} outcome events`);
   }
-  const [stuck] = await reader.all<{ n: number }>(
-    "SELECT count(*) AS n FROM tasks WHERE status = 'running'",
-  );
-  if (Number(stuck!.n) > 0) violate(`${stuck!.n} task(s) still running with nothing alive`);
+  const stuck = await reader.all<{ id: string }>("SELECT id FROM tasks WHERE status = 'running'");
+  for (const { id } of stuck) {
+    const history = await reader.all<{ id: number; kind: string; run_id: string | null }>(
+      `SELECT id, kind, run_id FROM events WHERE task_id = '${id}' ORDER BY id`,
+    );
+    violate(
+      `task ${id} still running with nothing alive: ${history.map((e) => `${e.id} ${e.kind} ${e.run_id ?? ''}`).join(', ')}`,
+    );
+  }
   await reader.close();
   daemon.child.kill('SIGTERM');
   await daemon.exited;

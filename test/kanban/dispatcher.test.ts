@@ -213,7 +213,10 @@ describe('supervision', () => {
       { failureLimit: 1 },
     );
     const task = await createTask(gw, { title: 'hangs', assignee: 'stubborn' });
-    const running = await waitFor('a run', async () => (await getTask(gw, task.id)).runs[0]);
+    // The run is claimed, then its spawn recorded: wait for its pid.
+    const running = await waitFor('a run with a pid', async () =>
+      (await getTask(gw, task.id)).runs.find((r: { pid: number | null }) => r.pid),
+    );
     const grandchild = await grandchildPid(gw, running.id);
     const blocked = await settledIn(gw, task.id, 'blocked');
     expect(blocked.runs[0].outcome).toBe('timed_out');

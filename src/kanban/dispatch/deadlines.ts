@@ -43,7 +43,7 @@ export class Deadlines {
       const profile = workers.profiles[worker?.profile ?? ''];
       const maxSeconds = task.maxRuntimeSeconds ?? profile?.maxRuntimeSeconds ?? null;
       if (worker && maxSeconds !== null && now - worker.startedAt > maxSeconds * 1000) {
-        await this.terminate(task.id, 'timeout', overRuntime(maxSeconds));
+        await this.terminate(task.id, runId, 'timeout', overRuntime(maxSeconds));
         continue;
       }
       if (task.leaseExpiresAt === null || task.leaseExpiresAt > now) continue;
@@ -57,7 +57,7 @@ export class Deadlines {
         const why = worker
           ? 'lease expired with a stale heartbeat'
           : 'lease expired with no live worker';
-        await this.terminate(task.id, 'stale', why);
+        await this.terminate(task.id, runId, 'stale', why);
       }
     }
   }
@@ -75,9 +75,12 @@ export class Deadlines {
     return max === null ? 'exceeded its max runtime' : overRuntime(max);
   }
 
-  /** Terminates a running task's worker (only if this caller wins the right to). */
-  async terminate(taskId: string, op: TerminationOp, error?: string): Promise<void> {
-    const run = await this.deps.terminations.begin(taskId, op);
+  /**
+   * Terminates the worker of run `runId` of a task (only if it is still the task's run, and this
+   * caller wins the right to).
+   */
+  async terminate(taskId: string, runId: string, op: TerminationOp, error?: string): Promise<void> {
+    const run = await this.deps.terminations.begin(taskId, op, runId);
     if (run) this.finish(run, op, error);
   }
 

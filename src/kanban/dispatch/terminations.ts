@@ -39,11 +39,13 @@ export class Terminations {
   }
 
   /**
-   * Claims the right to terminate the task's current run. Returns the run, or null when the
-   * task is not running or another termination holds it.
+   * Claims the right to terminate the task's current run (that is `runId`, when given). Returns
+   * the run, or null when the task is not running it or another termination holds it.
    */
-  begin(taskId: string, op: TerminationOp): Promise<RunRecord | null> {
-    return this.board.transact((tx) => beginTermination(tx, taskId, op, !this.active.has(taskId)));
+  begin(taskId: string, op: TerminationOp, runId?: string): Promise<RunRecord | null> {
+    return this.board.transact((tx) =>
+      beginTermination(tx, taskId, op, !this.active.has(taskId), runId),
+    );
   }
 
   /** Terminates and settles a run claimed with begin() (or found claimed after a restart). */

@@ -35,18 +35,22 @@ export function isTerminationOp(value: string | null): value is TerminationOp {
 }
 
 /**
- * Claims the right to terminate the task's current run. An operator's archive or forced
- * reclaim replaces a pending termination that is not being carried out right now (`idle`).
- * Returns the run, or null when the task is not running or someone else holds the right.
+ * Claims the right to terminate the task's current run (only if it is `runId`, when given: the
+ * clock decides on a run it read, which may have ended and been followed by another since). An
+ * operator's archive or forced reclaim replaces a pending termination that is not being carried
+ * out right now (`idle`). Returns the run, or null when the task is not running (that run) or
+ * someone else holds the right.
  */
 export async function beginTermination(
   tx: Tx,
   taskId: string,
   op: TerminationOp,
   idle: boolean,
+  runId?: string,
 ): Promise<RunRecord | null> {
   const task = await tx.store.tasks.get(taskId);
   if (!task || task.status !== 'running' || task.currentRunId === null) return null;
+  if (runId !== undefined && task.currentRunId !== runId) return null;
   const pending = await tx.store.tasks.terminatingOf(taskId);
   const operatorOverride = idle && (op === 'archive' || op === 'reclaim_force') && pending !== op;
   if (pending !== null && !operatorOverride) return null;

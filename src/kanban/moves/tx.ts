@@ -25,6 +25,8 @@ export interface Tx {
 }
 
 interface Queued {
+  /** Its place in the order moves were queued. */
+  seq: number;
   fn: (tx: Tx) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
@@ -38,8 +40,11 @@ export class Transactor {
   /** A group is being committed (or waits out another process's lock): the next one waits. */
   private committing = false;
   private scheduled = false;
-  /** Told once nothing is queued or committing (see idle()). */
-  private idleWaiters: (() => void)[] = [];
+  /** Moves queued so far, and the queue place up to which every move has been answered. */
+  private queuedSeq = 0;
+  private answeredSeq = 0;
+  /** Told once every move up to their place is answered (see idle()). */
+  private idleWaiters: { upTo: number; resolve: () => void }[] = [];
   private health: WriteHealth = { ok: true, error: null };
 
   constructor(
@@ -58,7 +63,12 @@ export class Transactor {
    */
   run<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queued.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      this.queued.push({
+        seq: ++this.queuedSeq,
+        fn,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
       this.schedule();
     });
   }
@@ -68,20 +78,17 @@ export class Transactor {
   }
 
   /**
-   * Resolves once every move queued so far (and any queued meanwhile) has committed or been
-   * refused: what a stop waits for before the database closes.
+   * Resolves once every move queued so far has committed or been refused (moves queued later do
+   * not hold it up): what an answer about a platform, or a stop, waits for.
    */
   idle(): Promise<void> {
-    if (!this.committing && !this.scheduled && this.queued.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    const upTo = this.queuedSeq;
+    if (this.answeredSeq >= upTo) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push({ upTo, resolve }));
   }
 
   private schedule(): void {
-    if (this.committing || this.scheduled) return;
-    if (this.queued.length === 0) {
-      for (const resolve of this.idleWaiters.splice(0)) resolve();
-      return;
-    }
+    if (this.committing || this.scheduled || this.queued.length === 0) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
@@ -122,11 +129,11 @@ export class Transactor {
         return;
       }
       const refused = this.failed(err);
-      this.done();
+      this.done(group);
       for (const { reject } of group) reject(refused);
       return;
     }
-    this.done();
+    this.done(group);
     this.bus.publish(written);
     group.forEach(({ resolve, reject }, i) => {
       const outcome = settled[i]!;
@@ -135,8 +142,13 @@ export class Transactor {
     });
   }
 
-  private done(): void {
+  /** A group was answered: the next one may start, and idle() waiters up to it are told. */
+  private done(group: Queued[]): void {
     this.committing = false;
+    this.answeredSeq = Math.max(this.answeredSeq, group.at(-1)?.seq ?? 0);
+    const waiting = this.idleWaiters;
+    this.idleWaiters = waiting.filter((w) => w.upTo > this.answeredSeq);
+    for (const w of waiting) if (w.upTo <= this.answeredSeq) w.resolve();
     this.schedule();
   }
 

@@ -42,7 +42,6 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX tasks_dispatch ON tasks (assignee, priority DESC, seq) WHERE status = 'ready';
 
   CREATE TABLE task_parents (
-    ord bigserial NOT NULL, -- link order (SQLite's rowid)
     task_id text NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
     parent_id text NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
     PRIMARY KEY (task_id, parent_id)
@@ -128,4 +127,7 @@ export const PG_MIGRATIONS: readonly string[] = [
 
   CREATE TABLE write_probe (id integer PRIMARY KEY CHECK (id = 1), at bigint NOT NULL);
   `,
+  // 2: parent links keep their order (SQLite reads them in rowid order); existing links are
+  // numbered in the order they are stored.
+  `ALTER TABLE task_parents ADD COLUMN ord bigserial NOT NULL;`,
 ];

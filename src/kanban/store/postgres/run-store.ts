@@ -48,7 +48,7 @@ export class PgRunStore {
     await run(
       this.db,
       'UPDATE runs SET pid = $2, pgid = $3, start_time = $4, boot_id = $5 WHERE id = $1',
-      [id, proc.pid, proc.pgid, proc.startTime, proc.bootId],
+      [id, proc.pid, proc.pgid, Math.floor(proc.startTime), proc.bootId],
     );
   }
 
@@ -68,7 +68,8 @@ export class PgRunStore {
         end.error ?? null,
         end.summary ?? null,
         end.procGone ?? false,
-        end.groupHeldUntil ?? null,
+        // A start time is whole clock ticks on Linux; elsewhere a fraction of a second.
+        end.groupHeldUntil == null ? null : Math.floor(end.groupHeldUntil),
       ],
     );
     return changed === 1;

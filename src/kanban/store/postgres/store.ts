@@ -2,6 +2,7 @@
 // transaction, a connection of its own from the pool. Tables are reached through the schema's
 // search_path; every bigint is read as a JavaScript number (epoch milliseconds, ids).
 import pg from 'pg';
+import { AppError } from '../../../errors.js';
 import type { BoardStore, StorageFailure, Tables, TxTables } from '../contract.js';
 import { WRITES } from '../task-writes.js';
 import { PgEventStore } from './event-store.js';
@@ -38,11 +39,14 @@ function sqlState(err: unknown): string | null {
 }
 
 function connectionLost(err: unknown): boolean {
+  // The board's own errors (a refused move) say nothing of the connection, whatever their text.
+  if (err instanceof AppError) return false;
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
   const state = sqlState(err);
   if (state !== null) return state.startsWith('08') || state.startsWith('57P');
-  const message = err instanceof Error ? err.message : '';
+  // pg's own errors about its connection carry no code.
+  const message = err instanceof Error && err.constructor === Error ? err.message : '';
   return /connection terminated|connection error|not queryable|timeout exceeded when trying to connect/i.test(
     message,
   );
@@ -101,18 +105,26 @@ export class PgStore implements BoardStore {
   async transaction<T>(fn: (tx: TxTables) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     this.lost = false;
+    // The pool stops listening to a connection it lent: a socket that fails meanwhile would
+    // otherwise be an uncaught error. The transaction is gone with it.
+    const onError = () => (this.lost = true);
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       this.client = client;
       const value = await fn(txTables(client, this.schema));
-      await client.query('COMMIT');
+      // A transaction PostgreSQL had already aborted answers COMMIT with ROLLBACK, not an error.
+      const committed = await client.query('COMMIT');
+      if (committed.command !== 'COMMIT')
+        throw new Error(`the transaction was rolled back (${committed.command})`);
       return value;
     } catch (err) {
       if (connectionLost(err)) this.lost = true;
-      else await client.query('ROLLBACK').catch(() => (this.lost = true));
+      else if (!this.lost) await client.query('ROLLBACK').catch(() => (this.lost = true));
       throw err;
     } finally {
       this.client = null;
+      client.off('error', onError);
       // A connection that failed is closed, not handed to the next transaction.
       client.release(this.lost);
     }
@@ -129,7 +141,9 @@ export class PgStore implements BoardStore {
       return value;
     } catch (err) {
       if (connectionLost(err)) this.lost = true;
-      if (this.inTransaction) await client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+      // A savepoint that cannot be rolled back to leaves nothing of the transaction usable.
+      if (this.inTransaction)
+        await client.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => (this.lost = true));
       throw err;
     }
   }
@@ -176,6 +190,10 @@ export async function openPostgresStore(opts: PostgresOptions): Promise<PgStore>
     max: opts.poolSize,
     options: `-c search_path=${ident}`,
     connectionTimeoutMillis: 10_000,
+    // A peer that vanished without a word (a host cut off) is found by TCP keep-alive, and no
+    // statement waits longer than this for it.
+    keepAlive: true,
+    query_timeout: 30_000,
     types: pgTypes,
   });
   // An idle connection that breaks (a database restart) must not take the daemon down.

@@ -1,0 +1,67 @@
+// The board on PostgreSQL, each figure beside its baseline in the same run: POST /tasks and
+// GET /tasks/:id against bare Fastify + pg doing the same insert or select (32 connections,
+// interleaved rounds), and task lifecycles per second on PostgreSQL against the same on SQLite.
+// The cluster is a throwaway one (scripts/pg-cluster.mjs) with fsync on, as a real server.
+import { randomBytes } from 'node:crypto';
+import { startCluster } from '../scripts/pg-cluster.mjs';
+import { interleaved, startChild, startGatehouse } from './api.mjs';
+import { lifecycles } from './dispatcher.mjs';
+import { median, printTable, removeDir, stopAll, tempDir } from './lib.mjs';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+
+export async function run() {
+  const cluster = await startCluster({ durable: true });
+  if (cluster.missing) throw new Error(cluster.missing);
+  const schema = () => `bench_${randomBytes(4).toString('hex')}`;
+  const postgres = () => ({ kind: 'postgres', url: cluster.url, schema: schema(), poolSize: 10 });
+  const dirs = [tempDir()];
+  try {
+    const gh = await startGatehouse(dirs[0], { maxConcurrent: 0 }, postgres());
+    const bare = await startChild('bench/bare-pg-server.mjs', [cluster.url, schema(), '10']);
+    const loads = await interleaved({ gh: gh.url, bare: bare.url });
+    gh.proc.kill('SIGTERM');
+    bare.proc.kill('SIGTERM');
+    const avg = (results) => results.reduce((sum, r) => sum + r.requests.average, 0) / ROUNDS;
+
+    const N = Number(process.env.BENCH_TASKS ?? 200);
+    const onPg = [];
+    const onSqlite = [];
+    for (let round = 0; round < 3; round++) {
+      onSqlite.push((await lifecycles(N, 8)).rate);
+      onPg.push((await lifecycles(N, 8, postgres())).rate);
+    }
+    return printTable('The board on PostgreSQL (32 connections, pool of 10, fsync on)', [
+      {
+        figure: 'POST /tasks on PostgreSQL',
+        unit: 'req/s',
+        value: avg(loads.gh.post),
+        baselineName: 'bare fastify + pg insert',
+        baseline: avg(loads.bare.post),
+        goal: '>= 0.5x',
+      },
+      {
+        figure: 'GET /tasks/:id on PostgreSQL',
+        unit: 'req/s',
+        value: avg(loads.gh.get),
+        baselineName: 'bare fastify + pg select by key',
+        baseline: avg(loads.bare.get),
+        goal: '>= 0.5x',
+      },
+      {
+        figure: `task lifecycles on PostgreSQL, trivial worker, 8 at a time (${N} tasks, median of 3 interleaved)`,
+        unit: 'tasks/s',
+        value: median(onPg),
+        baselineName: 'the same on SQLite',
+        baseline: median(onSqlite),
+        goal: '>= 0.8x',
+      },
+    ]);
+  } finally {
+    stopAll();
+    for (const dir of dirs) removeDir(dir);
+    cluster.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run();
