@@ -21,11 +21,11 @@ const STAMPED = [
   `require('fs').writeFileSync(process.env.GATEHOUSE_RUN_DIR + '/result.json', JSON.stringify({status:'done', summary: String(Date.now())}))`,
 ];
 
-async function gateway(dataDir, workers, store = { kind: 'sqlite' }) {
+async function gateway(dataDir, workers, board = { kind: 'sqlite' }) {
   const configPath = join(dataDir, 'config.json');
   writeFileSync(
     configPath,
-    JSON.stringify({ dataDir, store, workers: { tickSeconds: 1, ...workers } }),
+    JSON.stringify({ dataDir, store: board, workers: { tickSeconds: 1, ...workers } }),
   );
   const config = loadConfig({ config: configPath }, process.env, dataDir);
   const store = await openBoard(config.store, dataDir, OPEN_HOOKS);

@@ -7,6 +7,7 @@ import Fastify, {
 } from 'fastify';
 import websocket from '@fastify/websocket';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.js';
+import type { StorageFailure } from '../kanban/store/contract.js';
 import type { Board } from '../kanban/board.js';
 import type { OperatorActions } from '../kanban/operator-actions.js';
 import type { WorkerActions } from '../kanban/worker-actions.js';
@@ -76,11 +77,26 @@ function errorBody(code: string, message: string) {
   return { error: { code, message } };
 }
 
-/** Maps every error to `{error: {code, message}}`; 5xx bodies say nothing internal. */
-function installErrorHandling(app: FastifyInstance): void {
+/**
+ * Maps every error to `{error: {code, message}}`; 5xx bodies say nothing internal. A read the
+ * board's database failed (a lost connection) is a 503 like a failed write.
+ */
+function installErrorHandling(
+  app: FastifyInstance,
+  storageFailure: (err: unknown) => StorageFailure | null,
+): void {
   app.setErrorHandler((err: FastifyError | AppError, req, reply) => {
     if (err instanceof AppError) {
       return reply.code(err.status).headers(err.headers).send(errorBody(err.code, err.message));
+    }
+    const failure = storageFailure(err);
+    if (failure) {
+      req.log.warn({ err }, 'the board database failed a read');
+      const busy = failure.kind === 'busy';
+      return reply
+        .code(503)
+        .headers(busy ? { 'retry-after': '1' } : {})
+        .send(errorBody(busy ? 'STORAGE_BUSY' : 'STORAGE_UNAVAILABLE', failure.message));
     }
     if (err.validation) {
       return reply.code(400).send(errorBody('VALIDATION_FAILED', describeValidation(err)));
@@ -126,7 +142,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // Response schemas document the answers (and the contract test checks real ones against
   // them); they do not reshape what is sent.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  installErrorHandling(app);
+  installErrorHandling(app, (err) => deps.board.storageFailure(err));
   // Labels stay bounded: the route's pattern (never the URL) and a known method.
   app.addHook('onResponse', (req, reply, done) => {
     const method = KNOWN_METHODS.has(req.method) ? req.method : 'OTHER';

@@ -10,14 +10,16 @@ interface Step {
 export class FairLane {
   private readonly waiting: Step[] = [];
   private scheduled = false;
+  private turning = false;
 
   /** `budgetMs`: how long one turn may run steps before the loop gets to do other work. */
   constructor(private readonly budgetMs = 1) {}
 
   /**
    * Runs `work` in a later turn, after the steps queued before it. A client that queues its
-   * next step once this resolves goes to the back: every client gets a step per round. The
-   * budget counts the synchronous part of a step (a read of the embedded board is all of it).
+   * next step once this resolves goes to the back: every client gets a step per round. A step
+   * that returns a promise is finished before the next starts, and the budget counts all of it
+   * (a read of the embedded board and its delivery; a PostgreSQL read's wait as well).
    */
   run<T>(work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -27,22 +29,24 @@ export class FairLane {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
+    if (this.scheduled || this.turning) return;
     this.scheduled = true;
-    setImmediate(() => this.turn());
+    setImmediate(() => void this.turn());
   }
 
-  private turn(): void {
+  private async turn(): Promise<void> {
     this.scheduled = false;
+    this.turning = true;
     const started = performance.now();
     while (this.waiting.length > 0 && performance.now() - started < this.budgetMs) {
       const step = this.waiting.shift()!;
       try {
-        step.resolve(step.work());
+        step.resolve(await step.work());
       } catch (err) {
         step.reject(err);
       }
     }
+    this.turning = false;
     if (this.waiting.length > 0) this.schedule();
   }
 }

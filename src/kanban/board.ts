@@ -8,7 +8,13 @@ import { createTask, type TaskInput } from './moves/create-task.js';
 import { deleteTask } from './moves/delete-task.js';
 import { editTask, type TaskPatch } from './moves/edit-task.js';
 import { Transactor, type Clock, type Tx, type WriteHealth } from './moves/tx.js';
-import type { BoardStore, EventTable, RunTable, TaskReads } from './store/contract.js';
+import type {
+  BoardStore,
+  EventTable,
+  RunTable,
+  StorageFailure,
+  TaskReads,
+} from './store/contract.js';
 import type { TaskFilter } from './store/task-store.js';
 
 export class Board {
@@ -20,7 +26,7 @@ export class Board {
   private probedAt = -Infinity;
 
   constructor(
-    store: BoardStore,
+    private readonly store: BoardStore,
     readonly clock: Clock,
     onListenerError: (err: unknown) => void,
   ) {
@@ -55,6 +61,11 @@ export class Board {
    */
   transact<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     return this.transactor.run(fn);
+  }
+
+  /** What a storage error means for the API (see BoardStore.failureOf), or null. */
+  storageFailure(err: unknown): StorageFailure | null {
+    return this.store.failureOf(err);
   }
 
   /** Resolves once every move queued so far has committed or been refused. */

@@ -82,4 +82,47 @@ describe('the daemon on PostgreSQL', () => {
     daemon.child.kill('SIGTERM');
     await daemon.exited;
   });
+
+  it('answers 503 while its connections are cut, never 500, keeps every answered task, and serves again by itself', async () => {
+    const { schema, url, pool } = testSchema();
+    const dataDir = tempDir();
+    const daemon = startDaemon({ dataDir, config: postgresConfig(dataDir, schema, url) });
+    const base = await waitServing(dataDir, daemon.pid, 30_000);
+    const answered: string[] = [];
+    const statuses = new Map<string, number>();
+    let cutting = true;
+    const cuts = (async () => {
+      for (let i = 0; i < 5; i++) {
+        await new Promise((r) => setTimeout(r, 150));
+        await pool.query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gatehouse' AND pid <> pg_backend_pid()",
+        );
+      }
+      cutting = false;
+    })();
+    while (cutting) {
+      const [created, read] = await Promise.all([
+        api(base, 'POST', '/tasks', { title: 'through the cuts', assignee: 'hang' }),
+        api(base, 'GET', '/tasks?limit=5'),
+      ]);
+      for (const res of [created, read]) {
+        const key = `${res.status} ${res.body?.error?.code ?? ''}`;
+        statuses.set(key, (statuses.get(key) ?? 0) + 1);
+      }
+      if (created.status === 201) answered.push(created.body.id);
+    }
+    await cuts;
+    // Every answer was a success or a clear 503, and the daemon lived through it.
+    for (const key of statuses.keys())
+      expect(key).toMatch(/^(200|201) $|^503 STORAGE_UNAVAILABLE$/);
+    expect(daemon.child.exitCode).toBeNull();
+    await waitFor(
+      'serving again',
+      async () =>
+        (await api(base, 'POST', '/tasks', { title: 'after', assignee: 'hang' })).status === 201,
+    );
+    for (const id of answered) expect((await task(base, id)).id).toBe(id);
+    daemon.child.kill('SIGTERM');
+    await daemon.exited;
+  });
 });

@@ -189,6 +189,8 @@ export async function openPostgresStore(opts: PostgresOptions): Promise<PgStore>
     connectionString: opts.url,
     max: opts.poolSize,
     options: `-c search_path=${ident}`,
+    // Seen in pg_stat_activity as what it is.
+    application_name: 'gatehouse',
     connectionTimeoutMillis: 10_000,
     // A peer that vanished without a word (a host cut off) is found by TCP keep-alive, and no
     // statement waits longer than this for it.
