@@ -61,7 +61,7 @@ export class Notifier {
   async start(): Promise<void> {
     // A home channel starts from now: a new platform is not sent the whole history.
     for (const home of this.homes) {
-      if ((await this.store.homeCursor(home.platform)) === null) {
+      if ((await this.homeCursor(home.platform)) === null) {
         const last = await this.board.events.lastId();
         await this.board.transact((tx) =>
           savePlatformState(tx, home.platform, { homeCursor: last }),
@@ -77,6 +77,12 @@ export class Notifier {
   stop(): void {
     this.unsubscribe?.();
     if (this.timer) clearInterval(this.timer);
+  }
+
+  /** A home channel's cursor over the event log, or null before its platform's first start. */
+  private async homeCursor(platform: string): Promise<number | null> {
+    const value = (await this.store.state(platform))?.homeCursor;
+    return typeof value === 'number' ? value : null;
   }
 
   /** Streams with notifications waiting (for metrics). */
@@ -137,7 +143,7 @@ export class Notifier {
       key: `home\0${platform}`,
       platform,
       channel,
-      cursor: async () => (await this.store.homeCursor(platform)) ?? 0,
+      cursor: async () => (await this.homeCursor(platform)) ?? 0,
       next: async (after) => (await this.board.events.listKinds(after, NOTIFY_KINDS, 1))[0] ?? null,
       wants: async (event) => {
         const origin = (await this.board.tasks.get(event.taskId ?? ''))?.origin;

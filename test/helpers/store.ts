@@ -32,6 +32,15 @@ export function schemaOf(dataDir: string): string {
   return `t_${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}`;
 }
 
+/** How to reach the PostgreSQL board of `dataDir` beside its store: its schema, bigints as numbers. */
+function connectionTo(dataDir: string): pg.ClientConfig {
+  return {
+    connectionString: databaseUrl(),
+    options: `-c search_path=${schemaOf(dataDir)}`,
+    types: pgTypes,
+  };
+}
+
 /** Opens (creating on first use) the board of `dataDir` on this run's engine. */
 export async function openTestStore(dataDir: string): Promise<BoardStore> {
   if (ENGINE === 'sqlite') return openStore(join(dataDir, 'gatehouse.db'));
@@ -61,11 +70,7 @@ export async function rawQuery(
     }
   }
   let n = 0;
-  const client = new pg.Client({
-    connectionString: databaseUrl(),
-    options: `-c search_path=${schemaOf(dataDir)}`,
-    types: pgTypes,
-  });
+  const client = new pg.Client(connectionTo(dataDir));
   await client.connect();
   try {
     return (
@@ -126,12 +131,7 @@ export function boardReader(engine: 'sqlite' | 'postgres', dataDir: string): Boa
       close: async () => void db.close(),
     };
   }
-  const pool = new pg.Pool({
-    connectionString: databaseUrl(),
-    max: 1,
-    options: `-c search_path=${schemaOf(dataDir)}`,
-    types: pgTypes,
-  });
+  const pool = new pg.Pool({ ...connectionTo(dataDir), max: 1 });
   return {
     all: async <R>(sql: string) => (await pool.query(sql)).rows as R[],
     close: () => pool.end(),

@@ -90,17 +90,11 @@ describe('the daemon on PostgreSQL', () => {
     const base = await waitServing(dataDir, daemon.pid, 30_000);
     const answered: string[] = [];
     const statuses = new Map<string, number>();
-    let cutting = true;
-    const cuts = (async () => {
-      for (let i = 0; i < 5; i++) {
-        await new Promise((r) => setTimeout(r, 150));
-        await pool.query(
-          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gatehouse' AND pid <> pg_backend_pid()",
-        );
-      }
-      cutting = false;
-    })();
-    while (cutting) {
+    const terminate = () =>
+      pool.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gatehouse' AND pid <> pg_backend_pid()",
+      );
+    const requests = async () => {
       const [created, read] = await Promise.all([
         api(base, 'POST', '/tasks', { title: 'through the cuts', assignee: 'hang' }),
         api(base, 'GET', '/tasks?limit=5'),
@@ -110,8 +104,12 @@ describe('the daemon on PostgreSQL', () => {
         statuses.set(key, (statuses.get(key) ?? 0) + 1);
       }
       if (created.status === 201) answered.push(created.body.id);
+    };
+    for (let cut = 0; cut < 5; cut++) {
+      // Each cut lands while requests are in flight; the next requests meet the broken pool.
+      await Promise.all([requests(), terminate()]);
+      await requests();
     }
-    await cuts;
     // Every answer was a success or a clear 503, and the daemon lived through it.
     for (const key of statuses.keys())
       expect(key).toMatch(/^(200|201) $|^503 STORAGE_UNAVAILABLE$/);

@@ -8,7 +8,7 @@ import type { Config } from '../../config/schema.js';
 import { RepeatLimiter } from '../../repeat-limit.js';
 import { RUN_ID } from '../model/ids.js';
 import type { Board } from '../board.js';
-import { forgetDeliveries, markPruned, pruneEvents } from '../moves/housekeeping.js';
+import { prune, type Pruned } from '../moves/housekeeping.js';
 import type { DispatcherLog } from './log.js';
 import { removeRunDir } from './run-files.js';
 
@@ -20,8 +20,6 @@ const INTERVAL_MS = 60_000;
 const SWEEP_CHUNK = 500;
 /** Inbound delivery ids are kept for the replay window (SPEC §7: a repeat within 24 h). */
 const DELIVERY_WINDOW_MS = DAY_MS;
-
-export type Pruned = Record<'run_folders' | 'events' | 'deliveries', number>;
 
 export class Retention {
   private timer: NodeJS.Timeout | null = null;
@@ -76,23 +74,21 @@ export class Retention {
   /** One pass: at most a batch of each kind. Returns what it removed. */
   async pass(): Promise<Pruned> {
     const now = this.board.clock();
-    const done: Pruned = { run_folders: 0, events: 0, deliveries: 0 };
     const { runDays, eventDays } = this.config.retention;
+    const prunedRuns: string[] = [];
     if (runDays !== null) {
-      const removed: string[] = [];
       for (const runId of await this.board.runs.prunableBefore(now - runDays * DAY_MS, BATCH)) {
         // One folder that cannot go (a mount, a leftover still writing) holds up nothing else.
-        if (this.removeFolder(runId)) removed.push(runId);
+        if (this.removeFolder(runId)) prunedRuns.push(runId);
       }
-      if (removed.length > 0) await this.board.transact((tx) => markPruned(tx, removed));
-      done.run_folders = removed.length;
     }
-    if (eventDays !== null)
-      done.events = await this.board.transact((tx) =>
-        pruneEvents(tx, now - eventDays * DAY_MS, BATCH * 5),
-      );
-    done.deliveries = await this.board.transact((tx) =>
-      forgetDeliveries(tx, now - DELIVERY_WINDOW_MS),
+    const done = await this.board.transact((tx) =>
+      prune(tx, {
+        prunedRuns,
+        eventsBefore: eventDays === null ? null : now - eventDays * DAY_MS,
+        eventLimit: BATCH * 5,
+        deliveriesBefore: now - DELIVERY_WINDOW_MS,
+      }),
     );
     this.onPruned(done);
     return done;

@@ -1,18 +1,28 @@
-// Retention's writes: run folders marked pruned, old events and delivery ids removed. None of
-// them changes a task.
+// Retention's writes, in one transaction: run folders marked pruned, old events and delivery
+// ids removed. None of them changes a task.
 import type { Tx } from './tx.js';
 
-/** The runs whose folders were removed. */
-export async function markPruned(tx: Tx, runIds: readonly string[]): Promise<void> {
-  for (const runId of runIds) await tx.store.runs.markPruned(runId, tx.now);
-}
+export type Pruned = Record<'run_folders' | 'events' | 'deliveries', number>;
 
-/** Deletes up to `limit` of the oldest events written before `before`; how many. */
-export function pruneEvents(tx: Tx, before: number, limit: number): Promise<number> {
-  return tx.store.events.pruneBefore(before, limit);
-}
-
-/** Forgets inbound delivery ids older than `before`; how many. */
-export function forgetDeliveries(tx: Tx, before: number): Promise<number> {
-  return tx.store.platforms.forgetDeliveries(before);
+export async function prune(
+  tx: Tx,
+  what: {
+    /** Runs whose folders were removed. */
+    prunedRuns: readonly string[];
+    /** Events written before this go, at most eventLimit of them (null: events are kept). */
+    eventsBefore: number | null;
+    eventLimit: number;
+    /** Inbound delivery ids older than this are forgotten. */
+    deliveriesBefore: number;
+  },
+): Promise<Pruned> {
+  for (const runId of what.prunedRuns) await tx.store.runs.markPruned(runId, tx.now);
+  return {
+    run_folders: what.prunedRuns.length,
+    events:
+      what.eventsBefore === null
+        ? 0
+        : await tx.store.events.pruneBefore(what.eventsBefore, what.eventLimit),
+    deliveries: await tx.store.platforms.forgetDeliveries(what.deliveriesBefore),
+  };
 }

@@ -48,23 +48,11 @@ export class PlatformStore {
   }
 
   async state(name: string): Promise<Record<string, unknown> | null> {
-    const row = this.loadState.get(name);
-    if (!row) return null;
-    try {
-      return JSON.parse(row.state) as Record<string, unknown>;
-    } catch {
-      return null;
-    }
+    return parseState(this.loadState.get(name)?.state);
   }
 
   async setState(name: string, state: Record<string, unknown>, at: number): Promise<void> {
     this.saveState.run(name, JSON.stringify(state), at);
-  }
-
-  /** The home channel's cursor over the event log, or null before its first start. */
-  async homeCursor(name: string): Promise<number | null> {
-    const value = (await this.state(name))?.homeCursor;
-    return typeof value === 'number' ? value : null;
   }
 
   async subscribe(
@@ -114,6 +102,17 @@ export class PlatformStore {
   /** Subscriptions with at least one notifiable event past their cursor. */
   async withPending(): Promise<Subscription[]> {
     return this.pending.all().map(toSubscription);
+  }
+}
+
+/** A platform's stored state, or null when there is none (or it is not a JSON object). */
+export function parseState(text: string | undefined): Record<string, unknown> | null {
+  if (text === undefined) return null;
+  try {
+    const state: unknown = JSON.parse(text);
+    return typeof state === 'object' && state !== null ? (state as Record<string, unknown>) : null;
+  } catch {
+    return null;
   }
 }
 

@@ -41,6 +41,17 @@ export interface RunRecord extends Run {
   groupHeldUntil: number | null;
 }
 
+/** A run as a claim creates it. */
+export interface NewRun {
+  id: string;
+  taskId: string;
+  profile: string;
+  tokenHash: string;
+  startedAt: number;
+  logPath: string;
+  keepDescendants: boolean;
+}
+
 export interface RunEnd {
   outcome: RunOutcome;
   exitCode?: number | null;
@@ -111,15 +122,7 @@ export class RunStore {
     );
   }
 
-  async create(run: {
-    id: string;
-    taskId: string;
-    profile: string;
-    tokenHash: string;
-    startedAt: number;
-    logPath: string;
-    keepDescendants: boolean;
-  }): Promise<void> {
+  async create(run: NewRun): Promise<void> {
     this.insert.run({ ...run, keepDescendants: run.keepDescendants ? 1 : 0 });
   }
 

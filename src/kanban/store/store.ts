@@ -44,10 +44,9 @@ class TxStore extends Tables implements TxTables {
   }
 }
 
-let savepoints = 0;
-
 export class Store extends Tables implements BoardStore {
   private readonly tx: TxStore;
+  private savepoints = 0;
 
   constructor(
     private readonly writer: Db,
@@ -89,7 +88,7 @@ export class Store extends Tables implements BoardStore {
    * thrown as it is: check inTransaction after a failure.
    */
   async savepoint<T>(fn: () => Promise<T>): Promise<T> {
-    const name = `move${++savepoints}`;
+    const name = `move${++this.savepoints}`;
     this.writer.exec(`SAVEPOINT ${name}`);
     try {
       const value = await fn();

@@ -51,6 +51,22 @@ export interface Expect {
   terminating?: string | null;
 }
 
+/**
+ * What a compare-and-set update writes and checks, on either engine: the statuses it expects
+ * and the columns it sets (those given, in a stable order, so each shape is one statement).
+ */
+export function updateShape(
+  expect: Expect,
+  columns: object,
+): { statuses: readonly TaskStatus[]; names: string[]; set: Record<string, unknown> } {
+  const set = columns as Record<string, unknown>;
+  const statuses = typeof expect.status === 'string' ? [expect.status] : expect.status;
+  const names = Object.keys(set)
+    .filter((c) => set[c] !== undefined)
+    .sort();
+  return { statuses, names, set };
+}
+
 export class TaskWrites {
   private readonly insert;
   private readonly insertParent;
@@ -105,11 +121,7 @@ export class TaskWrites {
   }
 
   private update(id: string, expect: Expect, columns: object): boolean {
-    const set = columns as Record<string, unknown>;
-    const statuses = typeof expect.status === 'string' ? [expect.status] : expect.status;
-    const names = Object.keys(set)
-      .filter((c) => set[c] !== undefined)
-      .sort();
+    const { statuses, names, set } = updateShape(expect, columns);
     const key = `${statuses.length}|${'runId' in expect}|${'terminating' in expect}|${names.join(',')}`;
     let stmt = this.statements.get(key);
     if (!stmt) {

@@ -1,6 +1,11 @@
 // Platforms' rows on PostgreSQL: the same as SQLite's (../platform-store.ts).
 import { NOTIFY_KINDS } from '../../model/events.js';
-import { toSubscription, type Subscription, type SubscriptionRow } from '../platform-store.js';
+import {
+  parseState,
+  toSubscription,
+  type Subscription,
+  type SubscriptionRow,
+} from '../platform-store.js';
 import { rows, run, type Queryable } from './query.js';
 
 export class PgPlatformStore {
@@ -12,12 +17,7 @@ export class PgPlatformStore {
       'SELECT state FROM platform_state WHERE name = $1',
       [name],
     );
-    if (!row) return null;
-    try {
-      return JSON.parse(row.state) as Record<string, unknown>;
-    } catch {
-      return null;
-    }
+    return parseState(row?.state);
   }
 
   async setState(name: string, state: Record<string, unknown>, at: number): Promise<void> {
@@ -27,11 +27,6 @@ export class PgPlatformStore {
         ON CONFLICT (name) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
       [name, JSON.stringify(state), at],
     );
-  }
-
-  async homeCursor(name: string): Promise<number | null> {
-    const value = (await this.state(name))?.homeCursor;
-    return typeof value === 'number' ? value : null;
   }
 
   async subscribe(

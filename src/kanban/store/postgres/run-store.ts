@@ -1,19 +1,11 @@
 // Runs on PostgreSQL: the same reads and writes as SQLite's (../run-store.ts).
-import { toRecord, type RunEnd, type RunRecord, type RunRow } from '../run-store.js';
+import { toRecord, type NewRun, type RunEnd, type RunRecord, type RunRow } from '../run-store.js';
 import { rows, run, type Queryable } from './query.js';
 
 export class PgRunStore {
   constructor(private readonly db: Queryable) {}
 
-  async create(r: {
-    id: string;
-    taskId: string;
-    profile: string;
-    tokenHash: string;
-    startedAt: number;
-    logPath: string;
-    keepDescendants: boolean;
-  }): Promise<void> {
+  async create(r: NewRun): Promise<void> {
     await run(
       this.db,
       `INSERT INTO runs (id, task_id, profile, token_hash, started_at, log_path, keep_descendants)

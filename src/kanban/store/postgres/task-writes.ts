@@ -2,7 +2,13 @@
 // ../task-writes.ts is on SQLite. The compare-and-set is the UPDATE's WHERE: under READ
 // COMMITTED a second writer of the row waits for the first, then finds the row changed.
 import type { StatusColumns } from '../../model/transitions.js';
-import type { DetailColumns, Expect, NewTask, RunningColumns } from '../task-writes.js';
+import {
+  updateShape,
+  type DetailColumns,
+  type Expect,
+  type NewTask,
+  type RunningColumns,
+} from '../task-writes.js';
 import { rows, run, type Queryable } from './query.js';
 
 export class PgTaskWrites {
@@ -68,11 +74,7 @@ export class PgTaskWrites {
   }
 
   private async update(id: string, expect: Expect, columns: object): Promise<boolean> {
-    const set = columns as Record<string, unknown>;
-    const statuses = typeof expect.status === 'string' ? [expect.status] : expect.status;
-    const names = Object.keys(set)
-      .filter((c) => set[c] !== undefined)
-      .sort();
+    const { statuses, names, set } = updateShape(expect, columns);
     const values: unknown[] = [id, statuses];
     const where = ['id = $1', 'status = ANY($2::text[])'];
     if ('runId' in expect)
