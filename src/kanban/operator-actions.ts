@@ -65,7 +65,12 @@ export class OperatorActions {
   }
 
   private async terminate(id: string, op: TerminationOp): Promise<Task> {
-    const run = await this.terminations.begin(id, op);
+    let run = await this.terminations.begin(id, op);
+    if (!run && this.terminations.isActive(id)) {
+      // A tick is retrying a termination that was deferred: the operator's asks after it ends.
+      await this.terminations.ended(id);
+      run = await this.terminations.begin(id, op);
+    }
     if (!run) throw await this.busy(id);
     return this.answer(await this.terminations.finish(run, op), op);
   }

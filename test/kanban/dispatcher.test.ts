@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { runTerminator } from '../../src/kanban/dispatch/run-terminator.js';
 import { pidExists, readEnviron } from '../../src/proc/index.js';
@@ -309,13 +310,12 @@ describe('supervision', () => {
   });
 
   it('never starts a second worker beside one that survived termination; only reclaim --force releases it', async () => {
-    const survivor = async () => ({
-      terminated: false,
-      sigkill: true,
-      survived: true,
-      ended: [],
-      survivors: [1],
-    });
+    // Each attempt takes a while, as signalling and waiting out a group does: the operator's
+    // forced reclaim meets a tick's retry in progress and is carried out after it.
+    const survivor = async () => {
+      await sleep(150);
+      return { terminated: false, sigkill: true, survived: true, ended: [], survivors: [1] };
+    };
     const gw = await startGateway(
       { workers: { ...fast, profiles: { hang: profile('hang') } } },
       { dispatch: true, terminator: survivor },

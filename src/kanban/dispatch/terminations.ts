@@ -22,8 +22,8 @@ export interface TerminationOutcome {
 }
 
 export class Terminations {
-  /** Tasks whose termination this process is carrying out right now. */
-  private readonly active = new Set<string>();
+  /** Tasks whose termination this process is carrying out right now, each until it ends. */
+  private readonly active = new Map<string, Promise<unknown>>();
   /** Deferrals already announced, so a stuck worker writes one reclaim_deferred, not one a tick. */
   private readonly announced = new Set<string>();
 
@@ -36,6 +36,11 @@ export class Terminations {
 
   isActive(taskId: string): boolean {
     return this.active.has(taskId);
+  }
+
+  /** Resolves once the task's termination in progress (if any) has ended, however it ended. */
+  async ended(taskId: string): Promise<void> {
+    await this.active.get(taskId)?.catch(() => undefined);
   }
 
   /**
@@ -56,9 +61,10 @@ export class Terminations {
         `the worker of task ${run.taskId} is already being terminated`,
       );
     }
-    this.active.add(run.taskId);
+    const ending = this.terminateAndSettle(run, op, error);
+    this.active.set(run.taskId, ending);
     try {
-      return await this.terminateAndSettle(run, op, error);
+      return await ending;
     } finally {
       this.active.delete(run.taskId);
     }
