@@ -1,4 +1,6 @@
 export function startCluster(opts?: {
   env?: NodeJS.ProcessEnv;
   durable?: boolean;
-}): Promise<{ url: string; stop(): void; missing?: undefined } | { missing: string }>;
+}): Promise<
+  { url: string; restart(): Promise<void>; stop(): void; missing?: undefined } | { missing: string }
+>;

@@ -1,7 +1,7 @@
 // A throwaway PostgreSQL cluster, for the test suite and the benchmarks: Debian's postgresql
 // package (initdb and pg_ctl from /usr/lib/postgresql/<version>/bin), in a temp dir, on a free
 // loopback port, as the unprivileged postgres user when run as root (initdb refuses root).
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -73,6 +73,25 @@ export async function startCluster({ env = process.env, durable = false } = {}) 
   run([join(bin, 'pg_ctl'), '-D', data, '-w', '-l', join(dir, 'log'), '-o', options, 'start']);
   return {
     url: `postgres://gatehouse@127.0.0.1:${port}/postgres`,
+    /** Restarts the server as an operator would (`pg_ctl restart -m fast`), without blocking. */
+    async restart() {
+      const [cmd, ...args] = as([
+        join(bin, 'pg_ctl'),
+        '-D',
+        data,
+        '-m',
+        'fast',
+        '-w',
+        '-l',
+        join(dir, 'log'),
+        '-o',
+        options,
+        'restart',
+      ]);
+      await new Promise((resolve, reject) =>
+        execFile(cmd, args, { env }, (err) => (err ? reject(err) : resolve(undefined))),
+      );
+    },
     stop() {
       try {
         run([join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop']);

@@ -16,6 +16,7 @@ import { createLogger } from './logger.js';
 import type { Logger } from 'pino';
 import { removePidFileIfOurs, writePidFile } from './pid-file.js';
 import { Shutdown } from './shutdown.js';
+import { WaitingServer } from './waiting-server.js';
 import { TAKEOVER_FILE, readTakeover } from './takeover.js';
 
 export interface RunOptions {
@@ -84,8 +85,21 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
   installSignals(shutdown, instance, config, log.warn.bind(log));
 
   await crashLoopGuard(config, instance, (msg) => log.warn(msg));
+  let listenPort: number;
 
-  const store = await openBoardStore(config, log);
+  // A database that is not up yet is waited for with the port answering: /ready says why.
+  const waiting = new WaitingServer(
+    config.server.host,
+    config.server.port,
+    config.api.token,
+    (err) => log.warn({ err }, 'cannot answer on the port while the board database is unreachable'),
+  );
+  let store: BoardStore;
+  try {
+    store = await openBoardStore(config, log, (why) => waiting.waiting(why));
+  } finally {
+    listenPort = (await waiting.close()) ?? config.server.port;
+  }
   let gateway: Awaited<ReturnType<typeof composeGateway>>;
   try {
     gateway = await composeGateway({
@@ -107,7 +121,7 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
     port = await listenWithRetry(
       gateway.app,
       config.server.host,
-      config.server.port,
+      listenPort,
       config.replace.timeoutSeconds * 1000,
     );
   } catch (err) {
@@ -129,15 +143,19 @@ function workerBaseUrl(host: string, port: number): string {
   return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }
 
-async function openBoardStore(config: Config, log: Logger): Promise<BoardStore> {
+async function openBoardStore(
+  config: Config,
+  log: Logger,
+  waiting: (why: string) => void,
+): Promise<BoardStore> {
   try {
     return await openBoard(config.store, config.dataDir, {
       onRepair: (note) => log.warn(`board upgrade: ${note}`),
-      onRetry: (err, delayMs) =>
-        log.warn(
-          { err },
-          `board database unreachable (${(err as Error).message}); trying again in ${delayMs / 1000} s`,
-        ),
+      onRetry: (err, delayMs) => {
+        const why = `board database unreachable (${(err as Error).message}); trying again in ${delayMs / 1000} s`;
+        log.warn({ err }, why);
+        waiting(why);
+      },
       onIdleError: (err) => log.warn({ err }, 'an idle board database connection failed'),
     });
   } catch (err) {

@@ -1,8 +1,9 @@
 // The real daemon on PostgreSQL: configured by its config file and GATEHOUSE_DATABASE_URL, a
 // task to done, a worker adopted across a restart, and the errors an operator meets at start.
+import { connect, createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { api } from '../helpers/app.js';
-import { startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
+import { freePort, startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
 import { databaseUrl, testSchema } from '../helpers/postgres.js';
 import { waitFor } from '../helpers/wait.js';
 import { profile } from '../helpers/workers.js';
@@ -16,6 +17,27 @@ function postgresConfig(dataDir: string, schema: string, url = 'postgres://unuse
       defaultProfile: 'done',
     },
   });
+}
+
+/** Forwards connections on 127.0.0.1:`from` to `to`: the database "comes up" when it starts. */
+async function tcpProxy(from: number, to: number): Promise<{ close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(to, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(from, '127.0.0.1', resolve));
+  return {
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }
 
 async function task(url: string, id: string) {
@@ -68,19 +90,49 @@ describe('the daemon on PostgreSQL', () => {
     expect(daemon.output()).toMatch(/no_such_database.*the database does not exist \(3D000\)/s);
   });
 
-  it('waits for a database that is not up yet, and says so', async () => {
-    const { schema } = testSchema();
+  it('waits for a database that is not up yet with its port answering: /ready says why, routes say 503, then it serves', async () => {
+    const { schema, url } = testSchema();
     const dataDir = tempDir();
-    const down = new URL(databaseUrl());
-    down.port = '1';
+    // The database's address: nothing listens there until the proxy to the real one starts.
+    const dbPort = await freePort();
+    const late = new URL(url);
+    late.port = String(dbPort);
+    const port = await freePort();
     const daemon = startDaemon({
       dataDir,
-      config: postgresConfig(dataDir, schema, down.toString()),
+      port,
+      config: postgresConfig(dataDir, schema, late.toString()),
     });
+    const base = `http://127.0.0.1:${port}`;
     await waitFor('the retry said', () => /unreachable.*trying again in 1 s/.test(daemon.output()));
-    expect(daemon.child.exitCode).toBeNull();
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
+    const ready = await waitFor(
+      'the port answers',
+      async () => (await api(base, 'GET', '/ready').catch(() => null)) ?? undefined,
+    );
+    expect(ready.status).toBe(503);
+    expect(ready.body.ready).toBe(false);
+    expect(ready.body.subsystems.database.detail).toMatch(/unreachable.*trying again/);
+    expect((await api(base, 'GET', '/health')).status).toBe(200);
+    const refused = await api(base, 'POST', '/tasks', { title: 'too early' });
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.code).toBe('STORAGE_UNAVAILABLE');
+
+    const proxy = await tcpProxy(dbPort, Number(new URL(url).port));
+    try {
+      await waitFor('ready', async () => (await api(base, 'GET', '/ready')).status === 200, 30_000);
+      const created = await api(base, 'POST', '/tasks', { title: 'once it is up' });
+      expect(created.status).toBe(201);
+      await waitFor('done', async () => (await task(base, created.body.id)).status === 'done');
+      // Nothing asked for before the database was up was written.
+      const titles = (await api(base, 'GET', '/tasks')).body.tasks.map(
+        (t: { title: string }) => t.title,
+      );
+      expect(titles).toEqual(['once it is up']);
+      daemon.child.kill('SIGTERM');
+      expect(await daemon.exited).toMatchObject({ code: 0 });
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('answers 503 while its connections are cut, never 500, keeps every answered task, and serves again by itself', async () => {
