@@ -15,6 +15,7 @@ import type {
   StorageFailure,
   TaskReads,
 } from './store/contract.js';
+import type { RunRecord } from './store/run-store.js';
 import type { TaskFilter } from './store/task-store.js';
 
 export class Board {
@@ -79,6 +80,13 @@ export class Board {
     return task;
   }
 
+  /** A task with its runs, read together (404 when there is none). */
+  async detail(id: string): Promise<{ task: Task; runs: RunRecord[] }> {
+    const found = await this.tasks.withRuns(id);
+    if (!found) throw new AppError('TASK_NOT_FOUND', `no task ${id}`);
+    return found;
+  }
+
   async list(
     filter: Omit<TaskFilter, 'afterSeq' | 'order'> & {
       cursor?: string | undefined;
@@ -95,7 +103,7 @@ export class Board {
 
   /** Creates a task; tasks created during one turn of the event loop commit together. */
   async create(input: TaskInput, origin: Origin): Promise<Task> {
-    return (await this.transact((tx) => createTask(tx, input, origin))).task;
+    return this.transact((tx) => createTask(tx, input, origin));
   }
 
   edit(id: string, patch: TaskPatch): Promise<Task> {

@@ -43,8 +43,9 @@ export async function handleChatCommand(tx: Tx, message: ChatMessage): Promise<C
       platform: message.platform,
       channel: message.channel,
     };
-    const { task, createdEventId } = await createTask(tx, { title: arg }, origin);
-    await subscribeChat(tx, message.platform, message.channel, task.id, createdEventId);
+    const task = await createTask(tx, { title: arg }, origin);
+    // A new task: every one of its events is after cursor 0.
+    await subscribeChat(tx, message.platform, message.channel, task.id, 0);
     return {
       reply: `Created ${task.id}: ${task.title}. I will tell you when it finishes.`,
       taskId: task.id,

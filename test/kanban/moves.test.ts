@@ -254,7 +254,7 @@ async function groupFixture() {
   bus.subscribe((e) => published.push(e));
   const transactor = new Transactor(store, () => NOW, bus);
   const create = (title: string, body = '') =>
-    transactor.run(async (tx) => (await createTask(tx, { title, body }, { kind: 'api' })).task);
+    transactor.run((tx) => createTask(tx, { title, body }, { kind: 'api' }));
   const titles = async () =>
     (await rawQuery(dataDir, 'SELECT title FROM tasks ORDER BY seq')).map((r) => r.title);
   const eventCount = async () =>
@@ -285,19 +285,27 @@ describe('group commit', () => {
     expect(await g.eventCount()).toBe(2);
   });
 
-  // SQLite answers a full disk by rolling back the whole transaction; on PostgreSQL the like is
-  // a lost connection (the daemon tests cut it).
+  // A group's events are written at its end, outside any move's savepoint: a full disk there
+  // (or SQLite rolling the whole transaction back by itself) refuses every move of the group.
+  // On PostgreSQL the like is a lost connection (the daemon tests cut it).
   it.runIf(ENGINE === 'sqlite')(
-    'refuses the whole group when a full disk rolls its transaction back',
+    'refuses the whole group when a full disk stops its commit',
     async () => {
       const g = await groupFixture();
-      // Room for a small task or two, not for a 1 MB body: SQLite answers SQLITE_FULL by rolling
-      // back the whole transaction, the first move's work with it.
+      // Room for a small task or two, not for a 1 MB event.
       const pages = g.writer.pragma('page_count', { simple: true }) as number;
       g.writer.pragma(`max_page_count = ${pages + 8}`);
       const outcomes = await Promise.allSettled([
         g.create('first'),
-        g.create('too big', 'x'.repeat(1024 * 1024)),
+        g.transactor.run(async (tx) => {
+          const task = await createTask(tx, { title: 'with a long note' }, { kind: 'api' });
+          tx.emit({
+            taskId: task.id,
+            runId: null,
+            kind: 'commented',
+            payload: { commentId: 1, author: 'op', text: 'x'.repeat(1024 * 1024) },
+          });
+        }),
         g.create('after it'),
       ]);
       expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);

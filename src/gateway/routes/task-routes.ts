@@ -90,10 +90,10 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       },
     },
     async (req: IdRequest) => {
-      const task = await board.get(req.params.id);
+      const { task, runs } = await board.detail(req.params.id);
       // The task read is this request's own: extended in place, not copied (26 fields).
       return Object.assign(task, {
-        runs: (await board.runs.forTask(task.id)).map(publicRun),
+        runs: runs.map(publicRun),
         worker: deps.workerInfo(task.id),
       });
     },

@@ -154,4 +154,5 @@ export type NewEvent<K extends EventKind = EventKind> = {
   payload: EventPayloads[K];
 };
 
-export type Emit = <K extends EventKind>(event: NewEvent<K>) => Promise<BoardEvent>;
+/** Records an event of the move's transaction: written, with its id, when the group commits. */
+export type Emit = <K extends EventKind>(event: NewEvent<K>) => void;

@@ -15,7 +15,7 @@ export async function archiveIdle(tx: Tx, id: string): Promise<Task> {
       `task ${id} is ${task.status} and cannot be archived now`,
     );
   }
-  await tx.emit({
+  tx.emit({
     taskId: id,
     runId: null,
     kind: 'archived',

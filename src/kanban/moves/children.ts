@@ -24,7 +24,7 @@ export async function promoteChildren(
     if (child?.status !== 'todo') continue;
     if (!(await allOf(child.parents, parentDone))) continue;
     if (await applyMove(tx, child, 'promote'))
-      await tx.emit({
+      tx.emit({
         taskId: childId,
         runId: null,
         kind: 'promoted',
@@ -41,7 +41,7 @@ export async function orphanChildren(tx: Tx, parentId: string): Promise<void> {
     if (child?.status !== 'todo') continue;
     const reason = `parent ${parentId} archived`;
     if (await applyMove(tx, child, 'orphan', { reason }))
-      await tx.emit({
+      tx.emit({
         taskId: childId,
         runId: null,
         kind: 'blocked',

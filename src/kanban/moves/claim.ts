@@ -50,7 +50,7 @@ export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null
     logPath: req.logPathFor(runId),
     keepDescendants: req.keepDescendants,
   });
-  await tx.emit({
+  tx.emit({
     taskId: task.id,
     runId,
     kind: 'claimed',

@@ -13,7 +13,7 @@ export async function addComment(
   if (!(await tx.store.tasks.get(taskId)))
     throw new AppError('TASK_NOT_FOUND', `no task ${taskId}`);
   const id = await tx.store[WRITES].addComment(taskId, author, text, tx.now);
-  await tx.emit({
+  tx.emit({
     taskId,
     runId: null,
     kind: 'commented',

@@ -17,12 +17,8 @@ export interface TaskInput {
   maxRetries?: number | null | undefined;
 }
 
-/** Creates the task; returns it with the id of its `created` event. */
-export async function createTask(
-  tx: Tx,
-  input: TaskInput,
-  origin: Origin,
-): Promise<{ task: Task; createdEventId: number }> {
+/** Creates the task. */
+export async function createTask(tx: Tx, input: TaskInput, origin: Origin): Promise<Task> {
   checkTitle(input.title);
   const parents = [...new Set(input.parents ?? [])];
   let parentsDone = true;
@@ -35,7 +31,7 @@ export async function createTask(
   }
   const id = newTaskId();
   const status = initialStatus({ parentsDone }) as 'ready' | 'todo';
-  await tx.store[WRITES].create(
+  const task = await tx.store[WRITES].create(
     {
       id,
       title: input.title,
@@ -50,12 +46,11 @@ export async function createTask(
     status,
     parents,
   );
-  const task = (await tx.store.tasks.get(id))!;
-  const created = await tx.emit({
+  tx.emit({
     taskId: id,
     runId: null,
     kind: 'created',
     payload: { title: task.title, status: task.status, origin },
   });
-  return { task, createdEventId: created.id };
+  return task;
 }

@@ -18,7 +18,7 @@ export async function deleteTask(tx: Tx, id: string): Promise<string[]> {
   const children = await tx.store.tasks.children(id);
   const runIds = (await tx.store.runs.forTask(id)).map((r) => r.id);
   await tx.store[WRITES].delete(id);
-  await tx.emit({ taskId: id, runId: null, kind: 'deleted', payload: {} });
+  tx.emit({ taskId: id, runId: null, kind: 'deleted', payload: {} });
   await promoteChildren(tx, id, children);
   return runIds;
 }

@@ -30,6 +30,6 @@ export async function editTask(tx: Tx, id: string, patch: TaskPatch): Promise<Ta
   if (!won)
     throw new AppError('INVALID_TRANSITION', `task ${id} changed while being edited; try again`);
   const fields = Object.keys(patch).filter((k) => patch[k as keyof TaskPatch] !== undefined);
-  await tx.emit({ taskId: id, runId: null, kind: 'edited', payload: { fields } });
+  tx.emit({ taskId: id, runId: null, kind: 'edited', payload: { fields } });
   return (await tx.store.tasks.get(id))!;
 }

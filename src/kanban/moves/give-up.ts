@@ -5,6 +5,6 @@ import type { Tx } from './tx.js';
 export async function giveUpReady(tx: Tx, taskId: string, reason: string): Promise<boolean> {
   const task = await tx.store.tasks.get(taskId);
   if (task?.status !== 'ready' || !(await applyMove(tx, task, 'give_up', { reason }))) return false;
-  await tx.emit({ taskId, runId: null, kind: 'gave_up', payload: { reason } });
+  tx.emit({ taskId, runId: null, kind: 'gave_up', payload: { reason } });
   return true;
 }

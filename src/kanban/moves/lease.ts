@@ -14,7 +14,7 @@ export async function extendLease(
     { status: 'running', runId, terminating: null },
     { lease_expires_at: until },
   );
-  if (won) await tx.emit({ taskId, runId, kind: 'claim_extended', payload: { until } });
+  if (won) tx.emit({ taskId, runId, kind: 'claim_extended', payload: { until } });
   return won;
 }
 
@@ -35,9 +35,11 @@ export async function heartbeat(
     { last_heartbeat_at: tx.now },
   );
   if (!won) return false;
-  const last = await tx.store.events.lastAt(taskId, runId, 'heartbeat');
+  // A heartbeat of this run earlier in the same group is not written yet, but counts.
+  const inGroup = tx.emitted.some((e) => e.runId === runId && e.kind === 'heartbeat');
+  const last = inGroup ? tx.now : await tx.store.events.lastAt(taskId, runId, 'heartbeat');
   if (last === null || tx.now - last >= coalesceMs) {
-    await tx.emit({
+    tx.emit({
       taskId,
       runId,
       kind: 'heartbeat',

@@ -12,7 +12,7 @@ export async function recordSpawn(
   profile: string,
 ): Promise<void> {
   await tx.store.runs.recordProcess(runId, proc);
-  await tx.emit({ taskId, runId, kind: 'spawned', payload: { pid: proc.pid, profile } });
+  tx.emit({ taskId, runId, kind: 'spawned', payload: { pid: proc.pid, profile } });
 }
 
 /** Resource samples of live workers: each run keeps its peaks. */
@@ -34,7 +34,7 @@ export async function recordAdoption(
   runId: string,
   pid: number,
 ): Promise<void> {
-  await tx.emit({ taskId, runId, kind: 'adopted', payload: { pid } });
+  tx.emit({ taskId, runId, kind: 'adopted', payload: { pid } });
 }
 
 /** A closed run's process has ended (its verdict came first, through the API or a termination). */
@@ -59,7 +59,7 @@ export async function recordLeftovers(
   result: { ended: number[]; sigkill: boolean; survived: boolean },
 ): Promise<void> {
   if (result.ended.length > 0) {
-    await tx.emit({
+    tx.emit({
       taskId,
       runId,
       kind: 'worker_terminated',
@@ -79,7 +79,7 @@ export async function recordPlatformEvent<K extends PlatformEventKind>(
   kind: K,
   payload: EventPayloads[K],
 ): Promise<void> {
-  await tx.emit({ taskId: null, runId: null, kind, payload });
+  tx.emit({ taskId: null, runId: null, kind, payload });
 }
 
 /** A platform refused a task's notification for good: recorded, and the chat's cursor moves on. */
@@ -88,5 +88,5 @@ export async function recordDroppedNotification(
   taskId: string | null,
   payload: EventPayloads['notification_dropped'],
 ): Promise<void> {
-  await tx.emit({ taskId, runId: null, kind: 'notification_dropped', payload });
+  tx.emit({ taskId, runId: null, kind: 'notification_dropped', payload });
 }

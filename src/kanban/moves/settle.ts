@@ -83,7 +83,7 @@ export async function settleRun(
     procGone: ending.procGone ?? run?.pid === null,
     groupHeldUntil: ending.groupHeldUntil ?? null,
   });
-  await tx.emit({
+  tx.emit({
     taskId: ending.taskId,
     runId: ending.runId,
     kind: ending.outcome,
@@ -100,7 +100,7 @@ export async function settleRun(
     },
   });
   if (decision.gaveUp) {
-    await tx.emit({
+    tx.emit({
       taskId: ending.taskId,
       runId: ending.runId,
       kind: 'gave_up',

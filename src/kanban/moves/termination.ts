@@ -80,7 +80,7 @@ export async function deferTermination(
     { lease_expires_at: tx.now + deferMs, updated_at: tx.now },
   );
   if (kept && announce) {
-    await tx.emit({
+    tx.emit({
       taskId: run.taskId,
       runId: run.id,
       kind: 'reclaim_deferred',

@@ -1,8 +1,10 @@
 // A move's transaction: the store, the clock reading and the typed emit, in one immediate
-// transaction shared by the moves of a group; events reach listeners only after the commit.
+// transaction shared by the moves of a group. A group's events are written together at its end
+// (one statement on PostgreSQL, which holds the event counter's lock only from there to the
+// commit) and reach listeners only after the commit.
 import { AppError } from '../../errors.js';
 import type { EventBus } from '../event-bus.js';
-import type { BoardEvent, Emit } from '../model/events.js';
+import type { BoardEvent, Emit, NewEvent } from '../model/events.js';
 import type { BoardStore, TxTables } from '../store/contract.js';
 
 export type Clock = () => number;
@@ -22,6 +24,8 @@ export interface Tx {
   readonly store: TxTables;
   readonly emit: Emit;
   readonly now: number;
+  /** The events of this group not yet written (a move's own, and its group's before it). */
+  readonly emitted: readonly NewEvent[];
 }
 
 interface Queued {
@@ -153,20 +157,20 @@ export class Transactor {
   }
 
   /** One immediate transaction around `body`: what it returned and the events it wrote. */
-  private async inTransaction<T>(body: (tx: Tx, written: BoardEvent[]) => Promise<T>): Promise<{
+  private async inTransaction<T>(body: (tx: Tx, emitted: NewEvent[]) => Promise<T>): Promise<{
     value: T;
     written: BoardEvent[];
   }> {
-    const written: BoardEvent[] = [];
+    const emitted: NewEvent[] = [];
     const now = this.clock();
-    const value = await this.store.transaction((store) => {
-      const emit: Emit = async (event) => {
-        const stored = await store.events.append(event, now);
-        written.push(stored);
-        return stored;
-      };
-      return body({ store, emit, now }, written);
+    let ids: number[] = [];
+    const value = await this.store.transaction(async (store) => {
+      const emit: Emit = (event) => void emitted.push(event);
+      const result = await body({ store, emit, now, emitted }, emitted);
+      ids = await store.events.append(emitted, now);
+      return result;
     });
+    const written = emitted.map((event, i) => ({ ...event, id: ids[i]!, at: now }) as BoardEvent);
     // A commit that wrote something proves the board writable again; an empty one does not.
     if (!this.health.ok && written.length > 0) this.writable();
     return { value, written };

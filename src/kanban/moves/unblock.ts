@@ -24,6 +24,6 @@ export async function unblockTask(tx: Tx, id: string): Promise<Task> {
     details: { consecutive_failures: 0 },
   });
   if (!to) throw new AppError('INVALID_TRANSITION', `task ${id} changed while being unblocked`);
-  await tx.emit({ taskId: id, runId: null, kind: 'unblocked', payload: { status: to } });
+  tx.emit({ taskId: id, runId: null, kind: 'unblocked', payload: { status: to } });
   return (await tx.store.tasks.get(id))!;
 }

@@ -67,15 +67,14 @@ export class EventStore {
     return this.pruneOld.run(before, limit).changes;
   }
 
-  async append(event: NewEvent, at: number): Promise<BoardEvent> {
-    const info = this.insert.run(
-      event.taskId,
-      event.runId,
-      event.kind,
-      JSON.stringify(event.payload),
-      at,
+  /** Writes a transaction's events, in order, at its commit; their ids. */
+  async append(events: readonly NewEvent[], at: number): Promise<number[]> {
+    return events.map((event) =>
+      Number(
+        this.insert.run(event.taskId, event.runId, event.kind, JSON.stringify(event.payload), at)
+          .lastInsertRowid,
+      ),
     );
-    return { ...event, id: Number(info.lastInsertRowid), at } as BoardEvent;
   }
 
   async list(afterId: number, limit: number): Promise<BoardEvent[]> {

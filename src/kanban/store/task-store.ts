@@ -1,6 +1,7 @@
 // Reading tasks and their parent links; every statement prepared once. Writes are in task-writes.ts.
 import type { Origin, Task, TaskStatus } from '../model/types.js';
 import type { Db } from './db.js';
+import { toRecord, type RunRecord, type RunRow } from './run-store.js';
 
 /**
  * What a task is read from, in this order; `parents` is an expression giving its parent ids (in
@@ -82,6 +83,7 @@ interface QueuedTask {
 
 export class TaskStore {
   private readonly byId;
+  private readonly runsOf;
   private readonly childrenOf;
   private readonly countByStatus;
   private readonly readyQueue;
@@ -97,6 +99,7 @@ export class TaskStore {
     this.byId = db
       .prepare<[string], TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ?`)
       .raw(true);
+    this.runsOf = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE task_id = ? ORDER BY seq');
     this.childrenOf = db.prepare<[string], { task_id: string }>(
       'SELECT task_id FROM task_parents WHERE parent_id = ?',
     );
@@ -137,6 +140,13 @@ export class TaskStore {
   async get(id: string): Promise<Task | null> {
     const row = this.byId.get(id);
     return row ? toTask(row) : null;
+  }
+
+  /** The task with its runs, oldest first, read together (one snapshot), or null. */
+  async withRuns(id: string): Promise<{ task: Task; runs: RunRecord[] } | null> {
+    // Both statements run before any other code: no commit comes between them.
+    const row = this.byId.get(id);
+    return row ? { task: toTask(row), runs: this.runsOf.all(id).map(toRecord) } : null;
   }
 
   async list(

@@ -2,8 +2,9 @@
 // module (eslint no-restricted-imports), and the table's CHECKs reject a row whose columns do
 // not match its status.
 import type { StatusColumns } from '../model/transitions.js';
-import type { Origin, TaskStatus } from '../model/types.js';
+import type { Origin, Task, TaskStatus } from '../model/types.js';
 import type { Db } from './db.js';
+import { taskColumns, toTask, type TaskRow } from './task-store.js';
 
 /** The key under which a Store carries its writer; importing it is what the lint rule guards. */
 export const WRITES = Symbol('task writes');
@@ -76,10 +77,14 @@ export class TaskWrites {
   private readonly statements = new Map<string, ReturnType<Db['prepare']>>();
 
   constructor(private readonly db: Db) {
-    this.insert = db.prepare(`INSERT INTO tasks (id, title, body, assignee, status, priority,
-      created_at, updated_at, max_runtime_seconds, max_retries, origin)
-      VALUES (@id, @title, @body, @assignee, @status, @priority, @at, @at, @maxRuntimeSeconds,
-      @maxRetries, @origin)`);
+    this.insert = db
+      .prepare(
+        `INSERT INTO tasks (id, title, body, assignee, status, priority,
+        created_at, updated_at, max_runtime_seconds, max_retries, origin)
+        VALUES (@id, @title, @body, @assignee, @status, @priority, @at, @at, @maxRuntimeSeconds,
+        @maxRetries, @origin) RETURNING ${taskColumns('@parents')}`,
+      )
+      .raw();
     this.insertParent = db.prepare('INSERT INTO task_parents (task_id, parent_id) VALUES (?, ?)');
     this.removeParent = db.prepare('DELETE FROM task_parents WHERE task_id = ? AND parent_id = ?');
     this.remove = db.prepare('DELETE FROM tasks WHERE id = ?');
@@ -88,9 +93,16 @@ export class TaskWrites {
     );
   }
 
-  async create(task: NewTask, status: 'ready' | 'todo', parents: readonly string[]): Promise<void> {
-    this.insert.run({ ...task, status, origin: JSON.stringify(task.origin) });
+  /** Inserts the task and its links to its parents; the task as it was written. */
+  async create(task: NewTask, status: 'ready' | 'todo', parents: readonly string[]): Promise<Task> {
+    const row = this.insert.get({
+      ...task,
+      status,
+      origin: JSON.stringify(task.origin),
+      parents: JSON.stringify(parents),
+    }) as TaskRow;
     for (const parent of parents) this.insertParent.run(task.id, parent);
+    return toTask(row);
   }
 
   async unlinkParent(taskId: string, parentId: string): Promise<void> {

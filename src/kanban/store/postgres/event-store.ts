@@ -28,17 +28,18 @@ export class PgEventStore {
     );
   }
 
-  async append(event: NewEvent, at: number): Promise<BoardEvent> {
-    const [id] = await appendEvents(this.db, this.schema, [
-      {
+  async append(events: readonly NewEvent[], at: number): Promise<number[]> {
+    return appendEvents(
+      this.db,
+      this.schema,
+      events.map((event) => ({
         taskId: event.taskId,
         runId: event.runId,
         kind: event.kind,
         payload: JSON.stringify(event.payload),
         at,
-      },
-    ]);
-    return { ...event, id: id!, at } as BoardEvent;
+      })),
+    );
   }
 
   async list(afterId: number, limit: number): Promise<BoardEvent[]> {

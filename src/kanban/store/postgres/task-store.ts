@@ -10,6 +10,7 @@ import {
   type TaskLease,
   type TaskRow,
 } from '../task-store.js';
+import { toRecord, type RunRecord, type RunRow } from '../run-store.js';
 import { arrays, rows, type Queryable } from './query.js';
 
 const COLUMNS = taskColumns(
@@ -24,6 +25,21 @@ export class PgTaskStore {
       id,
     ]);
     return row ? toTask(row) : null;
+  }
+
+  async withRuns(id: string): Promise<{ task: Task; runs: RunRecord[] } | null> {
+    // One statement: one round trip, one snapshot. Every run column is a JSON number, string,
+    // boolean or null, as RunRow has it.
+    const [row] = await arrays<[...TaskRow, string]>(
+      this.db,
+      `SELECT ${COLUMNS},
+        (SELECT coalesce(json_agg(r ORDER BY r.seq), '[]')::text FROM runs r WHERE r.task_id = tasks.id)
+        FROM tasks WHERE id = $1`,
+      [id],
+    );
+    if (!row) return null;
+    const runs = JSON.parse(row.pop() as string) as RunRow[];
+    return { task: toTask(row as unknown as TaskRow), runs: runs.map(toRecord) };
   }
 
   async list(

@@ -9,17 +9,19 @@ import {
   type NewTask,
   type RunningColumns,
 } from '../task-writes.js';
-import { rows, run, type Queryable } from './query.js';
+import type { Task } from '../../model/types.js';
+import { taskColumns, toTask, type TaskRow } from '../task-store.js';
+import { arrays, rows, run, type Queryable } from './query.js';
 
 export class PgTaskWrites {
   constructor(private readonly db: Queryable) {}
 
-  async create(task: NewTask, status: 'ready' | 'todo', parents: readonly string[]): Promise<void> {
-    await run(
+  async create(task: NewTask, status: 'ready' | 'todo', parents: readonly string[]): Promise<Task> {
+    const [row] = await arrays<TaskRow>(
       this.db,
       `INSERT INTO tasks (id, title, body, assignee, status, priority, created_at, updated_at,
         max_runtime_seconds, max_retries, origin)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10)`,
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10) RETURNING ${taskColumns('$11::text')}`,
       [
         task.id,
         task.title,
@@ -31,13 +33,18 @@ export class PgTaskWrites {
         task.maxRuntimeSeconds,
         task.maxRetries,
         JSON.stringify(task.origin),
+        JSON.stringify(parents),
       ],
     );
-    for (const parent of parents)
-      await run(this.db, 'INSERT INTO task_parents (task_id, parent_id) VALUES ($1, $2)', [
-        task.id,
-        parent,
-      ]);
+    if (parents.length > 0)
+      // One statement for every link, numbered (ord) in the order given.
+      await run(
+        this.db,
+        `INSERT INTO task_parents (task_id, parent_id)
+          SELECT $1, parent FROM unnest($2::text[]) WITH ORDINALITY AS p (parent, n) ORDER BY n`,
+        [task.id, parents],
+      );
+    return toTask(row!);
   }
 
   async unlinkParent(taskId: string, parentId: string): Promise<void> {
