@@ -5,7 +5,7 @@
 import { AppError } from '../../errors.js';
 import type { EventBus } from '../event-bus.js';
 import type { BoardEvent, Emit, NewEvent } from '../model/events.js';
-import type { BoardStore, TxTables } from '../store/contract.js';
+import type { BoardStore, TxHandle, TxTables } from '../store/contract.js';
 
 export type Clock = () => number;
 
@@ -111,15 +111,15 @@ export class Transactor {
     const settled: Settled[] = [];
     let written: BoardEvent[];
     try {
-      ({ written } = await this.inTransaction(async (tx, events) => {
+      ({ written } = await this.inTransaction(async (tx, events, handle) => {
         for (const { fn } of group) {
           const mark = events.length;
           try {
-            settled.push({ ok: true, value: await this.store.savepoint(() => fn(tx)) });
+            settled.push({ ok: true, value: await handle.savepoint(() => fn(tx)) });
           } catch (err) {
             // A failure SQLite answers by rolling back the whole transaction (a full disk, an
-            // I/O error) takes the group with it: every move of it is refused.
-            if (!this.store.inTransaction) throw err;
+            // I/O error), or a lost connection, takes the group with it: every move is refused.
+            if (!handle.open) throw err;
             // Its events were undone with its savepoint.
             events.length = mark;
             settled.push({ ok: false, err: storageError(this.store, err) });
@@ -157,16 +157,15 @@ export class Transactor {
   }
 
   /** One immediate transaction around `body`: what it returned and the events it wrote. */
-  private async inTransaction<T>(body: (tx: Tx, emitted: NewEvent[]) => Promise<T>): Promise<{
-    value: T;
-    written: BoardEvent[];
-  }> {
+  private async inTransaction<T>(
+    body: (tx: Tx, emitted: NewEvent[], handle: TxHandle) => Promise<T>,
+  ): Promise<{ value: T; written: BoardEvent[] }> {
     const emitted: NewEvent[] = [];
     const now = this.clock();
     let ids: number[] = [];
-    const value = await this.store.transaction(async (store) => {
+    const value = await this.store.transaction(async (store, handle) => {
       const emit: Emit = (event) => void emitted.push(event);
-      const result = await body({ store, emit, now, emitted }, emitted);
+      const result = await body({ store, emit, now, emitted }, emitted, handle);
       ids = await store.events.append(emitted, now);
       return result;
     });

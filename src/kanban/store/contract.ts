@@ -39,19 +39,23 @@ export interface StorageFailure {
   message: string;
 }
 
+/** One open transaction, as its runner (the transactor) controls it. */
+export interface TxHandle {
+  /**
+   * Runs `fn` in a savepoint, undone alone if `fn` throws. A failure that ended the whole
+   * transaction is thrown as it is: check `open` after a failure.
+   */
+  savepoint<T>(fn: () => Promise<T>): Promise<T>;
+  /** The transaction is still open (a full disk, an I/O error or a lost connection ends one). */
+  readonly open: boolean;
+}
+
 export interface BoardStore extends Tables {
   /**
    * Runs `fn` in one transaction on a connection of its own and commits it. The caller (the
    * transactor) runs one at a time.
    */
-  transaction<T>(fn: (tx: TxTables) => Promise<T>): Promise<T>;
-  /**
-   * Inside a transaction: runs `fn` in a savepoint, undone alone if `fn` throws. A failure
-   * that ended the whole transaction is thrown as it is: check inTransaction after a failure.
-   */
-  savepoint<T>(fn: () => Promise<T>): Promise<T>;
-  /** A transaction is open (a full disk, an I/O error or a lost connection ends one). */
-  readonly inTransaction: boolean;
+  transaction<T>(fn: (tx: TxTables, handle: TxHandle) => Promise<T>): Promise<T>;
   readonly open: boolean;
   /** From now on a write never waits for another process's lock (see each engine). */
   serving(): void;

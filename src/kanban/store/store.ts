@@ -3,7 +3,7 @@
 // awaits between its statements, so a read from elsewhere can come while a transaction is
 // open: on the writer it would see rows that may yet be rolled back. Nothing outside this
 // folder sees the database or writes SQL.
-import type { BoardStore, StorageFailure, TxTables } from './contract.js';
+import type { BoardStore, StorageFailure, TxHandle, TxTables } from './contract.js';
 import { openDatabase, openReader, type Db } from './db.js';
 import { EventStore } from './event-store.js';
 import { PlatformStore } from './platform-store.js';
@@ -46,7 +46,7 @@ class TxStore extends Tables implements TxTables {
 
 export class Store extends Tables implements BoardStore {
   private readonly tx: TxStore;
-  private savepoints = 0;
+  private readonly control: TxHandle;
 
   constructor(
     private readonly writer: Db,
@@ -54,6 +54,7 @@ export class Store extends Tables implements BoardStore {
   ) {
     super(reader);
     this.tx = new TxStore(writer);
+    this.control = transactionControl(writer);
   }
 
   /**
@@ -69,10 +70,10 @@ export class Store extends Tables implements BoardStore {
    * Runs `fn` in one immediate transaction on the writer connection. The caller (the
    * transactor) runs one at a time.
    */
-  async transaction<T>(fn: (store: TxTables) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (store: TxTables, handle: TxHandle) => Promise<T>): Promise<T> {
     this.writer.exec('BEGIN IMMEDIATE');
     try {
-      const value = await fn(this.tx);
+      const value = await fn(this.tx, this.control);
       this.writer.exec('COMMIT');
       return value;
     } catch (err) {
@@ -80,29 +81,6 @@ export class Store extends Tables implements BoardStore {
       if (this.writer.inTransaction) this.writer.exec('ROLLBACK');
       throw err;
     }
-  }
-
-  /**
-   * Inside a transaction: runs `fn` in a savepoint, undone alone if `fn` throws. A failure
-   * that rolled back the whole transaction (SQLite does, on a full disk or an I/O error) is
-   * thrown as it is: check inTransaction after a failure.
-   */
-  async savepoint<T>(fn: () => Promise<T>): Promise<T> {
-    const name = `move${++this.savepoints}`;
-    this.writer.exec(`SAVEPOINT ${name}`);
-    try {
-      const value = await fn();
-      this.writer.exec(`RELEASE ${name}`);
-      return value;
-    } catch (err) {
-      if (this.writer.inTransaction) this.writer.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
-      throw err;
-    }
-  }
-
-  /** A transaction is open (SQLite rolls one back by itself on a full disk or an I/O error). */
-  get inTransaction(): boolean {
-    return this.writer.inTransaction;
   }
 
   get open(): boolean {
@@ -141,4 +119,26 @@ export function openStore(
     writer.close();
     throw err;
   }
+}
+
+/** The open transaction's control: SQLite rolls one back by itself on a full disk or an I/O error. */
+function transactionControl(writer: Db): TxHandle {
+  let savepoints = 0;
+  return {
+    async savepoint<T>(fn: () => Promise<T>): Promise<T> {
+      const name = `move${++savepoints}`;
+      writer.exec(`SAVEPOINT ${name}`);
+      try {
+        const value = await fn();
+        writer.exec(`RELEASE ${name}`);
+        return value;
+      } catch (err) {
+        if (writer.inTransaction) writer.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
+        throw err;
+      }
+    },
+    get open() {
+      return writer.inTransaction;
+    },
+  };
 }

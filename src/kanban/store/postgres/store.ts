@@ -3,7 +3,7 @@
 // search_path; every bigint is read as a JavaScript number (epoch milliseconds, ids).
 import pg from 'pg';
 import { AppError } from '../../../errors.js';
-import type { BoardStore, StorageFailure, Tables, TxTables } from '../contract.js';
+import type { BoardStore, StorageFailure, Tables, TxHandle, TxTables } from '../contract.js';
 import { WRITES } from '../task-writes.js';
 import { PgEventStore } from './event-store.js';
 import { PgPlatformStore } from './platform-store.js';
@@ -76,17 +76,60 @@ function txTables(client: pg.PoolClient, schema: string): TxTables {
   };
 }
 
+/**
+ * One open transaction on its own connection: its savepoints, the statements sent without
+ * waiting for their answer (see pipe), and whether its connection was lost meanwhile.
+ */
+class PgTransaction implements TxHandle {
+  lost = false;
+  private savepoints = 0;
+  private piped: Promise<unknown>[] = [];
+
+  constructor(readonly client: pg.PoolClient) {}
+
+  /**
+   * Sends `text` on the pipelined connection without waiting for its answer, so it travels with
+   * the statement after it: BEGIN, SAVEPOINT and RELEASE cost no round trip of their own. A
+   * failure of one aborts the transaction: the statements after it fail, and the commit waits
+   * for every piped answer first.
+   */
+  pipe(text: string): void {
+    const answer = this.client.query(text);
+    answer.catch(() => undefined);
+    this.piped.push(answer);
+  }
+
+  /** Every piped statement's answer: the first failure among them is thrown. */
+  async answered(): Promise<void> {
+    await Promise.all(this.piped);
+  }
+
+  async savepoint<T>(fn: () => Promise<T>): Promise<T> {
+    const name = `move${++this.savepoints}`;
+    this.pipe(`SAVEPOINT ${name}`);
+    try {
+      const value = await fn();
+      this.pipe(`RELEASE SAVEPOINT ${name}`);
+      return value;
+    } catch (err) {
+      if (connectionLost(err)) this.lost = true;
+      // A savepoint that cannot be rolled back to leaves nothing of the transaction usable.
+      if (this.open)
+        await this.client.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => (this.lost = true));
+      throw err;
+    }
+  }
+
+  get open(): boolean {
+    return !this.lost;
+  }
+}
+
 export class PgStore implements BoardStore {
   readonly tasks;
   readonly runs;
   readonly events;
   readonly platforms;
-  /** The open transaction's connection, and whether it was lost meanwhile. */
-  private client: pg.PoolClient | null = null;
-  private lost = false;
-  private savepoints = 0;
-  /** Statements of the open transaction sent without waiting for their answer (see pipe). */
-  private piped: Promise<unknown>[] = [];
   private closed = false;
 
   constructor(
@@ -104,68 +147,32 @@ export class PgStore implements BoardStore {
   /** Nothing to change: a row lock held by another host is waited for, as it should be. */
   serving(): void {}
 
-  async transaction<T>(fn: (tx: TxTables) => Promise<T>): Promise<T> {
+  /** The caller (the transactor) runs one at a time. */
+  async transaction<T>(fn: (tx: TxTables, handle: TxHandle) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
-    this.lost = false;
+    const tx = new PgTransaction(client);
     // The pool stops listening to a connection it lent: a socket that fails meanwhile would
     // otherwise be an uncaught error. The transaction is gone with it.
-    const onError = () => (this.lost = true);
+    const onError = () => (tx.lost = true);
     client.on('error', onError);
-    this.piped = [];
     try {
-      this.pipe(client, 'BEGIN');
-      this.client = client;
-      const value = await fn(txTables(client, this.schema));
-      await Promise.all(this.piped);
+      tx.pipe('BEGIN');
+      const value = await fn(txTables(client, this.schema), tx);
+      await tx.answered();
       // A transaction PostgreSQL had already aborted answers COMMIT with ROLLBACK, not an error.
       const committed = await client.query('COMMIT');
       if (committed.command !== 'COMMIT')
         throw new Error(`the transaction was rolled back (${committed.command})`);
       return value;
     } catch (err) {
-      if (connectionLost(err)) this.lost = true;
-      else if (!this.lost) await client.query('ROLLBACK').catch(() => (this.lost = true));
+      if (connectionLost(err)) tx.lost = true;
+      else if (!tx.lost) await client.query('ROLLBACK').catch(() => (tx.lost = true));
       throw err;
     } finally {
-      this.client = null;
       client.off('error', onError);
       // A connection that failed is closed, not handed to the next transaction.
-      client.release(this.lost);
+      client.release(tx.lost);
     }
-  }
-
-  async savepoint<T>(fn: () => Promise<T>): Promise<T> {
-    const client = this.client;
-    if (!client) throw new Error('a savepoint needs an open transaction');
-    const name = `move${++this.savepoints}`;
-    this.pipe(client, `SAVEPOINT ${name}`);
-    try {
-      const value = await fn();
-      this.pipe(client, `RELEASE SAVEPOINT ${name}`);
-      return value;
-    } catch (err) {
-      if (connectionLost(err)) this.lost = true;
-      // A savepoint that cannot be rolled back to leaves nothing of the transaction usable.
-      if (this.inTransaction)
-        await client.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => (this.lost = true));
-      throw err;
-    }
-  }
-
-  /**
-   * Sends `text` on the pipelined connection without waiting for its answer, so it travels with
-   * the statement after it: BEGIN, SAVEPOINT and RELEASE cost no round trip of their own. A
-   * failure of one aborts the transaction: the statements after it fail, and the commit waits
-   * for every piped answer first.
-   */
-  private pipe(client: pg.PoolClient, text: string): void {
-    const answer = client.query(text);
-    answer.catch(() => undefined);
-    this.piped.push(answer);
-  }
-
-  get inTransaction(): boolean {
-    return this.client !== null && !this.lost;
   }
 
   get open(): boolean {
