@@ -285,6 +285,21 @@ describe('group commit', () => {
     expect(await g.eventCount()).toBe(2);
   });
 
+  it('undoes a move alone in its group that throws after writing, and answers with its own error', async () => {
+    const g = await groupFixture();
+    const lone = g.transactor.run(async (tx) => {
+      await createTask(tx, { title: 'half done' }, { kind: 'api' });
+      throw new Error('failed after writing');
+    });
+    await expect(lone).rejects.toThrow('failed after writing');
+    expect(await g.titles()).toEqual([]);
+    expect(await g.eventCount()).toBe(0);
+    expect(g.published).toEqual([]);
+    // The transactor goes on: the next move commits.
+    await g.create('next');
+    expect(await g.titles()).toEqual(['next']);
+  });
+
   // A group's events are written at its end, outside any move's savepoint: a full disk there
   // (or SQLite rolling the whole transaction back by itself) refuses every move of the group.
   // On PostgreSQL the like is a lost connection (the daemon tests cut it).

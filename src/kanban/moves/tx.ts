@@ -110,16 +110,22 @@ export class Transactor {
   private async commitGroup(group: Queued[], since: number, attempt: number): Promise<void> {
     const settled: Settled[] = [];
     let written: BoardEvent[];
+    // A move alone in its group needs no savepoint: if it throws, the transaction is undone.
+    const alone = group.length === 1;
     try {
       ({ written } = await this.inTransaction(async (tx, events, handle) => {
         for (const { fn } of group) {
           const mark = events.length;
           try {
-            settled.push({ ok: true, value: await handle.savepoint(() => fn(tx)) });
+            settled.push({
+              ok: true,
+              value: alone ? await fn(tx) : await handle.savepoint(() => fn(tx)),
+            });
           } catch (err) {
             // A failure SQLite answers by rolling back the whole transaction (a full disk, an
             // I/O error), or a lost connection, takes the group with it: every move is refused.
             if (!handle.open) throw err;
+            if (alone) throw new MoveRefused(err);
             // Its events were undone with its savepoint.
             events.length = mark;
             settled.push({ ok: false, err: storageError(this.store, err) });
@@ -127,6 +133,12 @@ export class Transactor {
         }
       }));
     } catch (err) {
+      if (err instanceof MoveRefused) {
+        // The lone move's own failure, answered as if it had had its savepoint.
+        this.done(group);
+        group[0]!.reject(storageError(this.store, err.cause));
+        return;
+      }
       if (this.store.failureOf(err)?.kind === 'busy' && Date.now() - since < BUSY_RETRY_MS) {
         const delay = BUSY_BACKOFF_MS[Math.min(attempt, BUSY_BACKOFF_MS.length - 1)]!;
         setTimeout(() => void this.commitGroup(group, since, attempt + 1), delay);
@@ -186,6 +198,13 @@ export class Transactor {
     if (mapped instanceof AppError && mapped.status === 503)
       this.health = { ok: false, error: mapped.message };
     return mapped;
+  }
+}
+
+/** A lone move threw, its transaction rolled back: its error, not the group's. */
+class MoveRefused extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the move was refused');
   }
 }
 
