@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { BoardStore } from '../kanban/store/contract.js';
-import { openBoard, StoreConfigError } from '../kanban/store/open.js';
+import { BoardInUse, openBoard, StoreConfigError } from '../kanban/store/open.js';
 import { VERSION } from '../version.js';
 import { composeGateway } from './compose.js';
 import { diskFull, isDiskFull, prepareDataDir } from './data-dir.js';
@@ -96,7 +96,12 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
   );
   let store: BoardStore;
   try {
-    store = await openBoardStore(config, log, (why) => waiting.waiting(why));
+    store = await openBoardStore(
+      config,
+      log,
+      (why) => waiting.waiting(why),
+      (code, reason) => void shutdown.run(code, reason),
+    );
   } finally {
     listenPort = (await waiting.close()) ?? config.server.port;
   }
@@ -147,6 +152,7 @@ async function openBoardStore(
   config: Config,
   log: Logger,
   waiting: (why: string) => void,
+  stop: (code: number, reason: string) => void,
 ): Promise<BoardStore> {
   try {
     return await openBoard(config.store, config.dataDir, {
@@ -157,9 +163,19 @@ async function openBoardStore(
         waiting(why);
       },
       onIdleError: (err) => log.warn({ err }, 'an idle board database connection failed'),
+      lock: {
+        waitMs: config.replace.timeoutSeconds * 1000,
+        onTaken: (err) => {
+          log.error({ err }, `${err.message}: stopping`);
+          stop(ExitCode.alreadyRunning, 'another daemon took the board');
+        },
+        onError: (err) =>
+          log.warn({ err }, "the board lock's connection failed; taking the lock again"),
+      },
     });
   } catch (err) {
     if (err instanceof StoreConfigError) throw new ExitError(ExitCode.config, err.message);
+    if (err instanceof BoardInUse) throw new ExitError(ExitCode.alreadyRunning, err.message);
     throw err;
   }
 }

@@ -8,8 +8,14 @@ import { databaseUrl, testSchema } from '../helpers/postgres.js';
 import { waitFor } from '../helpers/wait.js';
 import { profile } from '../helpers/workers.js';
 
-function postgresConfig(dataDir: string, schema: string, url = 'postgres://unused@127.0.0.1:1/x') {
+function postgresConfig(
+  dataDir: string,
+  schema: string,
+  url = 'postgres://unused@127.0.0.1:1/x',
+  more: object = {},
+) {
   return writeConfig(dataDir, {
+    ...more,
     store: { kind: 'postgres', url, schema, poolSize: 4 },
     workers: {
       tickSeconds: 0.2,
@@ -75,6 +81,76 @@ describe('the daemon on PostgreSQL', () => {
     expect((await task(again, hang.id)).status).toBe('archived');
     second.child.kill('SIGTERM');
     await second.exited;
+  });
+
+  it('refuses a second daemon on the same board with 73 naming the first, and changes nothing of it', async () => {
+    const { schema, url } = testSchema();
+    const firstDir = tempDir();
+    const first = startDaemon({ dataDir: firstDir, config: postgresConfig(firstDir, schema, url) });
+    const base = await waitServing(firstDir, first.pid, 30_000);
+    const hang = (await api(base, 'POST', '/tasks', { title: 'long', assignee: 'hang' })).body;
+    await waitFor('running', async () => (await task(base, hang.id)).runs[0]?.pid > 0);
+
+    // Another data dir (as another host would have): it would take the running task for crashed.
+    const secondDir = tempDir();
+    // It waits this long for the board to be let go (a daemon being replaced lets go as it exits).
+    const second = startDaemon({
+      dataDir: secondDir,
+      config: postgresConfig(secondDir, schema, url, { replace: { timeoutSeconds: 1 } }),
+    });
+    expect(await second.exited).toMatchObject({ code: 73 });
+    expect(second.output()).toMatch(
+      new RegExp(
+        `schema ${schema} is served by another gatehouse daemon \\(gatehouse on .+ pid ${first.pid}`,
+      ),
+    );
+    const after = await task(base, hang.id);
+    expect(after.status).toBe('running');
+    expect(after.runs).toHaveLength(1);
+    first.child.kill('SIGTERM');
+    await first.exited;
+  });
+
+  it('takes its board lock back after losing the connection, and stops with 73 if another daemon took the board meanwhile', async () => {
+    const { schema, url, pool } = testSchema();
+    const dataDir = tempDir();
+    const daemon = startDaemon({ dataDir, config: postgresConfig(dataDir, schema, url) });
+    const base = await waitServing(dataDir, daemon.pid, 30_000);
+    const lockHolders = async () =>
+      (
+        await pool.query(
+          `SELECT a.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+            WHERE l.locktype = 'advisory' AND l.granted AND l.objid = hashtext($1)::oid`,
+          [schema],
+        )
+      ).rows.map((r) => r.pid as number);
+    const cut = async () => {
+      const [holder] = await lockHolders();
+      await pool.query('SELECT pg_terminate_backend($1)', [holder]);
+      return holder;
+    };
+    // Lost and taken back: it goes on serving.
+    const before = await cut();
+    await waitFor('the lock taken back', async () => {
+      const holders = await lockHolders();
+      return holders.length === 1 && holders[0] !== before;
+    });
+    expect((await api(base, 'POST', '/tasks', { title: 'still serving' })).status).toBe(201);
+
+    // Lost, and another session takes the board before it can: it stops rather than share it.
+    await cut();
+    const other = await pool.connect();
+    try {
+      const { rows } = await other.query(
+        "SELECT pg_try_advisory_lock(hashtext('gatehouse.board'), hashtext($1)) AS held",
+        [schema],
+      );
+      expect(rows[0].held).toBe(true);
+      expect(await daemon.exited).toMatchObject({ code: 73 });
+      expect(daemon.output()).toMatch(/served by another gatehouse daemon.*stopping/);
+    } finally {
+      other.release(true);
+    }
   });
 
   it('exits 78 naming what to fix when the database does not exist', async () => {

@@ -24,6 +24,21 @@ export interface OpenHooks {
   onRetry: (err: unknown, delayMs: number) => void;
   /** An idle PostgreSQL connection failed (the pool replaces it). */
   onIdleError: (err: Error) => void;
+  /** The daemon's: hold the board's lock while open (PostgreSQL; see postgres/board-lock.ts). */
+  lock?: {
+    waitMs: number;
+    /** Another daemon took the board after this one lost its lock: this one must stop. */
+    onTaken: (err: Error) => void;
+    onError: (err: Error) => void;
+  };
+}
+
+/** Another daemon serves the board (PostgreSQL): not tried again, not a configuration error. */
+export class BoardInUse extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'BoardInUse';
+  }
 }
 
 /** Waits between attempts to reach a database that is not up yet, at most this long. */
@@ -53,11 +68,18 @@ export async function openBoard(
   // Loaded only for PostgreSQL: the embedded default starts without it.
   const { openPostgresStore } = await import('./postgres/store.js');
   const { SchemaTooNewError } = await import('./postgres/schema.js');
+  const { BoardInUseError } = await import('./postgres/board-lock.js');
   const where = `${redactUrl(store.url)} (schema ${store.schema})`;
   for (let delayMs = 1000; ; delayMs = Math.min(delayMs * 2, MAX_RETRY_MS)) {
     try {
-      return await openPostgresStore({ ...store, onIdleError: hooks.onIdleError });
+      return await openPostgresStore({
+        ...store,
+        onIdleError: hooks.onIdleError,
+        ...(hooks.lock ? { lock: hooks.lock } : {}),
+      });
     } catch (err) {
+      if (err instanceof BoardInUseError)
+        throw new BoardInUse(`${where}: ${err.message}`, { cause: err });
       if (err instanceof SchemaTooNewError)
         throw new StoreConfigError(`${where}: ${err.message}`, { cause: err });
       const code = (err as { code?: unknown }).code;

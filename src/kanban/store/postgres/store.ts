@@ -5,6 +5,7 @@ import pg from 'pg';
 import { AppError } from '../../../errors.js';
 import type { BoardStore, StorageFailure, Tables, TxHandle, TxTables } from '../contract.js';
 import { WRITES } from '../task-writes.js';
+import { BoardLock, type BoardLockOptions } from './board-lock.js';
 import { PgEventStore } from './event-store.js';
 import { PgPlatformStore } from './platform-store.js';
 import { run, type Queryable } from './query.js';
@@ -135,6 +136,7 @@ export class PgStore implements BoardStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly schema: string,
+    private readonly lock: BoardLock | null,
   ) {
     ({
       tasks: this.tasks,
@@ -194,6 +196,7 @@ export class PgStore implements BoardStore {
     if (this.closed) return;
     this.closed = true;
     await this.pool.end();
+    await this.lock?.release();
   }
 }
 
@@ -201,6 +204,8 @@ export interface PostgresOptions {
   url: string;
   schema: string;
   poolSize: number;
+  /** The daemon's: hold the board's lock while open (one daemon per board, see board-lock.ts). */
+  lock?: Omit<BoardLockOptions, 'url' | 'schema'>;
   /** Told of an idle connection's failure (the pool replaces it). */
   onIdleError?: (err: Error) => void;
 }
@@ -237,5 +242,14 @@ export async function openPostgresStore(opts: PostgresOptions): Promise<PgStore>
     await pool.end().catch(() => undefined);
     throw err;
   }
-  return new PgStore(pool, opts.schema);
+  let lock: BoardLock | null = null;
+  if (opts.lock) {
+    try {
+      lock = await BoardLock.take({ ...opts.lock, url: opts.url, schema: opts.schema });
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw err;
+    }
+  }
+  return new PgStore(pool, opts.schema, lock);
 }
