@@ -7,11 +7,12 @@ import { pidExists, waitUntil } from '../proc/index.js';
 import { callApi } from './api-client.js';
 import { parseFlags, parseInteger } from './args.js';
 import {
-  baseUrl,
   cliConfig,
-  findInstance,
   notRunning,
   requireInstance,
+  resolveTarget,
+  targetFlags,
+  unauthorized,
 } from './instance-client.js';
 import { formatDuration, print } from './output.js';
 
@@ -48,20 +49,24 @@ export async function runCommand(args: string[]): Promise<void> {
   daemon.trialPassed();
 }
 
-export async function statusCommand(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, { ...configFlags, json: { type: 'boolean' } });
-  const config = cliConfig({ config: values.config, dataDir: values['data-dir'] });
-  const record = findInstance(config);
+export async function statusCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { values } = parseFlags(args, { ...targetFlags, json: { type: 'boolean' } });
+  const target = resolveTarget(values, env);
+  const { record, config } = target;
   const json = values.json ?? false;
-  if (!record) {
+  if (!record && !target.url) {
     print(json, { running: false, dataDir: config.dataDir }, () => notRunning(config.dataDir));
     return 3;
   }
   let ready: Awaited<ReturnType<typeof callApi>>;
   try {
-    ready = await callApi(`${baseUrl(config, record)}/ready`, 'GET', config.api.token);
+    ready = await callApi(`${target.url}/ready`, 'GET', target.token);
   } catch (err) {
     if (!(err instanceof ExitError)) throw err;
+    if (!record) {
+      print(json, { running: false, url: target.url }, () => err.message);
+      return 3;
+    }
     // It owns the data dir but does not answer: starting, or waiting out a crash-loop backoff.
     const starting = { running: true, serving: false, pid: record.pid, dataDir: record.dataDir };
     print(
@@ -72,28 +77,35 @@ export async function statusCommand(args: string[]): Promise<number> {
     );
     return 0;
   }
+  if (ready.status === 401) throw unauthorized(target.url);
   const report = ready.body as {
     ready?: boolean;
     platforms?: { name: string; state: string }[];
     board?: Record<string, number>;
   };
+  const where = record
+    ? {
+        pid: record.pid,
+        port: record.port,
+        dataDir: record.dataDir,
+        version: record.version,
+        startedAt: record.startedAt,
+        uptimeSeconds: Math.floor((Date.now() - record.startedAt) / 1000),
+      }
+    : { url: target.url };
   const status = {
     running: true,
     serving: true,
-    pid: record.pid,
-    port: record.port,
-    dataDir: record.dataDir,
-    version: record.version,
-    startedAt: record.startedAt,
-    uptimeSeconds: Math.floor((Date.now() - record.startedAt) / 1000),
+    ...where,
     ready: report.ready ?? false,
     platforms: report.platforms ?? [],
     board: report.board ?? {},
   };
   print(json, status, () =>
     [
-      `gatehouse ${status.version} running: pid ${status.pid}, port ${status.port}, up ${formatDuration(Date.now() - status.startedAt)}`,
-      `data dir: ${status.dataDir}`,
+      record
+        ? `gatehouse ${record.version} running: pid ${record.pid}, port ${record.port}, up ${formatDuration(Date.now() - record.startedAt)}\ndata dir: ${record.dataDir}`
+        : `gatehouse serving at ${target.url}`,
       `ready: ${status.ready ? 'yes' : 'no'}`,
       `board: ${
         Object.entries(status.board)

@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type ConfigOverrides } from '../config/load.js
 import type { Config } from '../config/schema.js';
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
 import { PID_FILE, ownerIsLive, readPidFile, type PidRecord } from '../gateway/pid-file.js';
+import { usageError } from './args.js';
 
 export function cliConfig(overrides: ConfigOverrides): Config {
   try {
@@ -39,4 +40,67 @@ function connectHost(host: string): string {
 
 export function baseUrl(config: Config, record: PidRecord): string {
   return `http://${connectHost(config.server.host)}:${record.port}`;
+}
+
+/** The flags of commands that talk to a daemon: which one (data dir, or a URL) and the token. */
+export const targetFlags = {
+  config: { type: 'string' },
+  'data-dir': { type: 'string' },
+  url: { type: 'string' },
+  token: { type: 'string' },
+} as const;
+
+export interface TargetValues {
+  config?: string | undefined;
+  'data-dir'?: string | undefined;
+  url?: string | undefined;
+  token?: string | undefined;
+}
+
+/** Where a command reaches the daemon and with what token. */
+export interface Target {
+  url: string;
+  token: string | null;
+  config: Config;
+  /** The local instance found by its data dir; null when given a URL. */
+  record: PidRecord | null;
+}
+
+/** A daemon's URL from --url or GATEHOUSE_URL: http(s), nothing after the host but a path. */
+function parseUrl(text: string, from: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw usageError(`${from} expects a URL like http://gatehouse.internal:8377, got "${text}"`);
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash || url.username)
+    throw usageError(
+      `${from} expects an http(s) URL without credentials, query or fragment, got "${text}"`,
+    );
+  return url.toString().replace(/\/$/, '');
+}
+
+/**
+ * --url U (else GATEHOUSE_URL) names a daemon anywhere; without one, the running instance of the
+ * configured data dir is the target. The token: --token, else GATEHOUSE_TOKEN, else api.token.
+ */
+export function resolveTarget(values: TargetValues, env: NodeJS.ProcessEnv): Target {
+  const config = cliConfig({ config: values.config, dataDir: values['data-dir'] });
+  const token = values.token ?? config.api.token;
+  const given = values.url ?? env.GATEHOUSE_URL;
+  if (given !== undefined) {
+    const url = parseUrl(given, values.url !== undefined ? '--url' : 'GATEHOUSE_URL');
+    return { url, token, config, record: null };
+  }
+  const record = findInstance(config);
+  return { url: record ? baseUrl(config, record) : '', token, config, record };
+}
+
+/** What a 401 means to the person at the terminal. */
+export function unauthorized(url: string): ExitError {
+  return new ExitError(
+    ExitCode.failure,
+    `unauthorized: the daemon at ${url} asks for its API token; export GATEHOUSE_TOKEN, set api.token in the config file (--config F), or pass --token`,
+  );
 }

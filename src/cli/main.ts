@@ -4,42 +4,79 @@ import { VERSION } from '../version.js';
 import { usageError } from './args.js';
 
 const FIND =
-  'Commands that talk to a running gatehouse find it by its data dir: --data-dir D, else --config F (its dataDir), else $GATEHOUSE_DATA_DIR, else ./.gatehouse.';
+  'Commands that talk to a running gatehouse find it by its data dir: --data-dir D, else --config F (its dataDir), else $GATEHOUSE_DATA_DIR, else ./.gatehouse; or at --url U (else $GATEHOUSE_URL), anywhere. The API token: --token T, else $GATEHOUSE_TOKEN, else api.token of the config.';
+
+const TARGET = '[--config F] [--data-dir D] [--url U] [--token T] [--json]';
+
+/** Each subcommand's own text (`gatehouse task add --help`). */
+const SUB_USAGE: Record<string, Record<string, string>> = {
+  task: {
+    add: `gatehouse task add TITLE [--body B] [--assignee P] [--priority N] [--parent ID]… [--max-runtime 30m] [--max-retries N] ${TARGET}
+  Creates a task; ready at once, or todo until every --parent is done.`,
+    ls: `gatehouse task ls [--status S] [--assignee P] [--limit N] [--cursor C | --all] ${TARGET}
+  Lists tasks oldest first, N a page (default 100, at most 1000); the last line says how to get
+  the next page (--cursor C), or --all fetches every page. --json: {"tasks", "nextCursor"}.`,
+    show: `gatehouse task show ID ${TARGET}
+  One task with its runs (outcome, exit status, pid).`,
+    archive: `gatehouse task archive ID ${TARGET}
+  Archives a task; a running one's worker is ended first.`,
+    unblock: `gatehouse task unblock ID ${TARGET}
+  Sends a blocked task back to ready (or todo while a parent is not done).`,
+    reclaim: `gatehouse task reclaim ID [--force] ${TARGET}
+  Ends a running task's worker and sends the task back to ready. A worker that survives SIGKILL
+  keeps the claim (409 WORKER_SURVIVED) unless --force.`,
+    comment: `gatehouse task comment ID TEXT ${TARGET}
+  Adds a comment (author "cli").`,
+    log: `gatehouse task log ID [--follow] ${TARGET}
+  Prints the latest run's log; --follow goes on until the task ends (beside the daemon only).`,
+  },
+  worker: {
+    complete: `gatehouse worker complete [--summary S] [--result-file F] [--wait 10m]
+  Inside a worker: reports the task done (the result a JSON file).`,
+    block: `gatehouse worker block --reason R [--wait 10m]
+  Inside a worker: reports the task blocked, with the reason a person must act on.`,
+    heartbeat: `gatehouse worker heartbeat [--note N] [--wait 30s]
+  Inside a worker: says it is alive (a task with a lease needs one in time).`,
+  },
+};
+
+const WORKER_ENV = `  Worker commands read GATEHOUSE_URL, GATEHOUSE_TASK_ID and GATEHOUSE_RUN_TOKEN. While the
+  daemon cannot be reached they retry for --wait, then complete and block leave the verdict in
+  $GATEHOUSE_RUN_DIR/result.json and exit 0.`;
 
 const COMMAND_USAGE: Record<string, string> = {
   run: `gatehouse run [--config F] [--data-dir D] [--host H] [--port P] [--replace]
   Runs the daemon in the foreground (its pid is the one systemd supervises).
   --replace  take over from a running instance of the same data dir`,
-  status: `gatehouse status [--config F] [--data-dir D] [--json]
-  Is an instance running for this data dir: pid, port, uptime, board counts, platforms.
-  Exit 0 running, 3 not running.`,
+  status: `gatehouse status [--config F] [--data-dir D] [--url U] [--token T] [--json]
+  Is an instance running for this data dir (or serving at U): pid, port, uptime, readiness,
+  board counts, platforms. Exit 0 running, 3 not running, 1 when the token is refused.`,
   stop: `gatehouse stop [--config F] [--data-dir D]
   Planned stop of the running instance (it exits 0; under the shipped unit it stays stopped).`,
-  task: `gatehouse task add TITLE [--body B] [--assignee P] [--priority N] [--parent ID]… [--max-runtime 30m] [--max-retries N]
-gatehouse task ls [--status S] [--assignee P]
-gatehouse task show|archive|unblock ID · task reclaim ID [--force] · task comment ID TEXT · task log ID [--follow]
-  Each also takes --config F, --data-dir D and --json.`,
+  task: Object.values(SUB_USAGE.task!).join('\n'),
   board: `gatehouse board copy --from FILE --to URL [--schema S] [--json]
   Copies a SQLite board (FILE, e.g. .gatehouse/gatehouse.db, its daemon stopped) into the
   PostgreSQL database at URL (postgres://…), schema S (default gatehouse): every task, run,
   event (with its id), comment, link, subscription and platform state, in one transaction, and
   prints the verified counts. Refuses (exit 1, nothing written) a target that already holds a
   task, run or event; a copy that fails or is killed half-way has written nothing.`,
-  worker: `gatehouse worker complete [--summary S] [--result-file F] [--wait 10m]
-gatehouse worker block --reason R [--wait 10m]
-gatehouse worker heartbeat [--note N] [--wait 30s]
-  Inside a worker: reads GATEHOUSE_URL, GATEHOUSE_TASK_ID and GATEHOUSE_RUN_TOKEN. While the
-  daemon cannot be reached it retries for --wait, then complete and block leave the verdict in
-  $GATEHOUSE_RUN_DIR/result.json and exit 0.`,
+  worker: `${Object.values(SUB_USAGE.worker!).join('\n')}\n${WORKER_ENV}`,
 };
 
-const USAGE = `usage: gatehouse <command> [options]    (gatehouse <command> --help for one)
+const USAGE = `usage: gatehouse <command> [options]    (gatehouse <command> [subcommand] --help for one)
 
 ${Object.values(COMMAND_USAGE).join('\n\n')}
 
 ${FIND}
 gatehouse --version prints the version.
 `;
+
+/** The help asked for: a subcommand's own, else the command's. */
+function helpFor(name: string, rest: string[]): string {
+  const sub = SUB_USAGE[name]?.[rest[0] ?? ''];
+  if (sub) return `${sub}\n${name === 'worker' ? WORKER_ENV : ''}\n`;
+  return `${COMMAND_USAGE[name]}\n\n${['worker', 'run', 'board'].includes(name) ? '' : `${FIND}\n`}`;
+}
 
 type Command = (args: string[], env: NodeJS.ProcessEnv) => Promise<number | void>;
 
@@ -68,9 +105,7 @@ export async function main(argv: string[]): Promise<void> {
     const command = name === undefined ? undefined : COMMANDS[name];
     if (!command) throw usageError(name ? `unknown command "${name}"\n${USAGE}` : USAGE);
     if (rest.includes('--help') || rest.includes('-h')) {
-      process.stdout.write(
-        `${COMMAND_USAGE[name!]}\n\n${['worker', 'run', 'board'].includes(name!) ? '' : `${FIND}\n`}`,
-      );
+      process.stdout.write(helpFor(name!, rest));
       return;
     }
     const code = await (await command())(rest, process.env);

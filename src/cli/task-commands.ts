@@ -4,29 +4,37 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Run, Task } from '../kanban/model/types.js';
 import { callApi, expectOk } from './api-client.js';
 import { parseDuration, parseFlags, parseInteger, usageError } from './args.js';
-import { baseUrl, cliConfig, requireInstance } from './instance-client.js';
+import { ExitCode, ExitError } from '../gateway/exit-codes.js';
+import {
+  notRunning,
+  resolveTarget,
+  targetFlags,
+  unauthorized,
+  type TargetValues,
+} from './instance-client.js';
 import { print } from './output.js';
 
-const common = {
-  config: { type: 'string' },
-  'data-dir': { type: 'string' },
-  json: { type: 'boolean' },
-} as const;
+const common = { ...targetFlags, json: { type: 'boolean' } } as const;
 
 interface Api {
   call: (method: string, path: string, body?: unknown) => Promise<unknown>;
+  /** The daemon runs beside this command (found by its data dir), not only at a URL. */
+  local: boolean;
 }
 
-function connect(values: { config?: string | undefined; 'data-dir'?: string | undefined }): Api {
-  const config = cliConfig({ config: values.config, dataDir: values['data-dir'] });
-  const url = baseUrl(config, requireInstance(config));
+function connect(values: TargetValues): Api {
+  const target = resolveTarget(values, process.env);
+  if (!target.record && !target.url)
+    throw new ExitError(ExitCode.failure, notRunning(target.config.dataDir));
   return {
-    call: async (method, path, body) =>
-      expectOk(
-        await callApi(`${url}${path}`, method, config.api.token, body, {
-          'x-gatehouse-client': 'cli',
-        }),
-      ),
+    local: target.record !== null,
+    call: async (method, path, body) => {
+      const res = await callApi(`${target.url}${path}`, method, target.token, body, {
+        'x-gatehouse-client': 'cli',
+      });
+      if (res.status === 401) throw unauthorized(target.url);
+      return expectOk(res);
+    },
   };
 }
 
@@ -34,8 +42,10 @@ function taskLine(t: Task): string {
   const who = t.assignee ?? '-';
   // One line a task: a title's own line breaks are shown, not followed.
   const title = t.title.replace(/\n/g, '\\n').replace(/\t/g, ' ');
-  return `${t.id}  ${t.status.padEnd(8)}  p${t.priority}  ${who.padEnd(10)}  ${title}`;
+  return `${t.id}  ${t.status.padEnd(8)}  ${String(t.priority).padStart(4)}  ${who.padEnd(10)}  ${title}`;
 }
+
+const LIST_HEADER = `${'ID'.padEnd(14)}  ${'STATUS'.padEnd(8)}  PRIO  ${'ASSIGNEE'.padEnd(10)}  TITLE`;
 
 function taskDetail(t: Task & { runs?: Run[] }): string {
   const lines = [
@@ -98,24 +108,35 @@ async function list(args: string[]): Promise<void> {
     ...common,
     status: { type: 'string' },
     assignee: { type: 'string' },
+    limit: { type: 'string' },
+    cursor: { type: 'string' },
+    all: { type: 'boolean' },
   });
+  if (values.all && values.cursor !== undefined)
+    throw usageError('task ls takes --all or --cursor, not both');
+  const limit = values.limit === undefined ? 100 : parseInteger('--limit', values.limit, 1, 1000);
   const api = connect(values);
-  const query = new URLSearchParams({ limit: '1000' });
+  const query = new URLSearchParams({ limit: String(values.all ? 1000 : limit) });
   if (values.status) query.set('status', values.status);
   if (values.assignee) query.set('assignee', values.assignee);
+  if (values.cursor !== undefined) query.set('cursor', values.cursor);
   const tasks: Task[] = [];
-  for (;;) {
+  let nextCursor: string | null = null;
+  do {
     const page = (await api.call('GET', `/tasks?${query.toString()}`)) as {
       tasks: Task[];
       nextCursor: string | null;
     };
     tasks.push(...page.tasks);
-    if (!page.nextCursor) break;
-    query.set('cursor', page.nextCursor);
-  }
-  print(values.json ?? false, { tasks }, () =>
-    tasks.length ? tasks.map(taskLine).join('\n') : '(no tasks)',
-  );
+    nextCursor = page.nextCursor;
+    if (nextCursor) query.set('cursor', nextCursor);
+  } while (values.all && nextCursor);
+  print(values.json ?? false, { tasks, nextCursor }, () => {
+    if (tasks.length === 0) return '(no tasks)';
+    const lines = [LIST_HEADER, ...tasks.map(taskLine)];
+    if (nextCursor) lines.push('', `more: add --cursor ${nextCursor} for the next page, or --all`);
+    return lines.join('\n');
+  });
 }
 
 async function show(args: string[]): Promise<void> {
@@ -159,6 +180,10 @@ async function log(args: string[]): Promise<void> {
   const { values, positionals } = parseFlags(args, { ...common, follow: { type: 'boolean' } }, 1);
   const id = oneId(positionals, 'task log');
   const api = connect(values);
+  if (values.follow && !api.local)
+    throw usageError(
+      'task log --follow reads the log file beside the daemon; with --url or GATEHOUSE_URL, task log without --follow prints it',
+    );
   const latest = async () => {
     const task = (await api.call('GET', `/tasks/${id}`)) as Task & { runs: Run[] };
     return { task, run: task.runs.at(-1) ?? null };

@@ -108,6 +108,91 @@ describe('the gatehouse command line', () => {
     expect((await runCli(['--help'])).stdout).toContain('--data-dir D');
   });
 
+  it('says unauthorized and exits 1 when the daemon wants a token it was not given; --token, GATEHOUSE_TOKEN and --url reach it from anywhere', async () => {
+    const dataDir = tempDir();
+    const token = 'cli-test-token-0123456789abcdef';
+    const daemon = startDaemon({
+      dataDir,
+      config: writeConfig(tempDir(), { workers: { maxConcurrent: 0 } }),
+      env: { GATEHOUSE_TOKEN: token },
+    });
+    const url = await waitServing(dataDir, daemon.pid);
+    const d = ['--data-dir', dataDir];
+
+    // The daemon's shell exported the token, this one did not.
+    for (const args of [
+      ['status', ...d],
+      ['task', 'ls', ...d],
+    ]) {
+      const refused = await runCli(args);
+      expect(refused.code, args.join(' ')).toBe(1);
+      expect(refused.stderr).toContain(`unauthorized: the daemon at ${url} asks for its API token`);
+    }
+    const status = await runCli(['status', '--json', ...d], { GATEHOUSE_TOKEN: token });
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ running: true, ready: true });
+
+    // No data dir at all: the URL and the token say where and who.
+    const added = await runCli([
+      'task',
+      'add',
+      'from afar',
+      '--url',
+      url,
+      '--token',
+      token,
+      '--json',
+    ]);
+    expect(added.code).toBe(0);
+    const listed = await runCli(['task', 'ls'], { GATEHOUSE_URL: url, GATEHOUSE_TOKEN: token });
+    expect(listed.stdout).toContain(JSON.parse(added.stdout).id);
+    const remote = await runCli(['status', '--url', url, '--token', token]);
+    expect(remote.code).toBe(0);
+    expect(remote.stdout).toContain(`gatehouse serving at ${url}`);
+    const nowhere = await runCli(['status', '--url', 'http://127.0.0.1:1', '--json']);
+    expect(nowhere.code).toBe(3);
+    expect(JSON.parse(nowhere.stdout).running).toBe(false);
+    for (const bad of ['ftp://x', 'not a url', 'http://user:pw@127.0.0.1:1'])
+      expect((await runCli(['task', 'ls', '--url', bad])).code, bad).toBe(64);
+  });
+
+  it('pages task ls under a header, and prints each subcommand its own help', async () => {
+    const dataDir = tempDir();
+    const daemon = startDaemon({
+      dataDir,
+      config: writeConfig(tempDir(), { workers: { maxConcurrent: 0 } }),
+    });
+    await waitServing(dataDir, daemon.pid);
+    const d = ['--data-dir', dataDir];
+    for (const title of ['one', 'two', 'three']) await runCli(['task', 'add', title, ...d]);
+
+    const first = (await runCli(['task', 'ls', '--limit', '2', ...d])).stdout.trimEnd().split('\n');
+    expect(first[0]).toMatch(/^ID +STATUS +PRIO +ASSIGNEE +TITLE$/);
+    expect(first.slice(1, 3).map((l) => l.split(/ +/).at(-1))).toEqual(['one', 'two']);
+    const more = /^more: add --cursor (\S+) for the next page, or --all$/.exec(first.at(-1)!);
+    expect(more).not.toBeNull();
+    const next = (await runCli(['task', 'ls', '--cursor', more![1]!, ...d])).stdout;
+    expect(next).toContain('three');
+    expect(next).not.toContain('more:');
+    const all = JSON.parse(
+      (await runCli(['task', 'ls', '--all', '--limit', '1', '--json', ...d])).stdout,
+    );
+    expect(all.tasks.map((t: { title: string }) => t.title)).toEqual(['one', 'two', 'three']);
+    expect(all.nextCursor).toBeNull();
+
+    const helps = new Set<string>();
+    for (const sub of ['add', 'ls', 'show', 'archive', 'unblock', 'reclaim', 'comment', 'log']) {
+      const help = await runCli(['task', sub, '--help']);
+      expect(help.code).toBe(0);
+      expect(help.stdout.startsWith(`gatehouse task ${sub} `)).toBe(true);
+      helps.add(help.stdout);
+    }
+    expect(helps.size).toBe(8);
+    expect((await runCli(['worker', 'block', '--help'])).stdout).toMatch(
+      /^gatehouse worker block --reason R/,
+    );
+  });
+
   it('rejects bad flags and values with exit 64', async () => {
     const dataDir = tempDir();
     for (const args of [
