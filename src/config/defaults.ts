@@ -32,6 +32,7 @@ export function defaultConfig(): RawConfig {
     replace: { timeoutSeconds: 10, killTimeoutSeconds: 5 },
     shutdown: { timeoutSeconds: 10, workers: 'leave' },
     retention: { runDays: 30, eventDays: null },
+    cluster: { hostName: null, leaseSeconds: 30, renewSeconds: 5, reclaimGraceSeconds: 20 },
     crashLoop: { maxStarts: 5, windowSeconds: 120, maxBackoffSeconds: 300 },
     workers: {
       defaultProfile: 'demo',

@@ -1,6 +1,7 @@
 // Reads the configuration once: defaults, then the file, then environment, then flags; validates and freezes it.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { hostname } from 'node:os';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { ValueError } from '@sinclair/typebox/value';
 import { MIN_KEY_BYTES, secretKey } from '../platforms/webhook-signature.js';
@@ -263,6 +264,12 @@ export function loadConfig(
       `no profile named "${raw.workers.defaultProfile}"`,
     );
   }
+  if (raw.cluster.renewSeconds * 2 > raw.cluster.leaseSeconds) {
+    throw new ConfigError(
+      'cluster.renewSeconds',
+      `must be at most half of cluster.leaseSeconds (${raw.cluster.leaseSeconds}): a lease must outlast a renewal that fails once`,
+    );
+  }
   const baseDir = file ? dirname(file) : cwd;
   return deepFreeze({
     ...raw,
@@ -278,6 +285,7 @@ export function loadConfig(
             schema: raw.store.schema ?? 'gatehouse',
             poolSize: raw.store.poolSize ?? 10,
           },
+    cluster: { ...raw.cluster, hostName: raw.cluster.hostName ?? hostname() },
     source: file,
     journalStream: env.JOURNAL_STREAM ?? null,
     workerEnv: Object.fromEntries(

@@ -98,6 +98,19 @@ export const ConfigSchema = Type.Object(
       strict,
     ),
     retention: Type.Object({ runDays: days(), eventDays: days() }, strict),
+    /** This host on a shared board (PostgreSQL); hostName is every run's `host` on either store. */
+    cluster: Type.Object(
+      {
+        hostName: Type.Union([
+          Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }),
+          Type.Null(),
+        ]),
+        leaseSeconds: seconds(1, 3600),
+        renewSeconds: seconds(0.1, 1800),
+        reclaimGraceSeconds: seconds(0, 3600),
+      },
+      strict,
+    ),
     crashLoop: Type.Object(
       {
         maxStarts: Type.Integer({ minimum: 1 }),
@@ -159,8 +172,10 @@ export type StoreConfig =
   { kind: 'sqlite' } | { kind: 'postgres'; url: string; schema: string; poolSize: number };
 
 /** The validated, resolved and frozen configuration every subsystem reads. */
-export interface Config extends Omit<RawConfig, 'workers' | 'platforms' | 'store'> {
+export interface Config extends Omit<RawConfig, 'workers' | 'platforms' | 'store' | 'cluster'> {
   store: StoreConfig;
+  /** hostName resolved: the configured name, else the machine's. */
+  cluster: Omit<RawConfig['cluster'], 'hostName'> & { hostName: string };
   /** Absolute path. */
   dataDir: string;
   workers: Omit<RawConfig['workers'], 'profiles'> & { profiles: Record<string, Profile> };

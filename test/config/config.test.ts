@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
@@ -76,6 +77,23 @@ describe('loadConfig', () => {
     expect(
       keyOf(() => load({ platforms: [{ name: 'ops', type: 'carrier-pigeon', options: {} }] })),
     ).toBe('platforms.0.type');
+  });
+
+  it("takes the cluster key of the specification: this host's name, and leases a renewal can keep", () => {
+    expect(load({}).cluster).toEqual({
+      hostName: hostname(),
+      leaseSeconds: 30,
+      renewSeconds: 5,
+      reclaimGraceSeconds: 20,
+    });
+    expect(load({ cluster: { hostName: 'build-7' } }).cluster.hostName).toBe('build-7');
+    expect(keyOf(() => load({ cluster: { hostName: 'two words' } }))).toBe('cluster.hostName');
+    expect(keyOf(() => load({ cluster: { leaseSeconds: 0 } }))).toBe('cluster.leaseSeconds');
+    expect(keyOf(() => load({ cluster: { renewSeconds: 20 } }))).toBe('cluster.renewSeconds');
+    expect(() => load({ cluster: { renewSeconds: 20 } })).toThrow(
+      'must be at most half of cluster.leaseSeconds (30)',
+    );
+    expect(keyOf(() => load({ cluster: { hosts: 3 } }))).toBe('cluster.hosts');
   });
 
   it('refuses a file that is not JSON or not an object, naming the file', () => {

@@ -12,6 +12,7 @@ export async function claim(board: Board, dataDir: string, taskId: string): Prom
     claimTask(tx, {
       taskId,
       profile: 'demo',
+      host: 'test-host',
       leaseMs: 60_000,
       keepDescendants: false,
       logPathFor: (runId) => join(dataDir, 'runs', runId, 'log'),

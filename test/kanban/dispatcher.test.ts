@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { runTerminator } from '../../src/kanban/dispatch/run-terminator.js';
@@ -32,6 +33,21 @@ describe('exit classification, one row at a time', () => {
     });
     expect(done.runs).toHaveLength(1);
     expect(done.runs[0]).toMatchObject({ outcome: 'completed', profile: 'complete' });
+  });
+
+  it('records on each run the host that ran it: cluster.hostName, else the machine', async () => {
+    const named = await startGateway(
+      {
+        cluster: { hostName: 'build-7' },
+        workers: { ...fast, profiles: { complete: profile('complete') } },
+      },
+      { dispatch: true },
+    );
+    const task = await createTask(named, { title: 'where', assignee: 'complete' });
+    expect((await settledIn(named, task.id, 'done')).runs[0].host).toBe('build-7');
+    const plain = await gatewayWith({ complete: profile('complete') });
+    const other = await createTask(plain, { title: 'here', assignee: 'complete' });
+    expect((await settledIn(plain, other.id, 'done')).runs[0].host).toBe(hostname());
   });
 
   it('records how the process ended of a run whose verdict came first (API or archive)', async () => {

@@ -47,6 +47,7 @@ async function fixture() {
       claimTask(tx, {
         taskId,
         profile: 'demo',
+        host: 'test-host',
         leaseMs: 60_000,
         keepDescendants: false,
         logPathFor: (id) => `/tmp/${id}.log`,

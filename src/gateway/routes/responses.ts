@@ -65,6 +65,8 @@ export const RunSchema = Type.Object(
     id: Type.String({ pattern: '^r_[0-9a-f]{12}$' }),
     taskId: Type.String(),
     profile: Type.String(),
+    /** The host that ran it (cluster.hostName); null for runs recorded before hosts were. */
+    host: nullable(Type.String()),
     pid: nullable(Type.Integer()),
     pgid: nullable(Type.Integer()),
     startTime: nullable(Type.Integer()),

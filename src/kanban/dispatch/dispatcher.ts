@@ -238,6 +238,7 @@ export class Dispatcher {
           claimTask(tx, {
             taskId,
             profile: profile.name,
+            host: this.deps.config.cluster.hostName,
             leaseMs: this.workers.claimTtlSeconds * 1000,
             keepDescendants: profile.keepDescendants,
             logPathFor: (runId) => `${runDir(this.deps.config.dataDir, runId)}/log`,

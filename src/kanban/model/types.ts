@@ -48,6 +48,8 @@ export interface Run {
   id: string;
   taskId: string;
   profile: string;
+  /** The host that ran it (cluster.hostName); null for runs from before hosts were recorded. */
+  host: string | null;
   pid: number | null;
   pgid: number | null;
   startTime: number | null;

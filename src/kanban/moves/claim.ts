@@ -9,6 +9,8 @@ import type { Tx } from './tx.js';
 export interface ClaimRequest {
   taskId: string;
   profile: string;
+  /** This host's name (cluster.hostName), recorded on the run. */
+  host: string;
   leaseMs: number;
   keepDescendants: boolean;
   /** Where the run's log goes, from its id. */
@@ -45,6 +47,7 @@ export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null
     id: runId,
     taskId: task.id,
     profile: req.profile,
+    host: req.host,
     tokenHash: hashToken(token),
     startedAt: now,
     logPath: req.logPathFor(runId),

@@ -79,6 +79,7 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
       'proc_gone_at',
       'files_pruned_at',
       'group_held_until',
+      'host',
     ],
   },
   { name: 'events', order: 'id', columns: ['id', 'task_id', 'run_id', 'kind', 'payload', 'at'] },

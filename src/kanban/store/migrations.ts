@@ -219,4 +219,6 @@ export const MIGRATIONS: readonly string[] = [
     AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = runs.task_id AND t.status = 'running'
                     AND t.current_run_id = runs.id);
   `,
+  // 5: the host that ran each run (cluster.hostName); runs from before it have none.
+  `ALTER TABLE runs ADD COLUMN host TEXT;`,
 ];

@@ -28,6 +28,7 @@ export interface RunRow {
   proc_gone_at: number | null;
   files_pruned_at: number | null;
   group_held_until: number | null;
+  host: string | null;
 }
 
 /** A run with what only the daemon needs: the leader's identity and cleanup state. */
@@ -46,6 +47,8 @@ export interface NewRun {
   id: string;
   taskId: string;
   profile: string;
+  /** The host that runs it (cluster.hostName). */
+  host: string;
   tokenHash: string;
   startedAt: number;
   logPath: string;
@@ -82,8 +85,9 @@ export class RunStore {
   private readonly known;
 
   constructor(db: Db) {
-    this.insert = db.prepare(`INSERT INTO runs (id, task_id, profile, token_hash, started_at,
-      log_path, keep_descendants) VALUES (@id, @taskId, @profile, @tokenHash, @startedAt, @logPath, @keepDescendants)`);
+    this.insert = db.prepare(`INSERT INTO runs (id, task_id, profile, host, token_hash,
+      started_at, log_path, keep_descendants) VALUES (@id, @taskId, @profile, @host, @tokenHash,
+      @startedAt, @logPath, @keepDescendants)`);
     this.byId = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE id = ?');
     this.byToken = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE token_hash = ?');
     this.ofTask = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE task_id = ? ORDER BY seq');
@@ -217,6 +221,7 @@ export function toRecord(row: RunRow): RunRecord {
     id: row.id,
     taskId: row.task_id,
     profile: row.profile,
+    host: row.host,
     pid: row.pid,
     pgid: row.pgid,
     startTime: row.start_time,

@@ -130,4 +130,6 @@ export const PG_MIGRATIONS: readonly string[] = [
   // 2: parent links keep their order (SQLite reads them in rowid order); existing links are
   // numbered in the order they are stored.
   `ALTER TABLE task_parents ADD COLUMN ord bigserial NOT NULL;`,
+  // 3: the host that ran each run (cluster.hostName); runs from before it have none.
+  `ALTER TABLE runs ADD COLUMN host text;`,
 ];

@@ -8,9 +8,9 @@ export class PgRunStore {
   async create(r: NewRun): Promise<void> {
     await run(
       this.db,
-      `INSERT INTO runs (id, task_id, profile, token_hash, started_at, log_path, keep_descendants)
-        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [r.id, r.taskId, r.profile, r.tokenHash, r.startedAt, r.logPath, r.keepDescendants],
+      `INSERT INTO runs (id, task_id, profile, host, token_hash, started_at, log_path,
+        keep_descendants) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [r.id, r.taskId, r.profile, r.host, r.tokenHash, r.startedAt, r.logPath, r.keepDescendants],
     );
   }
 
