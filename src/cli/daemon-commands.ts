@@ -51,20 +51,19 @@ export async function runCommand(args: string[]): Promise<void> {
 
 export async function statusCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const { values } = parseFlags(args, { ...targetFlags, json: { type: 'boolean' } });
-  const target = resolveTarget(values, env);
-  const { record, config } = target;
+  const { url, record, config, token } = resolveTarget(values, env);
   const json = values.json ?? false;
-  if (!record && !target.url) {
+  if (url === null) {
     print(json, { running: false, dataDir: config.dataDir }, () => notRunning(config.dataDir));
     return 3;
   }
   let ready: Awaited<ReturnType<typeof callApi>>;
   try {
-    ready = await callApi(`${target.url}/ready`, 'GET', target.token);
+    ready = await callApi(`${url}/ready`, 'GET', token);
   } catch (err) {
     if (!(err instanceof ExitError)) throw err;
     if (!record) {
-      print(json, { running: false, url: target.url }, () => err.message);
+      print(json, { running: false, url }, () => err.message);
       return 3;
     }
     // It owns the data dir but does not answer: starting, or waiting out a crash-loop backoff.
@@ -77,7 +76,7 @@ export async function statusCommand(args: string[], env: NodeJS.ProcessEnv): Pro
     );
     return 0;
   }
-  if (ready.status === 401) throw unauthorized(target.url);
+  if (ready.status === 401) throw unauthorized(url);
   const report = ready.body as {
     ready?: boolean;
     platforms?: { name: string; state: string }[];
@@ -92,7 +91,7 @@ export async function statusCommand(args: string[], env: NodeJS.ProcessEnv): Pro
         startedAt: record.startedAt,
         uptimeSeconds: Math.floor((Date.now() - record.startedAt) / 1000),
       }
-    : { url: target.url };
+    : { url };
   const status = {
     running: true,
     serving: true,
@@ -105,7 +104,7 @@ export async function statusCommand(args: string[], env: NodeJS.ProcessEnv): Pro
     [
       record
         ? `gatehouse ${record.version} running: pid ${record.pid}, port ${record.port}, up ${formatDuration(Date.now() - record.startedAt)}\ndata dir: ${record.dataDir}`
-        : `gatehouse serving at ${target.url}`,
+        : `gatehouse serving at ${url}`,
       `ready: ${status.ready ? 'yes' : 'no'}`,
       `board: ${
         Object.entries(status.board)

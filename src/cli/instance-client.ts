@@ -59,7 +59,8 @@ export interface TargetValues {
 
 /** Where a command reaches the daemon and with what token. */
 export interface Target {
-  url: string;
+  /** Where the daemon answers; null when no instance runs for the data dir and none was named. */
+  url: string | null;
   token: string | null;
   config: Config;
   /** The local instance found by its data dir; null when given a URL. */
@@ -94,7 +95,7 @@ export function resolveTarget(values: TargetValues, env: NodeJS.ProcessEnv): Tar
     return { url, token, config, record: null };
   }
   const record = findInstance(config);
-  return { url: record ? baseUrl(config, record) : '', token, config, record };
+  return { url: record ? baseUrl(config, record) : null, token, config, record };
 }
 
 /** What a 401 means to the person at the terminal. */

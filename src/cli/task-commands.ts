@@ -23,16 +23,15 @@ interface Api {
 }
 
 function connect(values: TargetValues): Api {
-  const target = resolveTarget(values, process.env);
-  if (!target.record && !target.url)
-    throw new ExitError(ExitCode.failure, notRunning(target.config.dataDir));
+  const { url, record, config, token } = resolveTarget(values, process.env);
+  if (url === null) throw new ExitError(ExitCode.failure, notRunning(config.dataDir));
   return {
-    local: target.record !== null,
+    local: record !== null,
     call: async (method, path, body) => {
-      const res = await callApi(`${target.url}${path}`, method, target.token, body, {
+      const res = await callApi(`${url}${path}`, method, token, body, {
         'x-gatehouse-client': 'cli',
       });
-      if (res.status === 401) throw unauthorized(target.url);
+      if (res.status === 401) throw unauthorized(url);
       return expectOk(res);
     },
   };

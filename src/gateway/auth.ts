@@ -17,13 +17,15 @@ function isWebsocketUpgrade(req: FastifyRequest): boolean {
   return req.headers.upgrade?.toLowerCase() === 'websocket';
 }
 
+/** The token of an Authorization header (`Bearer <token>`), or null. */
+export function tokenOf(header: string): string | null {
+  return /^Bearer\s+(\S+)$/i.exec(header)?.[1] ?? null;
+}
+
 /** The bearer token of a request: Authorization header, or ?token= for browsers' websockets only. */
 export function bearerToken(req: FastifyRequest): string | null {
   const header = req.headers.authorization;
-  if (header) {
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    return match ? match[1]! : null;
-  }
+  if (header) return tokenOf(header);
   if (!isWebsocketUpgrade(req)) return null;
   const query = req.query as { token?: unknown } | undefined;
   return typeof query?.token === 'string' ? query.token : null;

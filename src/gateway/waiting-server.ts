@@ -3,6 +3,7 @@
 // Closed once the board is open, so the daemon's own server takes the port.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { secretsEqual } from '../kanban/model/ids.js';
+import { tokenOf } from './auth.js';
 
 export class WaitingServer {
   private server: Server | null = null;
@@ -69,8 +70,8 @@ export class WaitingServer {
 
   private authorized(req: IncomingMessage): boolean {
     if (this.apiToken === null) return true;
-    const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-    return match !== null && secretsEqual(match[1]!, this.apiToken);
+    const token = tokenOf(req.headers.authorization ?? '');
+    return token !== null && secretsEqual(token, this.apiToken);
   }
 }
 

@@ -5,6 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import type { StoreConfig } from '../../config/schema.js';
 import type { BoardStore } from './contract.js';
+// A type only: the module (and pg) loads for PostgreSQL alone.
+import type { BoardLockOptions } from './postgres/board-lock.js';
 import { DatabaseError } from './db.js';
 import { openStore } from './store.js';
 import { redactUrl } from './url.js';
@@ -25,12 +27,7 @@ export interface OpenHooks {
   /** An idle PostgreSQL connection failed (the pool replaces it). */
   onIdleError: (err: Error) => void;
   /** The daemon's: hold the board's lock while open (PostgreSQL; see postgres/board-lock.ts). */
-  lock?: {
-    waitMs: number;
-    /** Another daemon took the board after this one lost its lock: this one must stop. */
-    onTaken: (err: Error) => void;
-    onError: (err: Error) => void;
-  };
+  lock?: Omit<BoardLockOptions, 'url' | 'schema'>;
 }
 
 /** Another daemon serves the board (PostgreSQL): not tried again, not a configuration error. */

@@ -42,6 +42,9 @@ export interface RunRecord extends Run {
   groupHeldUntil: number | null;
 }
 
+/** A task's runs, oldest first (read by the run table, and with its task by the task table). */
+export const RUNS_OF_TASK = 'SELECT * FROM runs WHERE task_id = ? ORDER BY seq';
+
 /** A run as a claim creates it. */
 export interface NewRun {
   id: string;
@@ -90,7 +93,7 @@ export class RunStore {
       @startedAt, @logPath, @keepDescendants)`);
     this.byId = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE id = ?');
     this.byToken = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE token_hash = ?');
-    this.ofTask = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE task_id = ? ORDER BY seq');
+    this.ofTask = db.prepare<[string], RunRow>(RUNS_OF_TASK);
     this.setProc = db.prepare(`UPDATE runs SET pid = @pid, pgid = @pgid, start_time = @startTime,
       boot_id = @bootId WHERE id = @id`);
     this.end =

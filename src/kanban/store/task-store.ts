@@ -1,7 +1,7 @@
 // Reading tasks and their parent links; every statement prepared once. Writes are in task-writes.ts.
 import type { Origin, Task, TaskStatus } from '../model/types.js';
 import type { Db } from './db.js';
-import { toRecord, type RunRecord, type RunRow } from './run-store.js';
+import { RUNS_OF_TASK, toRecord, type RunRecord, type RunRow } from './run-store.js';
 
 /**
  * What a task is read from, in this order; `parents` is an expression giving its parent ids (in
@@ -99,7 +99,7 @@ export class TaskStore {
     this.byId = db
       .prepare<[string], TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ?`)
       .raw(true);
-    this.runsOf = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE task_id = ? ORDER BY seq');
+    this.runsOf = db.prepare<[string], RunRow>(RUNS_OF_TASK);
     this.childrenOf = db.prepare<[string], { task_id: string }>(
       'SELECT task_id FROM task_parents WHERE parent_id = ?',
     );
