@@ -251,6 +251,35 @@ describe('the dashboard, in a real browser', () => {
     await context.close();
   });
 
+  it('leaves the focus in the field being typed in when a late request is refused', async () => {
+    const token = 'a-dashboard-api-token';
+    const { url, context, page } = await tokenDaemonWithPage(token);
+    // The platforms panel's first request is answered late: its 401 arrives after the token
+    // form has shown and the operator has started typing a title.
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/platform', async (route) => {
+      await released;
+      await route.continue();
+    });
+    await page.goto(url);
+    await page.locator('#token').waitFor();
+    await page.getByLabel('Title').click();
+    await page.keyboard.type('half ');
+    release();
+    // A resource's timing entry is written once its body has arrived, after the page's code has
+    // seen the 401 (that code runs as soon as the status and headers are in).
+    await page.waitForFunction(() =>
+      performance
+        .getEntriesByType('resource')
+        .some((e) => new URL(e.name).pathname === '/platform'),
+    );
+    await page.keyboard.type('typed');
+    expect(await page.getByLabel('Title').inputValue()).toBe('half typed');
+    expect(await page.locator('#token').inputValue()).toBe('');
+    await context.close();
+  });
+
   it('fits all six columns at 1280 and 1920 px, with no empty band under the header', async () => {
     const receiver = await webhookReceiver();
     const { page } = await daemonWithPage(receiver.url, receiver.secret);
