@@ -113,11 +113,28 @@ export function stopAll() {
   started.clear();
 }
 
+const benchHosts = new WeakMap();
+
 /** Claims `taskId` for the demo profile as the dispatcher would, without starting anything. */
-export function claimForDemo(board, taskId, logPathFor) {
-  // A promise of the claim, as every move's.
+export async function claimForDemo(board, taskId, logPathFor) {
+  let hostId = benchHosts.get(board);
+  if (!hostId) {
+    hostId = board
+      .transact((tx) =>
+        tx.store.hosts.register({
+          name: 'bench',
+          capacity: 8,
+          profiles: ['demo'],
+          version: 'bench',
+          leaseMs: 3_600_000,
+        }),
+      )
+      .then((host) => host.id);
+    benchHosts.set(board, hostId);
+  }
+  const claim = { profile: 'demo', host: 'bench', hostId: await hostId, leaseMs: 60_000 };
   return board.transact((tx) =>
-    claimTask(tx, { taskId, profile: 'demo', leaseMs: 60_000, keepDescendants: false, logPathFor }),
+    claimTask(tx, { taskId, ...claim, keepDescendants: false, logPathFor }),
   );
 }
 

@@ -270,6 +270,15 @@ export function loadConfig(
       `must be at most half of cluster.leaseSeconds (${raw.cluster.leaseSeconds}): a lease must outlast a renewal that fails once`,
     );
   }
+  // On a shared board, workers are sent TERM killGraceSeconds before KILL, which comes 2 s
+  // before the lease ends: a renewal must come well before that TERM.
+  const fenceRoom = raw.cluster.renewSeconds * 2 + raw.workers.killGraceSeconds + 2;
+  if (raw.cluster.leaseSeconds < fenceRoom) {
+    throw new ConfigError(
+      'cluster.leaseSeconds',
+      `must be at least twice cluster.renewSeconds plus workers.killGraceSeconds plus 2 (${fenceRoom}): a host's workers are ended before its lease runs out, and a renewal must come well before that`,
+    );
+  }
   const baseDir = file ? dirname(file) : cwd;
   return deepFreeze({
     ...raw,

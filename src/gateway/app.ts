@@ -169,7 +169,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     workerRoutes(scope, deps.worker);
     eventRoutes(scope, deps.board, deps.hub);
     platformRoutes(scope, deps.platforms);
-    opsRoutes(scope, deps.metrics);
+    opsRoutes(scope, deps.metrics, deps.board);
     adminRoutes(scope, deps.requestStop);
   });
   return app;

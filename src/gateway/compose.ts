@@ -11,6 +11,7 @@ import type { AdapterFactory } from '../platforms/adapter.js';
 import { openPlatforms, type Platforms } from '../platforms/platforms.js';
 import { buildApp } from './app.js';
 import { CLOSE_RESTARTING, EventStreamHub, type StreamOptions } from './event-stream.js';
+import { ExitCode } from './exit-codes.js';
 import { createMetrics } from './metrics.js';
 import { RepeatLimiter } from '../repeat-limit.js';
 
@@ -70,6 +71,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     kanban,
     log: logger,
     observeTick: (ms) => metrics.observeTick(ms),
+    onHostLost: (why) => deps.requestStop(ExitCode.failure, why),
   });
   const retention = new Retention(
     kanban.board,

@@ -12,6 +12,7 @@ import type {
   BoardStore,
   EventTable,
   RunTable,
+  HostTable,
   StorageFailure,
   TaskReads,
 } from './store/contract.js';
@@ -22,6 +23,9 @@ export class Board {
   readonly tasks: TaskReads;
   readonly runs: RunTable;
   readonly events: EventTable;
+  readonly hosts: HostTable;
+  /** Other hosts may share the board (see BoardStore.shared). */
+  readonly shared: boolean;
   readonly bus: EventBus;
   private readonly transactor: Transactor;
   private probedAt = -Infinity;
@@ -34,6 +38,8 @@ export class Board {
     this.tasks = store.tasks;
     this.runs = store.runs;
     this.events = store.events;
+    this.hosts = store.hosts;
+    this.shared = store.shared;
     this.bus = new EventBus(onListenerError);
     this.transactor = new Transactor(store, clock, this.bus);
   }

@@ -1,6 +1,7 @@
 // Assembles the board's services from the configuration and an open store.
 import type { Config } from '../config/schema.js';
 import { Board } from './board.js';
+import { Ownership } from './dispatch/ownership.js';
 import { runTerminator, type RunTerminator } from './dispatch/run-terminator.js';
 import { Terminations } from './dispatch/terminations.js';
 import type { SettlementPolicy } from './moves/settle.js';
@@ -16,6 +17,8 @@ export interface Kanban {
   terminations: Terminations;
   terminator: RunTerminator;
   policy: SettlementPolicy;
+  /** Which runs this daemon supervises (all of them unless the board is shared). */
+  ownership: Ownership;
 }
 
 export interface KanbanOptions {
@@ -40,9 +43,11 @@ export function createKanban(config: Config, store: BoardStore, opts: KanbanOpti
     terminator,
     config.dataDir,
   );
+  const ownership = new Ownership(board.shared, config.dataDir);
   return {
     board,
-    operator: new OperatorActions(board, terminations, config.dataDir),
+    operator: new OperatorActions(board, terminations, config.dataDir, ownership),
+    ownership,
     worker: new WorkerActions(board, policy),
     terminations,
     terminator,

@@ -2,6 +2,7 @@
 import { AppError } from '../errors.js';
 import type { Board } from './board.js';
 import { removeRunDir } from './dispatch/run-files.js';
+import type { Ownership } from './dispatch/ownership.js';
 import type { TerminationOutcome, Terminations } from './dispatch/terminations.js';
 import type { Task } from './model/types.js';
 import { archiveIdle } from './moves/archive.js';
@@ -13,6 +14,7 @@ export class OperatorActions {
     private readonly board: Board,
     private readonly terminations: Terminations,
     private readonly dataDir: string,
+    private readonly ownership: Ownership,
   ) {}
 
   /**
@@ -65,6 +67,7 @@ export class OperatorActions {
   }
 
   private async terminate(id: string, op: TerminationOp): Promise<Task> {
+    await this.refuseAnotherHosts(id);
     let run = await this.terminations.begin(id, op);
     if (!run && this.terminations.isActive(id)) {
       // A tick is retrying a termination that was deferred: the operator's asks after it ends.
@@ -81,6 +84,22 @@ export class OperatorActions {
     throw new AppError(
       'WORKER_SURVIVED',
       `worker pid ${outcome.report.prevPid} survived SIGTERM and SIGKILL; the task keeps its claim and ${what} is retried each tick${op === 'archive' ? '' : ' (reclaim --force releases it anyway)'}`,
+    );
+  }
+
+  /**
+   * Another host's worker is that host's to end: signalled from here it would not be found, and
+   * the task could run twice. Refused, unless that host is dead (then nothing of it runs).
+   */
+  private async refuseAnotherHosts(id: string): Promise<void> {
+    const runId = (await this.board.tasks.get(id))?.currentRunId ?? null;
+    const run = runId === null ? null : await this.board.runs.get(runId);
+    if (!run || this.ownership.owns(run) || run.hostId === null) return;
+    const host = await this.board.hosts.get(run.hostId);
+    if (!host || host.state === 'dead') return;
+    throw new AppError(
+      'INVALID_TRANSITION',
+      `task ${id} is running on host ${host.name} (host ${host.id}); end it through that host's API, or wait: once that host's lease has run out (${new Date(host.leaseExpiresAt).toISOString()}) and its grace has passed, the task goes back to ready`,
     );
   }
 

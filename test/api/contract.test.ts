@@ -168,6 +168,8 @@ describe('the OpenAPI document', () => {
     await call('POST', '/platform/{name}/inbound', '/platform/ops/inbound', inbound, {});
     await call('GET', '/health', '/health');
     await call('GET', '/ready', '/ready');
+    const { hosts } = (await call('GET', '/hosts', '/hosts')).body;
+    expect(hosts.map((h: { state: string }) => h.state)).toEqual(['active']);
     const metrics = await rawRequest(gw.url, 'GET', '/metrics', { host: new URL(gw.url).host });
     check('GET', '/metrics', metrics.status, metrics.body);
     await call('POST', '/admin/restart', '/admin/restart');

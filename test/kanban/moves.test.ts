@@ -19,6 +19,7 @@ import { openDatabase } from '../../src/kanban/store/db.js';
 import { openStore } from '../../src/kanban/store/store.js';
 import type { BoardStore } from '../../src/kanban/store/contract.js';
 import { ENGINE, openTestStore, rawQuery } from '../helpers/store.js';
+import { testHostId } from '../helpers/board.js';
 import { tempDir } from '../helpers/daemon.js';
 
 const NOW = 1_700_000_000_000;
@@ -42,12 +43,14 @@ async function fixture() {
   );
   const events: BoardEvent[] = [];
   board.bus.subscribe((e) => events.push(e));
+  const hostId = await testHostId(board);
   const claim = async (taskId: string) =>
     (await board.transact((tx) =>
       claimTask(tx, {
         taskId,
         profile: 'demo',
         host: 'test-host',
+        hostId,
         leaseMs: 60_000,
         keepDescendants: false,
         logPathFor: (id) => `/tmp/${id}.log`,

@@ -1,15 +1,16 @@
-// What operators look at besides the API: the dashboard page and /metrics (the API's own
+// What operators look at besides the API: the dashboard page, /metrics and /hosts (the API's own
 // description is in api-docs.ts).
 import type { FastifyInstance } from 'fastify';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../config/defaults.js';
+import type { Board } from '../../kanban/board.js';
 import type { Metrics } from '../metrics.js';
-import { describe } from './responses.js';
+import { HostList, describe } from './responses.js';
 
 const DASHBOARD = readFileSync(join(PACKAGE_ROOT, 'public/index.html'));
 
-export function opsRoutes(app: FastifyInstance, metrics: Metrics): void {
+export function opsRoutes(app: FastifyInstance, metrics: Metrics, board: Board): void {
   // The page itself is public; it asks for the API token before it calls the API.
   app.get('/', { config: { auth: 'none' }, schema: { hide: true } }, (_req, reply) =>
     reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(DASHBOARD),
@@ -26,5 +27,14 @@ export function opsRoutes(app: FastifyInstance, metrics: Metrics): void {
     },
     async (_req, reply) =>
       reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+  app.get(
+    '/hosts',
+    {
+      schema: describe('operations', 'The daemons sharing the board, with their leases', {
+        200: HostList,
+      }),
+    },
+    async () => ({ hosts: await board.hosts.list() }),
   );
 }

@@ -2,7 +2,7 @@
 // contract test checks real answers against. They document; answers are serialized as is.
 import { Type, type TSchema } from '../../schema-types.js';
 import { ALL_EVENT_KINDS } from '../../kanban/model/events.js';
-import { RUN_OUTCOMES, TASK_STATUSES } from '../../kanban/model/types.js';
+import { HOST_STATES, RUN_OUTCOMES, TASK_STATUSES } from '../../kanban/model/types.js';
 
 const closed = { additionalProperties: false } as const;
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -175,6 +175,24 @@ export const ReadySchema = Type.Object(
   { ...closed, $id: 'Ready' },
 );
 
+export const HostSchema = Type.Object(
+  {
+    id: Type.Integer({ description: 'never reused, even after the host is declared dead' }),
+    name: Type.String({ description: 'cluster.hostName' }),
+    startedAt: millis,
+    renewedAt: millis,
+    leaseExpiresAt: Type.Integer({
+      description: "epoch milliseconds by the database's clock (on SQLite, this machine's)",
+    }),
+    state: literals(HOST_STATES),
+    running: Type.Integer({ description: 'workers running at the last renewal' }),
+    capacity: Type.Integer({ description: 'workers.maxConcurrent' }),
+    profiles: Type.Array(Type.String()),
+    version: Type.String(),
+  },
+  { ...closed, $id: 'Host' },
+);
+
 /** Every named schema, registered once with app.addSchema (components.schemas). */
 export const COMPONENTS = [
   ErrorBody,
@@ -186,6 +204,7 @@ export const COMPONENTS = [
   CommentSchema,
   PlatformSchema,
   ReadySchema,
+  HostSchema,
 ];
 
 export const TaskList = Type.Object(
@@ -198,6 +217,7 @@ export const PlatformList = Type.Object(
   { platforms: Type.Array(Type.Ref(PlatformSchema)) },
   closed,
 );
+export const HostList = Type.Object({ hosts: Type.Array(Type.Ref(HostSchema)) }, closed);
 export const Task = Type.Ref(TaskSchema);
 export const TaskDetail = Type.Ref(TaskDetailSchema);
 export const Comment = Type.Ref(CommentSchema);

@@ -5,6 +5,7 @@ import type { Board } from '../board.js';
 import { recordAdoption, recordFoundProcess } from '../moves/records.js';
 import type { LiveWorker, LiveWorkers } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
+import type { Ownership } from './ownership.js';
 import { leaderOf } from '../store/run-store.js';
 import { readProcRecord, runDir } from './run-files.js';
 
@@ -14,11 +15,14 @@ export async function adoptRunning(
   live: LiveWorkers,
   dataDir: string,
   log: DispatcherLog,
+  owner: Ownership,
+  host: { id: number; name: string },
 ): Promise<LiveWorker[]> {
   const ended: LiveWorker[] = [];
   for (const task of await board.tasks.running()) {
     const run = task.currentRunId === null ? null : await board.runs.get(task.currentRunId);
-    if (!run) continue;
+    // Another host's run is that host's to supervise, or the takeover's once its lease is gone.
+    if (!run || !owner.owns(run)) continue;
     const known = leaderOf(run);
     const proc = known
       ? { ...known, pgid: run.pgid ?? known.pid }
@@ -46,7 +50,9 @@ export async function adoptRunning(
     }
     // A termination the previous instance began is resumed by the tick, like any unfinished one.
     if (task.terminating === null) {
-      await board.transact((tx) => recordAdoption(tx, task.id, run.id, leader.pid));
+      await board.transact((tx) =>
+        recordAdoption(tx, task.id, run.id, leader.pid, { id: host.id, name: host.name }),
+      );
       worker.log.info({ workerPid: leader.pid }, 'worker adopted');
     }
   }

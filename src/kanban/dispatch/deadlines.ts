@@ -6,6 +6,7 @@ import { isTerminationOp, type TerminationOp } from '../moves/termination.js';
 import type { RunRecord } from '../store/run-store.js';
 import type { LiveWorkers } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
+import type { Ownership } from './ownership.js';
 import type { Terminations } from './terminations.js';
 
 export interface DeadlinesDeps {
@@ -14,6 +15,7 @@ export interface DeadlinesDeps {
   terminations: Terminations;
   workers: Config['workers'];
   log: DispatcherLog;
+  owner: Ownership;
   /** Runs async work whose failure is logged and retried by the next tick. */
   track: (what: string, work: () => Promise<unknown>) => void;
 }
@@ -33,7 +35,7 @@ export class Deadlines {
         // Begun but not settled (the worker survived, a settle failed, or a previous instance
         // died mid-way): carry on until nothing of the run is alive, for the same reason.
         const run = terminations.isActive(task.id) ? null : await board.runs.get(runId);
-        if (run)
+        if (run && this.deps.owner.owns(run))
           this.finish(run, task.terminating, this.reasonOf(task.terminating, task, run.profile));
         continue;
       }
@@ -47,6 +49,11 @@ export class Deadlines {
         continue;
       }
       if (task.leaseExpiresAt === null || task.leaseExpiresAt > now) continue;
+      // Not among this host's workers: another host's run is left to it (or to the takeover).
+      if (!worker) {
+        const run = await board.runs.get(runId);
+        if (!run || !this.deps.owner.owns(run)) continue;
+      }
       const fresh =
         task.lastHeartbeatAt === null ||
         now - task.lastHeartbeatAt <= workers.heartbeatMaxStaleSeconds * 1000;

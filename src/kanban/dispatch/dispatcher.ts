@@ -20,6 +20,8 @@ import { decodeStatus, readExitRecord, runDir } from './run-files.js';
 import { RunReaper } from './run-reaper.js';
 import type { RunTerminator } from './run-terminator.js';
 import { ensureRunsDir, spawnWorker } from './worker-spawn.js';
+import { HostLease } from './host-lease.js';
+import { VERSION } from '../../version.js';
 
 export interface DispatcherDeps {
   config: Config;
@@ -27,6 +29,8 @@ export interface DispatcherDeps {
   log: DispatcherLog;
   /** Told each tick's duration in ms (metrics). */
   observeTick?: (ms: number) => void;
+  /** This host's lease on the board is gone: the daemon must not go on as this host. */
+  onHostLost: (why: string) => void;
 }
 
 export class Dispatcher {
@@ -35,6 +39,8 @@ export class Dispatcher {
   private readonly reaper: RunReaper;
   private readonly deadlines: Deadlines;
   private readonly sampler = platformSampler();
+  /** This daemon as a host of the board. */
+  readonly host: HostLease;
   /** Work started and not yet finished; stop() waits for it before the database closes. */
   private readonly inFlight = new Set<Promise<unknown>>();
   /** A failure every tick (a full disk) is logged once a minute, not once a tick. */
@@ -59,6 +65,20 @@ export class Dispatcher {
   constructor(private readonly deps: DispatcherDeps) {
     const { kanban, config } = deps;
     const terminator: RunTerminator = kanban.terminator;
+    this.host = new HostLease({
+      board: kanban.board,
+      ownership: kanban.ownership,
+      config,
+      policy: kanban.policy,
+      version: VERSION,
+      log: deps.log,
+      running: () => this.live.size,
+      onLost: (why) => {
+        deps.log.error({}, why);
+        deps.onHostLost(why);
+      },
+    });
+
     this.reaper = new RunReaper(
       kanban.board,
       terminator,
@@ -81,6 +101,7 @@ export class Dispatcher {
       terminations: kanban.terminations,
       workers: config.workers,
       log: deps.log,
+      owner: kanban.ownership,
       track: (what, work) => this.track(what, work),
     });
   }
@@ -104,11 +125,14 @@ export class Dispatcher {
   async start(baseUrl: string): Promise<void> {
     this.baseUrl = baseUrl;
     ensureRunsDir(this.deps.config.dataDir);
+    await this.host.start();
     for (const ended of await adoptRunning(
       this.board,
       this.live,
       this.deps.config.dataDir,
       this.deps.log,
+      this.deps.kanban.ownership,
+      this.host,
     ))
       this.endRun(ended);
     this.unsubscribe = this.board.bus.subscribe((event) => {
@@ -138,6 +162,7 @@ export class Dispatcher {
     this.timer = null;
     this.unsubscribe?.();
     for (const w of this.live.all()) w.child?.removeAllListeners('exit');
+    await this.host.stop();
     const deadline = Date.now() + waitMs;
     while (this.inFlight.size > 0 && Date.now() < deadline) {
       const left = new Promise((resolve) => setTimeout(resolve, deadline - Date.now()).unref());
@@ -223,6 +248,8 @@ export class Dispatcher {
   /** One pass: at most one claim, so that the caps read at its start still hold at its end. */
   private async dispatchOne(): Promise<void> {
     if (this.stopping || this.live.size >= this.workers.maxConcurrent) return;
+    // A lease that cannot be renewed: the fence will end the workers, so nothing new starts.
+    if (!this.host.claimable()) return;
     const now = this.board.clock();
     const busy = this.live.countByProfile();
     const profiles = Object.values(this.workers.profiles);
@@ -238,7 +265,8 @@ export class Dispatcher {
           claimTask(tx, {
             taskId,
             profile: profile.name,
-            host: this.deps.config.cluster.hostName,
+            host: this.host.name,
+            hostId: this.host.id,
             leaseMs: this.workers.claimTtlSeconds * 1000,
             keepDescendants: profile.keepDescendants,
             logPathFor: (runId) => `${runDir(this.deps.config.dataDir, runId)}/log`,
@@ -259,6 +287,7 @@ export class Dispatcher {
     try {
       spawned = spawnWorker({
         claim,
+        fenceFile: this.host.fenceFile,
         profile,
         dataDir: this.deps.config.dataDir,
         baseUrl: this.baseUrl,
@@ -344,6 +373,7 @@ export class Dispatcher {
       // Closed runs with something left: not yet handled by an ending, or a worker that gave its
       // verdict and has not exited (it gets killGraceSeconds to, then it is ended).
       for (const run of await this.board.runs.unreaped()) {
+        if (!this.deps.kanban.ownership.owns(run)) continue;
         const w = this.live.get(run.id);
         if (!w || w.exit === undefined)
           this.track('reap', () => this.reaper.reap(run, w?.groupHeldUntil ?? null));

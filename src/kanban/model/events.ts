@@ -29,6 +29,12 @@ export interface RunEndPayload {
   forced?: boolean;
 }
 
+interface HostPayload {
+  hostId: number;
+  name: string;
+  version: string;
+}
+
 interface PlatformPayload {
   platform: string;
   [key: string]: unknown;
@@ -56,6 +62,9 @@ export interface EventPayloads {
   archived: RunEndPayload | TerminationReport;
   spawn_failed: RunEndPayload;
   interrupted: RunEndPayload;
+  lost: RunEndPayload;
+  host_joined: HostPayload;
+  host_dead: HostPayload & { lostRuns: number };
   unblocked: { status: TaskStatus };
   reclaim_deferred: TerminationReport & { op: string; pids?: number[] };
   gave_up: { failures?: number; outcome?: string; reason: string | null };
@@ -105,6 +114,9 @@ export const EVENT_KINDS = {
   archived: { wakesDispatch: true, notice: 'was archived' },
   spawn_failed: wakes,
   interrupted: quiet,
+  lost: { wakesDispatch: true, notice: 'was lost with its host' },
+  host_joined: quiet,
+  host_dead: quiet,
   unblocked: wakes,
   reclaim_deferred: quiet,
   gave_up: { wakesDispatch: true, notice: 'was given up after repeated failures' },

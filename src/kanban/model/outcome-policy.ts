@@ -57,6 +57,7 @@ export function decideOutcome(outcome: RunOutcome, ctx: OutcomeContext): Outcome
       return fail(ctx.exitCode === EXIT_CONFIG ? 1 : ctx.limit);
     case 'timed_out':
     case 'stale':
+    case 'lost':
     case 'spawn_failed':
       return fail(ctx.limit);
   }

@@ -14,8 +14,26 @@ export const RUN_OUTCOMES = [
   'archived',
   'spawn_failed',
   'interrupted',
+  'lost',
 ] as const;
 export type RunOutcome = (typeof RUN_OUTCOMES)[number];
+
+export const HOST_STATES = ['active', 'draining', 'dead'] as const;
+export type HostState = (typeof HOST_STATES)[number];
+
+/** A daemon sharing the board, with its lease (times are the database's clock). */
+export interface Host {
+  id: number;
+  name: string;
+  startedAt: number;
+  renewedAt: number;
+  leaseExpiresAt: number;
+  state: HostState;
+  running: number;
+  capacity: number;
+  profiles: string[];
+  version: string;
+}
 
 export type Origin =
   { kind: 'api' } | { kind: 'cli' } | { kind: 'platform'; platform: string; channel: string };

@@ -11,6 +11,8 @@ export interface ClaimRequest {
   profile: string;
   /** This host's name (cluster.hostName), recorded on the run. */
   host: string;
+  /** This host's id on the board. */
+  hostId: number;
   leaseMs: number;
   keepDescendants: boolean;
   /** Where the run's log goes, from its id. */
@@ -48,6 +50,7 @@ export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null
     taskId: task.id,
     profile: req.profile,
     host: req.host,
+    hostId: req.hostId,
     tokenHash: hashToken(token),
     startedAt: now,
     logPath: req.logPathFor(runId),

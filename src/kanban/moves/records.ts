@@ -33,7 +33,10 @@ export async function recordAdoption(
   taskId: string,
   runId: string,
   pid: number,
+  host: { id: number; name: string },
 ): Promise<void> {
+  // A worker that outlived the lease of an earlier registration of this host is this host's now.
+  await tx.store.runs.assignHost(runId, host.id, host.name);
   tx.emit({ taskId, runId, kind: 'adopted', payload: { pid } });
 }
 

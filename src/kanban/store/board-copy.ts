@@ -53,6 +53,22 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
   // Link order is the order of insertion (rowid here, ord there).
   { name: 'task_parents', order: 'rowid', columns: ['task_id', 'parent_id'] },
   {
+    name: 'hosts',
+    order: 'id',
+    columns: [
+      'id',
+      'name',
+      'started_at',
+      'renewed_at',
+      'lease_expires_at',
+      'state',
+      'running',
+      'capacity',
+      'profiles',
+      'version',
+    ],
+  },
+  {
     name: 'runs',
     order: 'seq',
     columns: [
@@ -80,6 +96,7 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
       'files_pruned_at',
       'group_held_until',
       'host',
+      'host_id',
     ],
   },
   { name: 'events', order: 'id', columns: ['id', 'task_id', 'run_id', 'kind', 'payload', 'at'] },
@@ -214,6 +231,7 @@ async function copyInto(
         ['tasks', 'seq'],
         ['runs', 'seq'],
         ['comments', 'id'],
+        ['hosts', 'id'],
       ] as const) {
         await client.query(
           `SELECT setval(pg_get_serial_sequence('${schema}.${table}', '${column}'),

@@ -2,6 +2,7 @@
 // many hosts). The SQLite classes define the shape of each table's reads and writes; the
 // PostgreSQL ones implement the same. Everything outside this folder sees only these types.
 import type { EventStore } from './event-store.js';
+import type { HostStore } from './host-store.js';
 import type { PlatformStore } from './platform-store.js';
 import type { RunStore } from './run-store.js';
 import type { TaskStore } from './task-store.js';
@@ -14,6 +15,7 @@ export type TaskReads = Shape<TaskStore>;
 export type RunTable = Shape<RunStore>;
 export type EventTable = Shape<EventStore>;
 export type PlatformTable = Shape<PlatformStore>;
+export type HostTable = Shape<HostStore>;
 export type TaskWriter = Shape<TaskWrites>;
 
 /** The board's tables, read outside any transaction: committed rows only. */
@@ -22,6 +24,7 @@ export interface Tables {
   readonly runs: RunTable;
   readonly events: EventTable;
   readonly platforms: PlatformTable;
+  readonly hosts: HostTable;
 }
 
 /** The tables as a transaction sees and writes them. */
@@ -57,6 +60,11 @@ export interface BoardStore extends Tables {
    */
   transaction<T>(fn: (tx: TxTables, handle: TxHandle) => Promise<T>): Promise<T>;
   readonly open: boolean;
+  /**
+   * Other hosts may share this board (PostgreSQL): leases are enforced, and a run is this
+   * daemon's only when it proves so. On SQLite the instance lock makes every run this host's.
+   */
+  readonly shared: boolean;
   /** From now on a write never waits for another process's lock (see each engine). */
   serving(): void;
   /** What a storage error means for the API, or null for any other error. */

@@ -221,4 +221,21 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // 5: the host that ran each run (cluster.hostName); runs from before it have none.
   `ALTER TABLE runs ADD COLUMN host TEXT;`,
+  // 6: the daemons sharing the board, each with its lease; every run names the one that runs it.
+  `
+  CREATE TABLE hosts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    renewed_at INTEGER NOT NULL,
+    lease_expires_at INTEGER NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('active', 'draining', 'dead')),
+    running INTEGER NOT NULL DEFAULT 0 CHECK (running >= 0),
+    capacity INTEGER NOT NULL CHECK (capacity >= 0),
+    profiles TEXT NOT NULL,
+    version TEXT NOT NULL
+  );
+  ALTER TABLE runs ADD COLUMN host_id INTEGER REFERENCES hosts (id);
+  CREATE INDEX runs_open_by_host ON runs (host_id) WHERE ended_at IS NULL;
+  `,
 ];

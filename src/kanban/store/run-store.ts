@@ -29,6 +29,7 @@ export interface RunRow {
   files_pruned_at: number | null;
   group_held_until: number | null;
   host: string | null;
+  host_id: number | string | null;
 }
 
 /** A run with what only the daemon needs: the leader's identity and cleanup state. */
@@ -40,6 +41,8 @@ export interface RunRecord extends Run {
   filesPrunedAt: number | null;
   /** A start time by which its process group was proven the run's (see RunProof), or null. */
   groupHeldUntil: number | null;
+  /** The registered host that runs it (null: from before hosts were recorded). */
+  hostId: number | null;
 }
 
 /** A task's runs, oldest first (read by the run table, and with its task by the task table). */
@@ -52,6 +55,7 @@ export interface NewRun {
   profile: string;
   /** The host that runs it (cluster.hostName). */
   host: string;
+  hostId: number;
   tokenHash: string;
   startedAt: number;
   logPath: string;
@@ -86,11 +90,13 @@ export class RunStore {
   private readonly pruned;
   private readonly exitStatus;
   private readonly known;
+  private readonly openByHost;
+  private readonly reassign;
 
   constructor(db: Db) {
-    this.insert = db.prepare(`INSERT INTO runs (id, task_id, profile, host, token_hash,
-      started_at, log_path, keep_descendants) VALUES (@id, @taskId, @profile, @host, @tokenHash,
-      @startedAt, @logPath, @keepDescendants)`);
+    this.insert = db.prepare(`INSERT INTO runs (id, task_id, profile, host, host_id, token_hash,
+      started_at, log_path, keep_descendants) VALUES (@id, @taskId, @profile, @host, @hostId,
+      @tokenHash, @startedAt, @logPath, @keepDescendants)`);
     this.byId = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE id = ?');
     this.byToken = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE token_hash = ?');
     this.ofTask = db.prepare<[string], RunRow>(RUNS_OF_TASK);
@@ -124,6 +130,12 @@ export class RunStore {
     );
     this.exitStatus = db.prepare(`UPDATE runs SET exit_code = @exitCode, signal = @signal
       WHERE id = @id AND ended_at IS NOT NULL AND exit_code IS NULL AND signal IS NULL`);
+    this.reassign = db.prepare(
+      'UPDATE runs SET host_id = ?, host = ? WHERE id = ? AND host_id IS NOT ?',
+    );
+    this.openByHost = db.prepare<[number], RunRow>(
+      'SELECT * FROM runs WHERE host_id = ? AND ended_at IS NULL ORDER BY seq',
+    );
     this.unreapedRuns = db.prepare<[], RunRow>(
       'SELECT * FROM runs WHERE proc_gone_at IS NULL AND ended_at IS NOT NULL ORDER BY seq',
     );
@@ -216,6 +228,16 @@ export class RunStore {
   async unreaped(): Promise<RunRecord[]> {
     return this.unreapedRuns.all().map(toRecord);
   }
+
+  /** The run is supervised by this host from now on (it adopted the run's worker). */
+  async assignHost(id: string, hostId: number, host: string): Promise<void> {
+    this.reassign.run(hostId, host, id, hostId);
+  }
+
+  /** The runs a host has not ended, oldest first. */
+  async openOnHost(hostId: number): Promise<RunRecord[]> {
+    return this.openByHost.all(hostId).map(toRecord);
+  }
 }
 
 /** A run from its row, on either engine. */
@@ -225,6 +247,7 @@ export function toRecord(row: RunRow): RunRecord {
     taskId: row.task_id,
     profile: row.profile,
     host: row.host,
+    hostId: row.host_id === null ? null : Number(row.host_id),
     pid: row.pid,
     pgid: row.pgid,
     startTime: row.start_time,
@@ -261,6 +284,7 @@ export function publicRun(run: RunRecord): Run {
     procGoneAt: _p,
     filesPrunedAt: _f,
     groupHeldUntil: _g,
+    hostId: _h,
     ...shown
   } = run;
   return shown;

@@ -6,6 +6,7 @@
 import type { BoardStore, StorageFailure, TxHandle, TxTables } from './contract.js';
 import { openDatabase, openReader, type Db } from './db.js';
 import { EventStore } from './event-store.js';
+import { HostStore } from './host-store.js';
 import { PlatformStore } from './platform-store.js';
 import { RunStore } from './run-store.js';
 import { TaskStore } from './task-store.js';
@@ -17,12 +18,14 @@ export class Tables {
   readonly runs: RunStore;
   readonly events: EventStore;
   readonly platforms: PlatformStore;
+  readonly hosts: HostStore;
 
   constructor(db: Db) {
     this.tasks = new TaskStore(db);
     this.runs = new RunStore(db);
     this.events = new EventStore(db);
     this.platforms = new PlatformStore(db);
+    this.hosts = new HostStore(db);
   }
 }
 
@@ -86,6 +89,8 @@ export class Store extends Tables implements BoardStore {
   get open(): boolean {
     return this.writer.open;
   }
+
+  readonly shared = false;
 
   /** A full or failing disk is the operator's to fix; a lock held by another process goes away. */
   failureOf(err: unknown): StorageFailure | null {

@@ -132,4 +132,21 @@ export const PG_MIGRATIONS: readonly string[] = [
   `ALTER TABLE task_parents ADD COLUMN ord bigserial NOT NULL;`,
   // 3: the host that ran each run (cluster.hostName); runs from before it have none.
   `ALTER TABLE runs ADD COLUMN host text;`,
+  // 4: the daemons sharing the board, each with its lease; every run names the one that runs it.
+  `
+  CREATE TABLE hosts (
+    id bigserial PRIMARY KEY,
+    name text NOT NULL,
+    started_at bigint NOT NULL,
+    renewed_at bigint NOT NULL,
+    lease_expires_at bigint NOT NULL,
+    state text NOT NULL CHECK (state IN ('active', 'draining', 'dead')),
+    running integer NOT NULL DEFAULT 0 CHECK (running >= 0),
+    capacity integer NOT NULL CHECK (capacity >= 0),
+    profiles text NOT NULL,
+    version text NOT NULL
+  );
+  ALTER TABLE runs ADD COLUMN host_id bigint REFERENCES hosts (id);
+  CREATE INDEX runs_open_by_host ON runs (host_id) WHERE ended_at IS NULL;
+  `,
 ];

@@ -8,9 +8,19 @@ export class PgRunStore {
   async create(r: NewRun): Promise<void> {
     await run(
       this.db,
-      `INSERT INTO runs (id, task_id, profile, host, token_hash, started_at, log_path,
-        keep_descendants) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [r.id, r.taskId, r.profile, r.host, r.tokenHash, r.startedAt, r.logPath, r.keepDescendants],
+      `INSERT INTO runs (id, task_id, profile, host, host_id, token_hash, started_at, log_path,
+        keep_descendants) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [
+        r.id,
+        r.taskId,
+        r.profile,
+        r.host,
+        r.hostId,
+        r.tokenHash,
+        r.startedAt,
+        r.logPath,
+        r.keepDescendants,
+      ],
     );
   }
 
@@ -139,6 +149,23 @@ export class PgRunStore {
     const found = await rows<RunRow>(
       this.db,
       'SELECT * FROM runs WHERE proc_gone_at IS NULL AND ended_at IS NOT NULL ORDER BY seq',
+    );
+    return found.map(toRecord);
+  }
+
+  async assignHost(id: string, hostId: number, host: string): Promise<void> {
+    await run(
+      this.db,
+      'UPDATE runs SET host_id = $2, host = $3 WHERE id = $1 AND host_id IS DISTINCT FROM $2',
+      [id, hostId, host],
+    );
+  }
+
+  async openOnHost(hostId: number): Promise<RunRecord[]> {
+    const found = await rows<RunRow>(
+      this.db,
+      'SELECT * FROM runs WHERE host_id = $1 AND ended_at IS NULL ORDER BY seq',
+      [hostId],
     );
     return found.map(toRecord);
   }

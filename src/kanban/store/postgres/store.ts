@@ -7,6 +7,7 @@ import type { BoardStore, StorageFailure, Tables, TxHandle, TxTables } from '../
 import { WRITES } from '../task-writes.js';
 import { BoardLock, type BoardLockOptions } from './board-lock.js';
 import { PgEventStore } from './event-store.js';
+import { PgHostStore } from './host-store.js';
 import { PgPlatformStore } from './platform-store.js';
 import { run, type Queryable } from './query.js';
 import { PgRunStore } from './run-store.js';
@@ -59,6 +60,7 @@ function tables(db: Queryable, schema: string): Tables {
     runs: new PgRunStore(db),
     events: new PgEventStore(db, schema),
     platforms: new PgPlatformStore(db),
+    hosts: new PgHostStore(db),
   };
 }
 
@@ -131,6 +133,7 @@ export class PgStore implements BoardStore {
   readonly runs;
   readonly events;
   readonly platforms;
+  readonly hosts;
   private closed = false;
 
   constructor(
@@ -143,6 +146,7 @@ export class PgStore implements BoardStore {
       runs: this.runs,
       events: this.events,
       platforms: this.platforms,
+      hosts: this.hosts,
     } = tables(pool, schema));
   }
 
@@ -180,6 +184,8 @@ export class PgStore implements BoardStore {
   get open(): boolean {
     return !this.closed;
   }
+
+  readonly shared = true;
 
   failureOf(err: unknown): StorageFailure | null {
     const state = sqlState(err);

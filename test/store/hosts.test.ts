@@ -1,0 +1,169 @@
+// Hosts and their leases, with the real daemon: it registers and keeps its id across a restart,
+// a frozen daemon's workers are ended by its run wrappers before its lease runs out, and a host
+// that died is declared dead by another, its run lost and its task run there.
+import { describe, expect, it } from 'vitest';
+import { currentBootId, pidExists } from '../../src/proc/index.js';
+import { api } from '../helpers/app.js';
+import { startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
+import { testSchema } from '../helpers/postgres.js';
+import { waitFor } from '../helpers/wait.js';
+import { profile } from '../helpers/workers.js';
+
+/** Short leases, so that a lost host is found in seconds: TERM about 6 s after the last renewal. */
+const CLUSTER = { leaseSeconds: 10, renewSeconds: 1, reclaimGraceSeconds: 1 };
+
+function hostConfig(dataDir: string, hostName: string, store?: object) {
+  return writeConfig(dataDir, {
+    ...(store ? { store } : {}),
+    cluster: { ...CLUSTER, hostName },
+    workers: {
+      tickSeconds: 0.2,
+      killGraceSeconds: 1,
+      profiles: { done: profile('complete'), hang: profile('hang') },
+      defaultProfile: 'done',
+    },
+  });
+}
+
+async function hosts(base: string) {
+  return (await api(base, 'GET', '/hosts')).body.hosts;
+}
+
+async function kinds(base: string, taskId: string | null = null): Promise<string[]> {
+  const path = taskId === null ? '/events?limit=500' : `/tasks/${taskId}/events`;
+  return (await api(base, 'GET', path)).body.events.map((e: { kind: string }) => e.kind);
+}
+
+describe('hosts', () => {
+  it.each(['sqlite', 'postgres'])(
+    'on %s, a daemon joins as a host, shown by GET /hosts, and keeps its id across a restart',
+    async (engine) => {
+      const dataDir = tempDir();
+      const pg = engine === 'postgres' ? testSchema() : null;
+      const store = pg ? { kind: 'postgres', url: pg.url, schema: pg.schema } : undefined;
+      const config = hostConfig(dataDir, 'alpha', store);
+      const first = startDaemon({ dataDir, config });
+      const base = await waitServing(dataDir, first.pid, 30_000);
+      const [host, ...others] = await hosts(base);
+      expect(others).toEqual([]);
+      expect(host).toMatchObject({
+        name: 'alpha',
+        state: 'active',
+        capacity: 8,
+        profiles: expect.arrayContaining(['done', 'hang']),
+      });
+      expect(host.leaseExpiresAt - host.renewedAt).toBe(10_000);
+      await waitFor('a renewal', async () => (await hosts(base))[0].renewedAt > host.renewedAt);
+      expect((await kinds(base)).filter((k) => k === 'host_joined')).toHaveLength(1);
+
+      first.child.kill('SIGTERM');
+      await first.exited;
+      const second = startDaemon({ dataDir, config });
+      const again = await waitServing(dataDir, second.pid, 30_000);
+      expect((await hosts(again)).map((h: { id: number }) => h.id)).toEqual([host.id]);
+      expect((await kinds(again)).filter((k) => k === 'host_joined')).toHaveLength(1);
+      second.child.kill('SIGTERM');
+      await second.exited;
+    },
+    60_000,
+  );
+});
+
+describe('hosts sharing a board on PostgreSQL', () => {
+  it("ends a frozen daemon's worker before its lease runs out, by the run wrapper alone", async () => {
+    const { url, schema, pool } = testSchema();
+    const dataDir = tempDir();
+    const config = hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema });
+    const daemon = startDaemon({ dataDir, config });
+    const base = await waitServing(dataDir, daemon.pid, 30_000);
+    const { id } = (await api(base, 'POST', '/tasks', { title: 'long', assignee: 'hang' })).body;
+    const run = await waitFor('a worker', async () => {
+      const [r] = (await api(base, 'GET', `/tasks/${id}`)).body.runs;
+      return r?.pid > 0 ? r : null;
+    });
+    const worker = { pid: run.pid, startTime: run.startTime, bootId: currentBootId() };
+    expect(pidExists(worker.pid, worker)).toBe(true);
+
+    daemon.child.kill('SIGSTOP');
+    try {
+      // The worker ignores TERM: the wrapper's KILL ends it, 2 s before the lease ends.
+      await waitFor('the worker ended', () => !pidExists(worker.pid, worker), 20_000);
+      const lease = await pool.query(
+        `SELECT lease_expires_at - (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS left
+          FROM "${schema}".hosts`,
+      );
+      expect(Number(lease.rows[0].left)).toBeGreaterThan(0);
+    } finally {
+      daemon.child.kill('SIGCONT');
+    }
+    // Back in time to renew, it sees its worker gone: the run ends, the task is not stuck.
+    await waitFor('the run ended', async () => {
+      const [r] = (await api(base, 'GET', `/tasks/${id}`)).body.runs;
+      return r.endedAt !== null;
+    });
+    daemon.child.kill('SIGTERM');
+    await daemon.exited;
+  }, 60_000);
+
+  it('declares a host dead once its lease and grace have run out; its run is lost, its task runs on another host', async () => {
+    const { url, schema } = testSchema();
+    const store = { kind: 'postgres', url, schema };
+    const dirA = tempDir();
+    const a = startDaemon({ dataDir: dirA, config: hostConfig(dirA, 'alpha', store) });
+    const baseA = await waitServing(dirA, a.pid, 30_000);
+    const { id } = (await api(baseA, 'POST', '/tasks', { title: 'long', assignee: 'hang' })).body;
+    const run = await waitFor('a worker', async () => {
+      const [r] = (await api(baseA, 'GET', `/tasks/${id}`)).body.runs;
+      return r?.pid > 0 ? r : null;
+    });
+    const worker = { pid: run.pid, startTime: run.startTime, bootId: currentBootId() };
+    const [alpha] = await hosts(baseA);
+
+    // The daemon dies; its worker goes on until the fence ends it.
+    a.child.kill('SIGKILL');
+    await a.exited;
+    const dirB = tempDir();
+    const b = startDaemon({ dataDir: dirB, config: hostConfig(dirB, 'beta', store) });
+    const baseB = await waitServing(dirB, b.pid, 30_000);
+    // Until then alpha's worker is alpha's: beta cannot find it, so it does not release the task.
+    const refused = await api(baseB, 'POST', `/tasks/${id}/reclaim`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toContain(`running on host alpha (host ${alpha.id})`);
+    await waitFor(
+      'alpha declared dead',
+      async () =>
+        (await hosts(baseB)).find((h: { id: number }) => h.id === alpha.id).state === 'dead',
+      30_000,
+    );
+    // By then nothing of alpha's run is alive: the task may run again.
+    expect(pidExists(worker.pid, worker)).toBe(false);
+    const detail = await waitFor('the task running on beta', async () => {
+      const t = (await api(baseB, 'GET', `/tasks/${id}`)).body;
+      return t.runs.length === 2 && t.runs[1].pid > 0 ? t : null;
+    });
+    expect(detail.runs[0]).toMatchObject({ outcome: 'lost', host: 'alpha' });
+    expect(detail.runs[0].error).toContain('stopped renewing its lease');
+    expect(detail.runs[1]).toMatchObject({ host: 'beta', endedAt: null });
+    expect(detail.consecutiveFailures).toBe(1);
+    const events = (await api(baseB, 'GET', '/events?limit=500')).body.events;
+    const dead = events.find((e: { kind: string }) => e.kind === 'host_dead');
+    expect(dead.payload).toMatchObject({ hostId: alpha.id, name: 'alpha', lostRuns: 1 });
+    expect(await kinds(baseB, id)).toContain('lost');
+
+    await api(baseB, 'POST', `/tasks/${id}/archive`);
+    b.child.kill('SIGTERM');
+    await b.exited;
+
+    // alpha's data dir names a host now dead: started again, it joins as a new host.
+    const again = startDaemon({ dataDir: dirA, config: hostConfig(dirA, 'alpha', store) });
+    const baseAgain = await waitServing(dirA, again.pid, 30_000);
+    const all = await hosts(baseAgain);
+    expect(all.map((h: { name: string; state: string }) => [h.name, h.state])).toEqual([
+      ['alpha', 'dead'],
+      ['beta', 'active'],
+      ['alpha', 'active'],
+    ]);
+    again.child.kill('SIGTERM');
+    await again.exited;
+  }, 90_000);
+});
