@@ -27,13 +27,16 @@ watcher=
 if [ -n "$fence" ]; then
   (
     trap '' TERM INT HUP
-    trap 'kill -KILL "$nap" 2>/dev/null; exit 0' USR1
-    nap=
+    # USR1 (the worker has ended) only marks, and interrupts the wait: the nap is killed only
+    # while it is certainly this shell's own child, not yet reaped.
+    stop=
+    trap 'stop=1' USR1
     termed=
-    while :; do
-      term_at=0 kill_at=0
-      read -r term_at kill_at <"$fence" 2>/dev/null
-      case "$term_at$kill_at" in '' | *[!0-9]*) term_at=0 kill_at=0 ;; esac
+    while [ -z "$stop" ]; do
+      term_at= kill_at=
+      { read -r term_at kill_at; } <"$fence" 2>/dev/null
+      case "$term_at" in '' | *[!0-9]*) term_at=0 ;; esac
+      case "$kill_at" in '' | *[!0-9]*) kill_at=0 ;; esac
       now=$(date +%s)
       if [ "$now" -ge "$kill_at" ]; then
         kill -KILL 0
@@ -51,9 +54,18 @@ if [ -n "$fence" ]; then
       left=$((next - now))
       [ "$left" -gt 5 ] && left=5
       [ "$left" -lt 1 ] && left=1
+      [ -n "$stop" ] && break
       sleep "$left" &
       nap=$!
-      wait "$nap"
+      if [ -n "$stop" ]; then napped=129; else
+        wait "$nap"
+        napped=$?
+      fi
+      # Above 128: the wait was interrupted, the nap still runs.
+      if [ "$napped" -gt 128 ]; then
+        kill -KILL "$nap" 2>/dev/null
+        wait "$nap" 2>/dev/null
+      fi
     done
   ) &
   watcher=$!

@@ -271,12 +271,12 @@ export function loadConfig(
     );
   }
   // On a shared board, workers are sent TERM killGraceSeconds before KILL, which comes 2 s
-  // before the lease ends: a renewal must come well before that TERM.
-  const fenceRoom = raw.cluster.renewSeconds * 2 + raw.workers.killGraceSeconds + 2;
+  // before the lease ends: that TERM must survive a failed renewal, with a renewal to spare.
+  const fenceRoom = raw.cluster.renewSeconds * 3 + raw.workers.killGraceSeconds + 2;
   if (raw.cluster.leaseSeconds < fenceRoom) {
     throw new ConfigError(
       'cluster.leaseSeconds',
-      `must be at least twice cluster.renewSeconds plus workers.killGraceSeconds plus 2 (${fenceRoom}): a host's workers are ended before its lease runs out, and a renewal must come well before that`,
+      `must be at least 3 × cluster.renewSeconds + workers.killGraceSeconds + 2 (${fenceRoom}): a host's workers are ended before its lease runs out, and a renewal that fails once must not end them`,
     );
   }
   const baseDir = file ? dirname(file) : cwd;

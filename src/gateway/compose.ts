@@ -76,6 +76,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
   const retention = new Retention(
     kanban.board,
     config,
+    kanban.ownership,
     () => store.open,
     logger,
     (done) => metrics.countPruned(done),

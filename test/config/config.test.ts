@@ -94,11 +94,11 @@ describe('loadConfig', () => {
       'must be at most half of cluster.leaseSeconds (30)',
     );
     expect(keyOf(() => load({ cluster: { hosts: 3 } }))).toBe('cluster.hosts');
-    // Room for the fence: TERM, killGraceSeconds, KILL, 2 s, all after two renewals.
-    expect(() => load({ cluster: { leaseSeconds: 10, renewSeconds: 2 } })).toThrow(
-      'must be at least twice cluster.renewSeconds plus workers.killGraceSeconds plus 2 (11)',
+    // Room for the fence: TERM, killGraceSeconds, KILL, 2 s, all after three renewals.
+    expect(() => load({ cluster: { leaseSeconds: 12, renewSeconds: 2 } })).toThrow(
+      'must be at least 3 × cluster.renewSeconds + workers.killGraceSeconds + 2 (13)',
     );
-    expect(load({ cluster: { leaseSeconds: 11, renewSeconds: 2 } }).cluster.leaseSeconds).toBe(11);
+    expect(load({ cluster: { leaseSeconds: 13, renewSeconds: 2 } }).cluster.leaseSeconds).toBe(13);
   });
 
   it('refuses a file that is not JSON or not an object, naming the file', () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { api, startGateway } from '../helpers/app.js';
 import { recordGone } from '../../src/kanban/moves/records.js';
-import { claim } from '../helpers/board.js';
+import { claim, testHostId } from '../helpers/board.js';
 import { telegramDouble } from '../helpers/doubles.js';
 import { waitFor } from '../helpers/wait.js';
 import { createTask, eventsOf, getTask, profile } from '../helpers/workers.js';
@@ -74,6 +74,9 @@ describe('retention', () => {
       { clock: () => now },
     );
     const { board } = gw.kanban;
+    // The test claims as this daemon would: on a shared board, only its own runs' folders are
+    // on its disk for retention to remove.
+    gw.kanban.ownership.hostId = await testHostId(board);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const task = await board.create({ title: `old ${i}` }, { kind: 'api' });
@@ -82,12 +85,8 @@ describe('retention', () => {
       await board.transact((tx) => recordGone(tx, run.run.id));
       ids.push(run.run.id);
     }
-    for (const id of ids) expect(existsSync(join(gw.dataDir, 'runs', id))).toBe(false);
-    // Give them folders as the dispatcher would, then let time pass.
-    for (const id of ids) {
-      mkdirSync(join(gw.dataDir, 'runs', id), { recursive: true });
-      writeFileSync(join(gw.dataDir, 'runs', id, 'log'), 'output\n');
-    }
+    // Their folders (made by the claim, as a spawn makes them) get a log; then time passes.
+    for (const id of ids) writeFileSync(join(gw.dataDir, 'runs', id, 'log'), 'output\n');
     const events = await board.events.lastId();
     now += 8 * DAY;
     expect(await gw.retention.pass()).toMatchObject({ run_folders: 0, events });

@@ -8,6 +8,7 @@ import { EventBus } from '../../src/kanban/event-bus.js';
 import type { BoardEvent } from '../../src/kanban/model/events.js';
 import { archiveIdle } from '../../src/kanban/moves/archive.js';
 import { claimTask } from '../../src/kanban/moves/claim.js';
+import { declareDead } from '../../src/kanban/moves/hosts.js';
 import { createTask } from '../../src/kanban/moves/create-task.js';
 import { giveUpReady } from '../../src/kanban/moves/give-up.js';
 import { extendLease, heartbeat } from '../../src/kanban/moves/lease.js';
@@ -20,6 +21,7 @@ import { openStore } from '../../src/kanban/store/store.js';
 import type { BoardStore } from '../../src/kanban/store/contract.js';
 import { ENGINE, openTestStore, rawQuery } from '../helpers/store.js';
 import { testHostId } from '../helpers/board.js';
+import { waitFor } from '../helpers/wait.js';
 import { tempDir } from '../helpers/daemon.js';
 
 const NOW = 1_700_000_000_000;
@@ -94,6 +96,64 @@ describe('moves', () => {
     const child = await f.board.create({ title: 'c', parents: [parent.id] }, { kind: 'api' });
     expect(child.status).toBe('todo');
     expect(await f.claim(child.id)).toBeNull();
+  });
+
+  it('claim: refused to a host whose lease has run out, even before it is declared dead', async () => {
+    const f = await fixture();
+    const task = await f.board.create({ title: 'a' }, { kind: 'api' });
+    const lapsed = await f.board.transact((tx) =>
+      tx.store.hosts.register({
+        name: 'frozen',
+        capacity: 1,
+        profiles: ['demo'],
+        version: 'test',
+        leaseMs: 1,
+      }),
+    );
+    await waitFor('its lease to run out', async () => (await f.board.hosts.expired(0)).length > 0);
+    const claimed = await f.board.transact((tx) =>
+      claimTask(tx, {
+        taskId: task.id,
+        profile: 'demo',
+        host: 'frozen',
+        hostId: lapsed.id,
+        leaseMs: 60_000,
+        keepDescendants: false,
+        logPathFor: (id) => `/tmp/${id}.log`,
+      }),
+    );
+    expect(claimed).toBeNull();
+    expect((await f.board.get(task.id)).status).toBe('ready');
+  });
+
+  it('declaring a host dead: its open run is lost (counted), its ended runs no longer hold their task', async () => {
+    const f = await fixture();
+    const open = await f.board.create({ title: 'open' }, { kind: 'api' });
+    const ended = await f.board.create({ title: 'ended' }, { kind: 'api' });
+    const openClaim = await f.claim(open.id);
+    const endedClaim = await f.claim(ended.id);
+    // The second run's verdict came, and its processes were never seen gone by its host.
+    await f.board.transact((tx) =>
+      tx.store.runs.recordProcess(endedClaim.run.id, {
+        pid: 99_999,
+        pgid: 99_999,
+        startTime: 1,
+        bootId: 'another-machine',
+      }),
+    );
+    await f.board.transact((tx) =>
+      settleRun(tx, policy, { taskId: ended.id, runId: endedClaim.run.id, outcome: 'blocked' }),
+    );
+    expect(await f.board.runs.hasLingering(ended.id)).toBe(true);
+    const [host] = await f.board.hosts.list();
+    const taken = await f.board.transact((tx) => declareDead(tx, policy, host!));
+    expect(taken?.lost).toBe(1);
+    expect((await f.board.runs.get(openClaim.run.id))?.outcome).toBe('lost');
+    expect(await f.board.get(open.id)).toMatchObject({ status: 'ready', consecutiveFailures: 1 });
+    expect(await f.board.runs.hasLingering(ended.id)).toBe(false);
+    expect(f.kinds().slice(-2)).toEqual(['lost', 'host_dead']);
+    // Declared once: the second declaration (another host, later) changes nothing.
+    expect(await f.board.transact((tx) => declareDead(tx, policy, host!))).toBeNull();
   });
 
   const settles: [

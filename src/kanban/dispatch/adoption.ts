@@ -2,7 +2,7 @@
 // settled from what it left on disk (exit.json, result.json).
 import { pidExists, startTimeNow } from '../../proc/index.js';
 import type { Board } from '../board.js';
-import { recordAdoption, recordFoundProcess } from '../moves/records.js';
+import { recordAdoption, recordFoundProcess, recordHost } from '../moves/records.js';
 import type { LiveWorker, LiveWorkers } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
 import type { Ownership } from './ownership.js';
@@ -23,6 +23,7 @@ export async function adoptRunning(
     const run = task.currentRunId === null ? null : await board.runs.get(task.currentRunId);
     // Another host's run is that host's to supervise, or the takeover's once its lease is gone.
     if (!run || !owner.owns(run)) continue;
+    if (run.hostId !== host.id) await board.transact((tx) => recordHost(tx, run.id, host));
     const known = leaderOf(run);
     const proc = known
       ? { ...known, pgid: run.pgid ?? known.pid }
@@ -50,9 +51,7 @@ export async function adoptRunning(
     }
     // A termination the previous instance began is resumed by the tick, like any unfinished one.
     if (task.terminating === null) {
-      await board.transact((tx) =>
-        recordAdoption(tx, task.id, run.id, leader.pid, { id: host.id, name: host.name }),
-      );
+      await board.transact((tx) => recordAdoption(tx, task.id, run.id, leader.pid));
       worker.log.info({ workerPid: leader.pid }, 'worker adopted');
     }
   }

@@ -135,6 +135,7 @@ export class Dispatcher {
       this.host,
     ))
       this.endRun(ended);
+    this.host.keepRenewing();
     this.unsubscribe = this.board.bus.subscribe((event) => {
       // News of a run whose leader has exited (a termination settling it, which its ending
       // waited for): finish the ending now, freeing its slot, not at the next tick.

@@ -69,7 +69,10 @@ export class HostLease {
     return this.deps.config.cluster.leaseSeconds * 1000;
   }
 
-  /** Registers, or takes back the id its data dir names if that host's lease still holds. */
+  /**
+   * Registers, or takes back the id its data dir names if that host's lease still holds. Renewals
+   * start with keepRenewing().
+   */
   async start(): Promise<void> {
     const { board, config } = this.deps;
     const known = readHostFile(join(config.dataDir, HOST_FILE));
@@ -96,8 +99,12 @@ export class HostLease {
       { hostId: this.host.id, kept: kept !== null },
       kept ? 'host lease taken back' : 'host joined the board',
     );
-    // Hosts found dead are swept at the first renewal, after this host has adopted its workers.
-    this.timer = setInterval(() => void this.renew(), config.cluster.renewSeconds * 1000);
+  }
+
+  /** Renews every renewSeconds from now on (after adoption: a sweep comes with each renewal). */
+  keepRenewing(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.renew(), this.deps.config.cluster.renewSeconds * 1000);
     this.timer.unref();
   }
 
@@ -160,7 +167,8 @@ export class HostLease {
     const graceS = Math.ceil(this.deps.config.workers.killGraceSeconds);
     const termAt = Math.max(killAt - graceS, Math.ceil(sentAt / 1000));
     writeFence(this.fenceFile!, termAt, killAt);
-    this.claimUntil = termAt * 1000;
+    // A worker started just before its TERM would be ended at once: a renewal's worth earlier.
+    this.claimUntil = termAt * 1000 - this.deps.config.cluster.renewSeconds * 1000;
   }
 
   /** Declares dead every other host whose lease ran out more than reclaimGraceSeconds ago. */

@@ -6,10 +6,13 @@ import type { RunRecord } from '../store/run-store.js';
 import type { DispatcherLog } from './log.js';
 
 export async function interruptAll(kanban: Kanban, log: DispatcherLog): Promise<void> {
-  const { board, terminations } = kanban;
+  const { board, terminations, ownership } = kanban;
   const claimed: RunRecord[] = [];
   for (const task of await board.tasks.running()) {
-    const run = await terminations.begin(task.id, 'interrupt');
+    // Only this host's workers: another host's are that host's to end.
+    const current = task.currentRunId === null ? null : await board.runs.get(task.currentRunId);
+    if (!current || !ownership.owns(current)) continue;
+    const run = await terminations.begin(task.id, 'interrupt', current.id);
     if (run) claimed.push(run);
   }
   const ended = await Promise.allSettled(

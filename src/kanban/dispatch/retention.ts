@@ -10,6 +10,7 @@ import { RUN_ID } from '../model/ids.js';
 import type { Board } from '../board.js';
 import { prune, type Pruned } from '../moves/housekeeping.js';
 import type { DispatcherLog } from './log.js';
+import type { Ownership } from './ownership.js';
 import { removeRunDir } from './run-files.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -29,6 +30,8 @@ export class Retention {
   constructor(
     private readonly board: Board,
     private readonly config: Pick<Config, 'dataDir' | 'retention'>,
+    /** On a shared board, only this host's run folders are on this disk. */
+    private readonly ownership: Ownership,
     /** Whether the board is still open (a pass after close does nothing). */
     private readonly isOpen: () => boolean,
     private readonly log: DispatcherLog,
@@ -77,7 +80,10 @@ export class Retention {
     const { runDays, eventDays } = this.config.retention;
     const prunedRuns: string[] = [];
     if (runDays !== null) {
-      for (const runId of await this.board.runs.prunableBefore(now - runDays * DAY_MS, BATCH)) {
+      // Before this host has its id (-1): only runs of no host.
+      const hostId = this.ownership.shared ? (this.ownership.hostId ?? -1) : null;
+      const before = now - runDays * DAY_MS;
+      for (const runId of await this.board.runs.prunableBefore(before, BATCH, hostId)) {
         // One folder that cannot go (a mount, a leftover still writing) holds up nothing else.
         if (this.removeFolder(runId)) prunedRuns.push(runId);
       }

@@ -32,6 +32,9 @@ export interface Claim {
  */
 export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null> {
   const { store, now } = tx;
+  // A host whose lease ran out (frozen between its check and this commit) claims nothing: it
+  // may be declared dead, and its runs taken over, at any moment.
+  if (!(await store.hosts.holdsLease(req.hostId))) return null;
   const task = await store.tasks.get(req.taskId);
   if (!task || (task.notBefore !== null && task.notBefore > now)) return null;
   for (const p of task.parents) if (!parentSatisfied(await store.tasks.get(p))) return null;

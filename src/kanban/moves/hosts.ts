@@ -40,6 +40,11 @@ export async function declareDead(
     });
     if (settled) lost++;
   }
+  // Its ended runs whose processes it had not yet seen gone: nobody else can look for them (they
+  // were on that host, ended by its fence), and a lingering run would keep its task from a claim.
+  for (const run of await tx.store.runs.unreaped()) {
+    if (run.hostId === host.id) await tx.store.runs.markGone(run.id, tx.now);
+  }
   tx.emit({
     taskId: null,
     runId: null,

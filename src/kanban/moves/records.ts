@@ -33,11 +33,20 @@ export async function recordAdoption(
   taskId: string,
   runId: string,
   pid: number,
+): Promise<void> {
+  tx.emit({ taskId, runId, kind: 'adopted', payload: { pid } });
+}
+
+/**
+ * A run this host found in its data dir that an earlier registration of it claimed (its lease
+ * ran out while the daemon was down) is this host's from now on: not another host's to take over.
+ */
+export async function recordHost(
+  tx: Tx,
+  runId: string,
   host: { id: number; name: string },
 ): Promise<void> {
-  // A worker that outlived the lease of an earlier registration of this host is this host's now.
   await tx.store.runs.assignHost(runId, host.id, host.name);
-  tx.emit({ taskId, runId, kind: 'adopted', payload: { pid } });
 }
 
 /** A closed run's process has ended (its verdict came first, through the API or a termination). */

@@ -41,6 +41,7 @@ export class HostStore {
   private readonly byId;
   private readonly overdue;
   private readonly kill;
+  private readonly holding;
 
   constructor(
     db: Db,
@@ -53,6 +54,9 @@ export class HostStore {
     this.extend = db.prepare<[number, number, number, number, number, number, number], HostRow>(
       `UPDATE hosts SET renewed_at = ?, lease_expires_at = ?, running = ?, capacity = ?
         WHERE id = ? AND state = 'active' AND (? = 0 OR lease_expires_at > ?) RETURNING *`,
+    );
+    this.holding = db.prepare<[number, number], { id: number }>(
+      "SELECT id FROM hosts WHERE id = ? AND state = 'active' AND lease_expires_at > ?",
     );
     this.all = db.prepare<[], HostRow>('SELECT * FROM hosts ORDER BY id');
     this.byId = db.prepare<[number], HostRow>('SELECT * FROM hosts WHERE id = ?');
@@ -92,6 +96,14 @@ export class HostStore {
       now,
     );
     return row ? toHost(row) : null;
+  }
+
+  /**
+   * The host is active and its lease has not run out; on PostgreSQL its row stays locked (shared)
+   * until the transaction ends, so it cannot be declared dead meanwhile.
+   */
+  async holdsLease(id: number): Promise<boolean> {
+    return this.holding.get(id, this.clock()) !== undefined;
   }
 
   async list(): Promise<Host[]> {

@@ -120,9 +120,10 @@ export class RunStore {
     this.lingering = db.prepare<[string], { id: string }>(
       'SELECT id FROM runs WHERE task_id = ? AND proc_gone_at IS NULL AND ended_at IS NOT NULL LIMIT 1',
     );
-    this.prunable = db.prepare<[number, number], { id: string }>(
+    this.prunable = db.prepare<[number, number | null, number | null, number], { id: string }>(
       `SELECT id FROM runs WHERE files_pruned_at IS NULL AND ended_at IS NOT NULL AND ended_at < ?
-        AND proc_gone_at IS NOT NULL ORDER BY ended_at LIMIT ?`,
+        AND proc_gone_at IS NOT NULL AND (? IS NULL OR host_id IS NULL OR host_id = ?)
+        ORDER BY ended_at LIMIT ?`,
     );
     this.pruned = db.prepare('UPDATE runs SET files_pruned_at = ? WHERE id = ?');
     this.known = db.prepare<[string], { id: string }>(
@@ -215,9 +216,12 @@ export class RunStore {
     return this.lingering.get(taskId) !== undefined;
   }
 
-  /** Ended runs (nothing of them alive) that ended before `before` and still have their folder. */
-  async prunableBefore(before: number, limit: number): Promise<string[]> {
-    return this.prunable.all(before, limit).map((r) => r.id);
+  /**
+   * Ended runs (nothing of them alive) that ended before `before` and still have their folder;
+   * with `hostId`, only that host's (and those of no host): a folder is on its host's disk.
+   */
+  async prunableBefore(before: number, limit: number, hostId: number | null): Promise<string[]> {
+    return this.prunable.all(before, hostId, hostId, limit).map((r) => r.id);
   }
 
   async markPruned(id: string, at: number): Promise<void> {

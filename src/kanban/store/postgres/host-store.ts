@@ -35,6 +35,16 @@ export class PgHostStore {
     return row ? toHost(row) : null;
   }
 
+  async holdsLease(id: number): Promise<boolean> {
+    const found = await rows<{ id: string }>(
+      this.db,
+      `SELECT id FROM hosts WHERE id = $1 AND state = 'active' AND lease_expires_at > ${NOW}
+        FOR SHARE`,
+      [id],
+    );
+    return found.length > 0;
+  }
+
   async list(): Promise<Host[]> {
     return (await rows<HostRow>(this.db, 'SELECT * FROM hosts ORDER BY id')).map(toHost);
   }

@@ -131,12 +131,13 @@ export class PgRunStore {
     return found.length > 0;
   }
 
-  async prunableBefore(before: number, limit: number): Promise<string[]> {
+  async prunableBefore(before: number, limit: number, hostId: number | null): Promise<string[]> {
     const found = await rows<{ id: string }>(
       this.db,
       `SELECT id FROM runs WHERE files_pruned_at IS NULL AND ended_at IS NOT NULL AND ended_at < $1
-        AND proc_gone_at IS NOT NULL ORDER BY ended_at LIMIT $2`,
-      [before, limit],
+        AND proc_gone_at IS NOT NULL AND ($3::bigint IS NULL OR host_id IS NULL OR host_id = $3)
+        ORDER BY ended_at LIMIT $2`,
+      [before, limit, hostId],
     );
     return found.map((r) => r.id);
   }
