@@ -5,7 +5,16 @@ import { cpus, totalmem, release } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './lib.mjs';
 
-const SUITES = ['startup', 'api', 'dispatcher', 'postgres', 'platforms', 'footprint', 'retention'];
+const SUITES = [
+  'startup',
+  'api',
+  'dispatcher',
+  'postgres',
+  'hosts',
+  'platforms',
+  'footprint',
+  'retention',
+];
 
 const fmt = (n) => (Number.isFinite(n) ? (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2)) : '-');
 

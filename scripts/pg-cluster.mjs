@@ -2,7 +2,15 @@
 // package (initdb and pg_ctl from /usr/lib/postgresql/<version>/bin), in a temp dir, on a free
 // loopback port, as the unprivileged postgres user when run as root (initdb refuses root).
 import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,9 +42,10 @@ function postgresIds() {
 /**
  * Starts a cluster; `{url, stop}`, or `{missing}` saying why there is none. `env`: the
  * environment its processes get. `durable`: fsync on, as a real server (the benchmarks); off for
- * the tests.
+ * the tests. `network`: a CIDR whose clients may connect too (listening on every address), for
+ * hosts in network namespaces; by default only loopback.
  */
-export async function startCluster({ env = process.env, durable = false } = {}) {
+export async function startCluster({ env = process.env, durable = false, network = null } = {}) {
   const bin = binDir();
   if (!bin)
     return {
@@ -68,8 +77,10 @@ export async function startCluster({ env = process.env, durable = false } = {}) 
     'UTF8',
     '--no-sync',
   ]);
-  // Only the loopback TCP port; the socket goes in the temp dir.
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200${durable ? '' : ' -c fsync=off'}`;
+  if (network) appendFileSync(join(data, 'pg_hba.conf'), `host all all ${network} trust\n`);
+  // The loopback TCP port (or every address, for `network`); the socket goes in the temp dir.
+  const listen = network ? '*' : '127.0.0.1';
+  const options = `-p ${port} -k ${dir} -c listen_addresses=${listen} -c max_connections=200${durable ? '' : ' -c fsync=off'}`;
   run([join(bin, 'pg_ctl'), '-D', data, '-w', '-l', join(dir, 'log'), '-o', options, 'start']);
   return {
     url: `postgres://gatehouse@127.0.0.1:${port}/postgres`,

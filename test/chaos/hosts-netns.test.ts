@@ -1,0 +1,185 @@
+// Two hosts, each a daemon in a network namespace of its own, one PostgreSQL: the first host is
+// cut off from the database (its link set down) while its worker runs. The process table is
+// sampled throughout: the cut-off host's worker is ended before its lease runs out, the second
+// host takes the board and the task over, and there is never more than one live worker for it.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { startCluster } from '../../scripts/pg-cluster.mjs';
+import { api } from '../helpers/app.js';
+import { cleanEnv, gatehouseArgs, tempDir, writeConfig } from '../helpers/daemon.js';
+import { spawnTracked, type Spawned } from '../helpers/procs.js';
+import { waitFor } from '../helpers/wait.js';
+import { profile } from '../helpers/workers.js';
+
+const TOKEN = 'a-netns-api-token-of-the-test';
+const auth = { authorization: `Bearer ${TOKEN}` };
+
+function ip(...args: string[]): void {
+  execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/** A namespace joined to this one by a veth pair: 10.213.N.1 here, 10.213.N.2 inside. */
+function namespaceHost(tag: string, n: number) {
+  const ns = `gh-${tag}-${n}`;
+  const outer = `gh${tag}${n}o`;
+  const inner = `gh${tag}${n}i`;
+  ip('netns', 'add', ns);
+  ip('link', 'add', outer, 'type', 'veth', 'peer', 'name', inner);
+  ip('link', 'set', inner, 'netns', ns);
+  ip('addr', 'add', `10.213.${n}.1/30`, 'dev', outer);
+  ip('link', 'set', outer, 'up');
+  ip('netns', 'exec', ns, 'ip', 'addr', 'add', `10.213.${n}.2/30`, 'dev', inner);
+  ip('netns', 'exec', ns, 'ip', 'link', 'set', inner, 'up');
+  ip('netns', 'exec', ns, 'ip', 'link', 'set', 'lo', 'up');
+  return {
+    ns,
+    address: `10.213.${n}.2`,
+    gateway: `10.213.${n}.1`,
+    cut: () => ip('link', 'set', outer, 'down'),
+    mend: () => ip('link', 'set', outer, 'up'),
+    // Deleting the namespace deletes the pair.
+    remove: () => ip('netns', 'delete', ns),
+  };
+}
+
+/** The run ids of live (not zombie) processes that carry `taskId`'s worker environment. */
+function liveRunsOf(taskId: string): Set<string> {
+  const runs = new Set<string>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (!env.includes(`GATEHOUSE_TASK_ID=${taskId}`)) continue;
+      const run = env.find((v) => v.startsWith('GATEHOUSE_RUN_ID='));
+      if (run) runs.add(run.slice('GATEHOUSE_RUN_ID='.length));
+    } catch {
+      // gone meanwhile, or not readable
+    }
+  }
+  return runs;
+}
+
+describe('hosts in network namespaces on one PostgreSQL', () => {
+  it('ends a cut-off host’s worker before its lease runs out; another host runs the task, never beside it', async () => {
+    const cluster = await startCluster({ network: '10.213.0.0/16' });
+    if (cluster.missing !== undefined) throw new Error(cluster.missing);
+    const tag = randomBytes(3).toString('hex');
+    const hosts: ReturnType<typeof namespaceHost>[] = [];
+    const daemons: Spawned[] = [];
+    let sampling: NodeJS.Timeout | undefined;
+    try {
+      const port = new URL(cluster.url).port;
+      hosts.push(namespaceHost(tag, 1), namespaceHost(tag, 2));
+      const start = (i: number) => {
+        const host = hosts[i]!;
+        const dataDir = tempDir();
+        const config = writeConfig(dataDir, {
+          server: { host: host.address },
+          api: { token: TOKEN },
+          store: {
+            kind: 'postgres',
+            url: `postgres://gatehouse@${host.gateway}:${port}/postgres`,
+            schema: 'gatehouse',
+          },
+          // The second host waits for the board's lock while the first one's session lives.
+          replace: { timeoutSeconds: 60 },
+          cluster: {
+            hostName: `host-${i + 1}`,
+            leaseSeconds: 10,
+            renewSeconds: 1,
+            reclaimGraceSeconds: 1,
+          },
+          workers: {
+            tickSeconds: 0.2,
+            killGraceSeconds: 1,
+            profiles: { hang: profile('hang') },
+            defaultProfile: 'hang',
+          },
+        });
+        const daemon = spawnTracked(
+          [
+            'ip',
+            'netns',
+            'exec',
+            host.ns,
+            ...gatehouseArgs('run', { dataDir, config }),
+            '--port',
+            // Each namespace has ports of its own.
+            '7400',
+          ],
+          { env: cleanEnv() },
+        );
+        daemons.push(daemon);
+        return { daemon, base: `http://${host.address}:7400` };
+      };
+      const ready = ({ base, daemon }: { base: string; daemon: Spawned }) =>
+        waitFor(
+          `${base} to be ready`,
+          async () => {
+            if (daemon.child.exitCode !== null) throw new Error(`it exited: ${daemon.output()}`);
+            const res = await api(base, 'GET', '/ready', undefined, auth).catch(() => null);
+            return res?.status === 200;
+          },
+          60_000,
+        );
+
+      const first = start(0);
+      await ready(first);
+      const { id } = (await api(first.base, 'POST', '/tasks', { title: 'long' }, auth)).body;
+      await waitFor('a worker', () => liveRunsOf(id).size === 1, 20_000);
+      const [firstRun] = liveRunsOf(id);
+
+      let most = 0;
+      let firstGoneAt: number | null = null;
+      sampling = setInterval(() => {
+        const live = liveRunsOf(id);
+        most = Math.max(most, live.size);
+        if (firstGoneAt === null && !live.has(firstRun!)) firstGoneAt = Date.now();
+      }, 50);
+
+      hosts[0]!.cut();
+      const second = start(1);
+      await ready(second);
+      const [hostOne] = (await api(second.base, 'GET', '/hosts', undefined, auth)).body.hosts;
+      const detail = await waitFor(
+        'the task running on host-2',
+        async () => {
+          const t = (await api(second.base, 'GET', `/tasks/${id}`, undefined, auth)).body;
+          return t.runs.length === 2 && t.runs[1].pid > 0 ? t : null;
+        },
+        60_000,
+      );
+      await waitFor('host-2’s worker', () => liveRunsOf(id).size === 1, 10_000);
+      clearInterval(sampling);
+
+      expect(most).toBe(1);
+      expect(firstGoneAt).not.toBeNull();
+      // Ended by its own host's run wrapper, before that host's lease ran out (one clock here).
+      expect(firstGoneAt!).toBeLessThan(hostOne.leaseExpiresAt);
+      expect(detail.runs[0]).toMatchObject({ id: firstRun, outcome: 'lost', host: 'host-1' });
+      expect(detail.runs[1]).toMatchObject({ host: 'host-2', endedAt: null });
+      const hostsNow = (await api(second.base, 'GET', '/hosts', undefined, auth)).body.hosts;
+      expect(hostsNow.map((h: { name: string; state: string }) => [h.name, h.state])).toEqual([
+        ['host-1', 'dead'],
+        ['host-2', 'active'],
+      ]);
+
+      // Reconnected, the first daemon finds its lease gone (or the board taken) and stops.
+      hosts[0]!.mend();
+      const { code } = await daemons[0]!.exited;
+      expect([1, 73]).toContain(code);
+      expect([...liveRunsOf(id)]).toEqual([detail.runs[1].id]);
+      await api(second.base, 'POST', `/tasks/${id}/archive`, undefined, auth);
+    } finally {
+      clearInterval(sampling);
+      for (const d of daemons) d.child.kill('SIGTERM');
+      await Promise.all(daemons.map((d) => d.exited));
+      for (const h of hosts) h.remove();
+      cluster.stop();
+    }
+  });
+});
