@@ -1,5 +1,5 @@
 # Build stage: better-sqlite3 compiles from source, so the full image with a toolchain is used.
-FROM node:20-bookworm AS build
+FROM node:24-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -13,7 +13,7 @@ COPY examples ./examples
 RUN npm ci && npm prune --omit=dev
 
 # Runtime: slim image, tini as PID 1 (it reaps orphaned workers' zombies), non-root user.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
