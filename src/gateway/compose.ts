@@ -64,6 +64,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     workersByProfile: () => dispatcher.liveByProfile(),
     platforms: () => platforms.views(),
     notificationBacklog: () => platforms.notificationBacklog(),
+    hosts: () => kanban.board.hosts.list(),
   });
   kanban.board.bus.subscribe((event) => metrics.observeEvent(event));
   const dispatcher = new Dispatcher({

@@ -2,7 +2,7 @@
 // time; counters and histograms of what happened, from the board's events and the HTTP server.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BoardEvent } from '../kanban/model/events.js';
-import { RUN_OUTCOMES } from '../kanban/model/types.js';
+import { HOST_STATES, RUN_OUTCOMES, type Host } from '../kanban/model/types.js';
 import type { PlatformView } from '../platforms/supervisor.js';
 import { VERSION } from '../version.js';
 
@@ -12,6 +12,8 @@ export interface MetricSources {
   workersByProfile(): Record<string, number>;
   platforms(): PlatformView[];
   notificationBacklog(): Promise<number>;
+  /** The board's hosts (one on SQLite). */
+  hosts(): Promise<Host[]>;
 }
 
 export interface Metrics {
@@ -132,6 +134,29 @@ export function createMetrics(src: MetricSources): Metrics {
     'platform',
     perPlatform((p) => (p.state === 'connected' ? 1 : 0)),
   );
+  /** One series per live host, by its configured name (dead hosts are only counted). */
+  const perHost = (name: string, help: string, value: (h: Host) => number) =>
+    gauge(name, help, 'host', async () =>
+      Object.fromEntries(
+        (await src.hosts()).filter((h) => h.state !== 'dead').map((h) => [h.name, value(h)]),
+      ),
+    );
+  perHost(
+    'gatehouse_host_lease_expiry_timestamp_seconds',
+    "When each live host's lease runs out, by the database's clock",
+    (h) => h.leaseExpiresAt / 1000,
+  );
+  perHost(
+    'gatehouse_host_running',
+    'Workers each live host ran at its last renewal',
+    (h) => h.running,
+  );
+  perHost('gatehouse_host_capacity', "Each live host's workers.maxConcurrent", (h) => h.capacity);
+  gauge('gatehouse_hosts', 'Hosts of the board by state', 'state', async () => {
+    const counts: Record<string, number> = Object.fromEntries(HOST_STATES.map((s) => [s, 0]));
+    for (const h of await src.hosts()) counts[h.state]!++;
+    return counts;
+  });
   new Gauge({
     name: 'gatehouse_notification_backlog',
     help: 'Notification streams with messages waiting to be sent',
@@ -164,6 +189,10 @@ export function createMetrics(src: MetricSources): Metrics {
   const retries = count('gatehouse_retries_total', 'Runs started again after a counted failure');
   const timeouts = count('gatehouse_timeouts_total', 'Runs ended for passing their max runtime');
   const gaveUp = count('gatehouse_gave_up_total', 'Tasks blocked by the failure breaker');
+  const hostsDead = count(
+    'gatehouse_hosts_declared_dead_total',
+    'Hosts this daemon declared dead (their lease ran out), taking over their runs',
+  );
   const runDuration = new Histogram({
     name: 'gatehouse_run_duration_seconds',
     help: 'From a run’s start to its end, by outcome',
@@ -195,6 +224,7 @@ export function createMetrics(src: MetricSources): Metrics {
       if (event.kind === 'spawned') spawns.inc();
       else if (event.kind === 'timed_out') timeouts.inc();
       else if (event.kind === 'gave_up') gaveUp.inc();
+      else if (event.kind === 'host_dead') hostsDead.inc();
       else if (event.kind === 'claimed') {
         if (event.payload.retry) retries.inc();
         if (event.payload.waitedMs !== undefined) readyWait.observe(event.payload.waitedMs / 1000);

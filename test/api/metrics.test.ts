@@ -61,6 +61,18 @@ describe('/metrics', () => {
     expect(single('gatehouse_gave_up_total')).toBe(1);
     expect(single('gatehouse_retries_total')).toBe(0);
     expect(single('gatehouse_timeouts_total')).toBe(0);
+    // This daemon as a host of its board: its lease (a timestamp), running and capacity.
+    const [host] = (await api(gw.url, 'GET', '/hosts')).body.hosts;
+    expect(byLabel(families, 'gatehouse_hosts', 'state')).toEqual({
+      active: 1,
+      draining: 0,
+      dead: 0,
+    });
+    expect(byLabel(families, 'gatehouse_host_capacity', 'host')).toEqual({ [host.name]: 8 });
+    expect(
+      byLabel(families, 'gatehouse_host_lease_expiry_timestamp_seconds', 'host')[host.name],
+    ).toBeGreaterThan(Date.now() / 1000);
+    expect(single('gatehouse_hosts_declared_dead_total')).toBe(0);
     expect(byLabel(families, 'gatehouse_build_info', 'version')).toEqual({
       [JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version]: 1,
     });

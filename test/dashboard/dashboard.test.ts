@@ -95,6 +95,10 @@ describe('the dashboard, in a real browser', () => {
     await card(page, 'done', 'render the board').waitFor({ timeout: 15_000 });
     expect(await page.evaluate(() => (globalThis as { untouched?: boolean }).untouched)).toBe(true);
     await page.locator('.column[data-status="done"] h2', { hasText: 'done (1)' }).waitFor();
+    // This daemon in the hosts panel, with its lease.
+    const host = page.locator('#host-list .host');
+    await host.filter({ hasText: 'active' }).waitFor();
+    expect(await host.textContent()).toMatch(/running \d+ of \d+ · lease ends in \d+ s/);
     await card(page, 'done', 'render the board').getByRole('link').click();
     await page.locator('#log', { hasText: 'working' }).waitFor();
     await page.locator('#runs', { hasText: 'completed' }).waitFor();
