@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { BoardStore } from '../kanban/store/contract.js';
-import { BoardInUse, openBoard, StoreConfigError } from '../kanban/store/open.js';
+import { openBoard, StoreConfigError } from '../kanban/store/open.js';
 import { VERSION } from '../version.js';
 import { composeGateway } from './compose.js';
 import { diskFull, isDiskFull, prepareDataDir } from './data-dir.js';
@@ -164,7 +164,11 @@ async function openBoardStore(
       },
       onIdleError: (err) => log.warn({ err }, 'an idle board database connection failed'),
       lock: {
-        waitMs: config.replace.timeoutSeconds * 1000,
+        onStandby: (holder) => {
+          const why = `standing by: the board is served by another gatehouse daemon (${holder}); this one serves it once that one lets go`;
+          log.warn({ holder }, why);
+          waiting(why);
+        },
         onTaken: (err) => {
           log.error({ err }, `${err.message}: stopping`);
           stop(ExitCode.alreadyRunning, 'another daemon took the board');
@@ -175,7 +179,6 @@ async function openBoardStore(
     });
   } catch (err) {
     if (err instanceof StoreConfigError) throw new ExitError(ExitCode.config, err.message);
-    if (err instanceof BoardInUse) throw new ExitError(ExitCode.alreadyRunning, err.message);
     throw err;
   }
 }

@@ -83,32 +83,67 @@ describe('the daemon on PostgreSQL', () => {
     await second.exited;
   });
 
-  it('refuses a second daemon on the same board with 73 naming the first, and changes nothing of it', async () => {
+  it('stands a second daemon by while the first serves the board, changing nothing of it, and serves once the first stops', async () => {
     const { schema, url } = testSchema();
+    // Short leases, so that the first host's run is taken over within seconds once it stops.
+    const cluster = { leaseSeconds: 10, renewSeconds: 1, reclaimGraceSeconds: 1 };
+    const more = { cluster };
     const firstDir = tempDir();
-    const first = startDaemon({ dataDir: firstDir, config: postgresConfig(firstDir, schema, url) });
+    const first = startDaemon({
+      dataDir: firstDir,
+      config: postgresConfig(firstDir, schema, url, {
+        ...more,
+        cluster: { ...cluster, hostName: 'one' },
+      }),
+    });
     const base = await waitServing(firstDir, first.pid, 30_000);
     const hang = (await api(base, 'POST', '/tasks', { title: 'long', assignee: 'hang' })).body;
     await waitFor('running', async () => (await task(base, hang.id)).runs[0]?.pid > 0);
 
-    // Another data dir (as another host would have): it would take the running task for crashed.
+    // Another data dir, as another host has: it stands by, its port saying so.
     const secondDir = tempDir();
-    // It waits this long for the board to be let go (a daemon being replaced lets go as it exits).
+    const port = await freePort();
     const second = startDaemon({
       dataDir: secondDir,
-      config: postgresConfig(secondDir, schema, url, { replace: { timeoutSeconds: 1 } }),
+      port,
+      config: postgresConfig(secondDir, schema, url, {
+        ...more,
+        cluster: { ...cluster, hostName: 'two' },
+      }),
     });
-    expect(await second.exited).toMatchObject({ code: 73 });
-    expect(second.output()).toMatch(
+    const standby = `http://127.0.0.1:${port}`;
+    const ready = await waitFor('the standby answering', () =>
+      api(standby, 'GET', '/ready').catch(() => null),
+    );
+    expect(ready.status).toBe(503);
+    expect(ready.body.subsystems.database.detail).toMatch(
       new RegExp(
-        `schema ${schema} is served by another gatehouse daemon \\(gatehouse on .+ pid ${first.pid}`,
+        `^standing by: the board is served by another gatehouse daemon \\(gatehouse on .+ pid ${first.pid}`,
       ),
     );
-    const after = await task(base, hang.id);
-    expect(after.status).toBe('running');
-    expect(after.runs).toHaveLength(1);
+    expect((await api(standby, 'POST', '/tasks', { title: 'x' })).status).toBe(503);
+    const during = await task(base, hang.id);
+    expect(during.runs).toHaveLength(1);
+    expect(during.runs[0].endedAt).toBeNull();
+
+    // The first stops (its worker left for it to adopt): the second serves, and takes the run
+    // over once the first's lease has run out.
     first.child.kill('SIGTERM');
     await first.exited;
+    await waitServing(secondDir, second.pid, 30_000);
+    const taken = await waitFor(
+      'the run taken over',
+      async () => {
+        const t = await task(standby, hang.id);
+        return t.runs.length === 2 ? t : null;
+      },
+      30_000,
+    );
+    expect(taken.runs[0]).toMatchObject({ outcome: 'lost', host: 'one' });
+    expect(taken.runs[1].host).toBe('two');
+    await api(standby, 'POST', `/tasks/${hang.id}/archive`);
+    second.child.kill('SIGTERM');
+    await second.exited;
   });
 
   it('takes its board lock back after losing the connection, and stops with 73 if another daemon took the board meanwhile', async () => {
@@ -238,10 +273,20 @@ describe('the daemon on PostgreSQL', () => {
       }
       if (created.status === 201) answered.push(created.body.id);
     };
-    for (let cut = 0; cut < 5; cut++) {
-      // Each cut lands while requests are in flight; the next requests meet the broken pool.
-      await Promise.all([requests(), terminate()]);
-      await requests();
+    try {
+      for (let cut = 0; cut < 5; cut++) {
+        // Each cut lands while requests are in flight; the next requests meet the broken pool.
+        await Promise.all([requests(), terminate()]);
+        await requests();
+      }
+    } catch (err) {
+      // A connection reset here once (not reproduced since): keep what the daemon said.
+      throw new Error(
+        `${(err as Error).message}; the daemon said: ${daemon.output().slice(-3000)}`,
+        {
+          cause: err,
+        },
+      );
     }
     // Every answer was a success or a clear 503, and the daemon lived through it.
     for (const key of statuses.keys())

@@ -30,14 +30,6 @@ export interface OpenHooks {
   lock?: Omit<BoardLockOptions, 'url' | 'schema'>;
 }
 
-/** Another daemon serves the board (PostgreSQL): not tried again, not a configuration error. */
-export class BoardInUse extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'BoardInUse';
-  }
-}
-
 /** Waits between attempts to reach a database that is not up yet, at most this long. */
 const MAX_RETRY_MS = 30_000;
 
@@ -65,7 +57,6 @@ export async function openBoard(
   // Loaded only for PostgreSQL: the embedded default starts without it.
   const { openPostgresStore } = await import('./postgres/store.js');
   const { SchemaTooNewError } = await import('./postgres/schema.js');
-  const { BoardInUseError } = await import('./postgres/board-lock.js');
   const where = `${redactUrl(store.url)} (schema ${store.schema})`;
   for (let delayMs = 1000; ; delayMs = Math.min(delayMs * 2, MAX_RETRY_MS)) {
     try {
@@ -75,8 +66,6 @@ export async function openBoard(
         ...(hooks.lock ? { lock: hooks.lock } : {}),
       });
     } catch (err) {
-      if (err instanceof BoardInUseError)
-        throw new BoardInUse(`${where}: ${err.message}`, { cause: err });
       if (err instanceof SchemaTooNewError)
         throw new StoreConfigError(`${where}: ${err.message}`, { cause: err });
       const code = (err as { code?: unknown }).code;

@@ -1,8 +1,8 @@
-// One daemon per board on PostgreSQL, until many hosts are supported: a second daemon on the
-// same schema would take the first one's running tasks for crashed (their workers are not on its
-// machine, or not in its data dir) and start second workers beside them. The daemon holds a
-// session advisory lock on a connection of its own for as long as it serves; PostgreSQL frees it
-// when that session ends (the daemon stopped, was killed, or the server restarted).
+// One daemon serves a board on PostgreSQL at a time, until many hosts can serve it together
+// (their events streamed to each other, one poller per platform): any other daemon stands by. The
+// serving daemon holds a session advisory lock on a connection of its own; PostgreSQL frees it
+// when that session ends (the daemon stopped, was killed, its machine vanished, the server
+// restarted), and a daemon standing by takes it.
 import { hostname } from 'node:os';
 import pg from 'pg';
 
@@ -12,9 +12,7 @@ export class BoardInUseError extends Error {
     readonly schema: string,
     readonly holder: string,
   ) {
-    super(
-      `schema ${schema} is served by another gatehouse daemon (${holder}); one daemon per board until many hosts are supported`,
-    );
+    super(`schema ${schema} is served by another gatehouse daemon (${holder})`);
     this.name = 'BoardInUseError';
   }
 }
@@ -40,8 +38,8 @@ async function holderOf(client: pg.Client, schema: string): Promise<string> {
 export interface BoardLockOptions {
   url: string;
   schema: string;
-  /** A daemon being replaced lets go as it exits: tried again for this long before refusing. */
-  waitMs: number;
+  /** Another daemon serves the board: this one stands by until it lets go (told once per holder). */
+  onStandby: (holder: string) => void;
   /** The lock was lost and another daemon holds it now: this one must stop. */
   onTaken: (err: BoardInUseError) => void;
   /** The lock's connection failed (it is tried again). */
@@ -58,15 +56,21 @@ export class BoardLock {
 
   private constructor(private readonly opts: BoardLockOptions) {}
 
-  /** Takes the board's lock, or throws BoardInUseError once `waitMs` has passed. */
+  /**
+   * Takes the board's lock, standing by while another daemon holds it: tried every 200 ms for
+   * the first seconds (a daemon being replaced lets go as it exits), then every second.
+   */
   static async take(opts: BoardLockOptions): Promise<BoardLock> {
     const lock = new BoardLock(opts);
-    const deadline = Date.now() + opts.waitMs;
+    const started = Date.now();
+    let told: string | null = null;
     for (;;) {
       const holder = await lock.tryTake();
       if (holder === null) break;
-      if (Date.now() >= deadline) throw new BoardInUseError(opts.schema, holder);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      if (holder !== told) opts.onStandby(holder);
+      told = holder;
+      const pause = Date.now() - started < 5000 ? 200 : 1000;
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
     lock.timer = setInterval(() => void lock.check(), CHECK_MS);
     lock.timer.unref();
