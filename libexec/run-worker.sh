@@ -27,14 +27,21 @@ watcher=
 if [ -n "$fence" ]; then
   (
     trap '' TERM INT HUP
-    # USR1 (the worker has ended) only marks, and interrupts the wait: the nap is killed only
-    # while it is certainly this shell's own child, not yet reaped.
+    # USR1 (the worker has ended) stops the watcher and ends its nap: killed only when it is
+    # proven to be the nap this watcher started (its start time in /proc, read without a fork).
     stop=
-    trap 'stop=1' USR1
+    nap=
+    nap_start=
+    nap_ours() {
+      [ -n "$nap_start" ] && read -r stat 2>/dev/null <"/proc/$nap/stat" || return 1
+      set -- ${stat##*) }
+      [ "${20}" = "$nap_start" ]
+    }
+    trap 'stop=1; nap_ours && kill -KILL "$nap" 2>/dev/null' USR1
     termed=
     while [ -z "$stop" ]; do
       term_at= kill_at=
-      { read -r term_at kill_at; } <"$fence" 2>/dev/null
+      read -r term_at kill_at 2>/dev/null <"$fence"
       case "$term_at" in '' | *[!0-9]*) term_at=0 ;; esac
       case "$kill_at" in '' | *[!0-9]*) kill_at=0 ;; esac
       now=$(date +%s)
@@ -57,15 +64,17 @@ if [ -n "$fence" ]; then
       [ -n "$stop" ] && break
       sleep "$left" &
       nap=$!
-      if [ -n "$stop" ]; then napped=129; else
-        wait "$nap"
-        napped=$?
+      if read -r stat 2>/dev/null <"/proc/$nap/stat"; then
+        set -- ${stat##*) }
+        nap_start=${20}
       fi
-      # Above 128: the wait was interrupted, the nap still runs.
-      if [ "$napped" -gt 128 ]; then
-        kill -KILL "$nap" 2>/dev/null
+      [ -z "$stop" ] && wait "$nap"
+      # Stopped before or while it napped: the nap is ended (if it is still this one) and reaped.
+      if [ -n "$stop" ]; then
+        nap_ours && kill -KILL "$nap" 2>/dev/null
         wait "$nap" 2>/dev/null
       fi
+      nap_start=
     done
   ) &
   watcher=$!
@@ -79,8 +88,9 @@ while :; do
   [ -n "$interrupted" ] || break
 done
 if [ -n "$watcher" ]; then
+  # Killed by it if it comes before the watcher's trap is set (a worker that ended at once).
   kill -USR1 "$watcher" 2>/dev/null
-  wait "$watcher"
+  wait "$watcher" 2>/dev/null
 fi
 printf '{"status":%d}\n' "$status" >"$exit_json"
 exit "$status"
