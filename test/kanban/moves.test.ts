@@ -156,6 +156,24 @@ describe('moves', () => {
     expect(await f.board.transact((tx) => declareDead(tx, policy, host!))).toBeNull();
   });
 
+  it('declaring a host dead: a termination it had begun ends the run its way (an archive stays an archive)', async () => {
+    const f = await fixture();
+    const task = await f.board.create({ title: 'archived on a host that died' }, { kind: 'api' });
+    const claimed = await f.claim(task.id);
+    expect(
+      await f.board.transact((tx) => beginTermination(tx, task.id, 'archive', true)),
+    ).not.toBeNull();
+    const [host] = await f.board.hosts.list();
+    const taken = await f.board.transact((tx) => declareDead(tx, policy, host!));
+    expect(taken?.lost).toBe(0);
+    expect((await f.board.runs.get(claimed.run.id))?.outcome).toBe('archived');
+    expect(await f.board.get(task.id)).toMatchObject({
+      status: 'archived',
+      consecutiveFailures: 0,
+    });
+    expect(f.kinds()).not.toContain('lost');
+  });
+
   const settles: [
     string,
     Parameters<typeof settleRun>[2]['outcome'],

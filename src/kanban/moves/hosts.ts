@@ -1,8 +1,10 @@
 // Moves: a host joins the board, and a host whose lease ran out is declared dead, its open runs
-// ending as `lost` (a counted failure) so their tasks go back to ready.
+// ending as `lost` (a counted failure) so their tasks go back to ready, or as the termination
+// that host had begun on them.
 import type { Host } from '../model/types.js';
 import type { NewHost } from '../store/host-store.js';
 import { settleRun, type SettlementPolicy } from './settle.js';
+import { isTerminationOp, TERMINATION_OUTCOME } from './termination.js';
 import type { Tx } from './tx.js';
 
 export async function joinBoard(tx: Tx, host: NewHost): Promise<Host> {
@@ -29,16 +31,20 @@ export async function declareDead(
   if (!dead) return null;
   let lost = 0;
   for (const run of await tx.store.runs.openOnHost(host.id)) {
+    // A termination that host had begun (an archive, a reclaim, a timeout) ends the run its way:
+    // the operator's word and the clock's hold; only a run ended by nothing else is lost.
+    const pending = await tx.store.tasks.terminatingOf(run.taskId);
+    const outcome = isTerminationOp(pending) ? TERMINATION_OUTCOME[pending] : 'lost';
     const settled = await settleRun(tx, policy, {
       taskId: run.taskId,
       runId: run.id,
-      outcome: 'lost',
+      outcome,
       error: `its host ${host.name} (host ${host.id}) stopped renewing its lease`,
       // Its processes were on that host: not ours to find or signal. That host's run wrapper
       // ended them before its lease ran out.
       procGone: true,
     });
-    if (settled) lost++;
+    if (settled && outcome === 'lost') lost++;
   }
   // Its ended runs whose processes it had not yet seen gone: nobody else can look for them (they
   // were on that host, ended by its fence), and a lingering run would keep its task from a claim.
