@@ -65,7 +65,7 @@ describe('contrib for Prometheus and Grafana', () => {
       ),
     );
     expect(promtool(['check', 'config', 'prometheus.yml'], dir)).toContain('SUCCESS');
-    expect(promtool(['check', 'rules', 'gatehouse.rules.yml'], dir)).toContain('5 rules found');
+    expect(promtool(['check', 'rules', 'gatehouse.rules.yml'], dir)).toContain('6 rules found');
     expect(promtool(['test', 'rules', 'gatehouse.rules.test.yml'], dir)).toContain('SUCCESS');
     // Every alert has a unit test.
     const rules = readFileSync(join(dir, 'gatehouse.rules.yml'), 'utf8');
