@@ -4,8 +4,9 @@
 // baselines are what the design allows at the earliest: the worker ended before the lease, the
 // task back after lease + grace.
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { currentBootId, pidExists } from '../dist/proc/index.js';
 import { startCluster } from '../scripts/pg-cluster.mjs';
 import {
   envWithout,
@@ -20,16 +21,6 @@ import {
 
 const LEASE_S = 30;
 const GRACE_S = 20;
-
-/** Whether `pid` runs (a zombie does not: nothing of it runs any more). */
-function alive(pid) {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !text.slice(text.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return false;
-  }
-}
 
 async function startHost(name, store) {
   const dataDir = tempDir();
@@ -68,15 +59,17 @@ export async function run() {
       body: JSON.stringify({ title: 'long' }),
     });
     const { id } = await created.json();
-    const pid = await waitFor(
-      'a worker',
-      async () => (await get(a.url, `/tasks/${id}`)).runs[0]?.pid,
-    );
+    const run = await waitFor('a worker', async () => {
+      const [r] = (await get(a.url, `/tasks/${id}`)).runs;
+      return r?.pid ? r : null;
+    });
+    // Its identity: a recycled pid is not the worker.
+    const worker = { pid: run.pid, startTime: run.startTime, bootId: currentBootId() };
     a.proc.kill('SIGKILL');
     await a.proc.exited;
     let workerGoneAt = null;
     const watch = setInterval(() => {
-      if (workerGoneAt === null && !alive(pid)) workerGoneAt = Date.now();
+      if (workerGoneAt === null && !pidExists(worker.pid, worker)) workerGoneAt = Date.now();
     }, 20);
     const b = await startHost('b', store);
     dirs.push(b.dataDir);

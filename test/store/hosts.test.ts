@@ -2,7 +2,7 @@
 // a frozen daemon's workers are ended by its run wrappers before its lease runs out, and a host
 // that died is declared dead by another, its run lost and its task run there.
 import { describe, expect, it } from 'vitest';
-import { currentBootId, pidExists } from '../../src/proc/index.js';
+import { currentBootId, pidExists, type ProcessIdentity } from '../../src/proc/index.js';
 import { api } from '../helpers/app.js';
 import { startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
 import { testSchema } from '../helpers/postgres.js';
@@ -27,6 +27,15 @@ function hostConfig(dataDir: string, hostName: string, store?: object) {
 
 async function hosts(base: string) {
   return (await api(base, 'GET', '/hosts')).body.hosts;
+}
+
+/** The identity of the task's first worker, once it has one. */
+async function workerOf(base: string, taskId: string): Promise<ProcessIdentity> {
+  const run = await waitFor('a worker', async () => {
+    const [r] = (await api(base, 'GET', `/tasks/${taskId}`)).body.runs;
+    return r?.pid > 0 ? r : null;
+  });
+  return { pid: run.pid, startTime: run.startTime, bootId: currentBootId() };
 }
 
 async function kinds(base: string, taskId: string | null = null): Promise<string[]> {
@@ -77,11 +86,7 @@ describe('hosts sharing a board on PostgreSQL', () => {
     const daemon = startDaemon({ dataDir, config });
     const base = await waitServing(dataDir, daemon.pid, 30_000);
     const { id } = (await api(base, 'POST', '/tasks', { title: 'long', assignee: 'hang' })).body;
-    const run = await waitFor('a worker', async () => {
-      const [r] = (await api(base, 'GET', `/tasks/${id}`)).body.runs;
-      return r?.pid > 0 ? r : null;
-    });
-    const worker = { pid: run.pid, startTime: run.startTime, bootId: currentBootId() };
+    const worker = await workerOf(base, id);
     expect(pidExists(worker.pid, worker)).toBe(true);
 
     daemon.child.kill('SIGSTOP');
@@ -112,11 +117,7 @@ describe('hosts sharing a board on PostgreSQL', () => {
     const a = startDaemon({ dataDir: dirA, config: hostConfig(dirA, 'alpha', store) });
     const baseA = await waitServing(dirA, a.pid, 30_000);
     const { id } = (await api(baseA, 'POST', '/tasks', { title: 'long', assignee: 'hang' })).body;
-    const run = await waitFor('a worker', async () => {
-      const [r] = (await api(baseA, 'GET', `/tasks/${id}`)).body.runs;
-      return r?.pid > 0 ? r : null;
-    });
-    const worker = { pid: run.pid, startTime: run.startTime, bootId: currentBootId() };
+    const worker = await workerOf(baseA, id);
     const [alpha] = await hosts(baseA);
 
     // The daemon dies; its worker goes on until the fence ends it.

@@ -1,7 +1,7 @@
 // This daemon as a host of the board: it registers (or, restarted within its lease, takes its
 // id back), renews its lease every renewSeconds, and on a shared board keeps the fence file its
 // run wrappers obey and declares dead the hosts whose lease ran out (their runs end as lost).
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../../config/schema.js';
 import { RepeatLimiter } from '../../repeat-limit.js';
@@ -11,7 +11,7 @@ import { declareDead, joinBoard } from '../moves/hosts.js';
 import type { SettlementPolicy } from '../moves/settle.js';
 import type { DispatcherLog } from './log.js';
 import type { Ownership } from './ownership.js';
-import { writeJsonAtomic } from './run-files.js';
+import { writeAtomic, writeJsonAtomic } from './run-files.js';
 
 /** The file that names this data dir's host on the board. */
 export const HOST_FILE = 'host.json';
@@ -104,7 +104,7 @@ export class HostLease {
   /** Renews every renewSeconds from now on (after adoption: a sweep comes with each renewal). */
   keepRenewing(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.renew(), this.deps.config.cluster.renewSeconds * 1000);
+    this.timer = setInterval(() => this.renew(), this.deps.config.cluster.renewSeconds * 1000);
     this.timer.unref();
   }
 
@@ -124,8 +124,8 @@ export class HostLease {
     };
   }
 
-  private renew(): Promise<void> {
-    if (this.renewing || this.lost || !this.host) return this.renewing ?? Promise.resolve();
+  private renew(): void {
+    if (this.renewing || this.lost || !this.host) return;
     const id = this.host.id;
     const startedAt = Date.now();
     this.renewing = (async () => {
@@ -153,7 +153,6 @@ export class HostLease {
         this.renewing = null;
       }
     })();
-    return this.renewing;
   }
 
   /**
@@ -166,7 +165,8 @@ export class HostLease {
     const killAt = Math.floor((sentAt + leaseMs) / 1000) - FENCE_MARGIN_S;
     const graceS = Math.ceil(this.deps.config.workers.killGraceSeconds);
     const termAt = Math.max(killAt - graceS, Math.ceil(sentAt / 1000));
-    writeFence(this.fenceFile!, termAt, killAt);
+    // One line, replaced whole: what the run wrappers read.
+    writeAtomic(this.fenceFile!, `${termAt} ${killAt}\n`);
     // A worker started just before its TERM would be ended at once: a renewal's worth earlier.
     this.claimUntil = termAt * 1000 - this.deps.config.cluster.renewSeconds * 1000;
   }
@@ -196,10 +196,4 @@ function readHostFile(path: string): { id: number; name: string } | null {
   } catch {
     return null;
   }
-}
-
-/** One line, replaced whole: "<termAt> <killAt>" in epoch seconds. */
-function writeFence(path: string, termAt: number, killAt: number): void {
-  writeFileSync(`${path}.tmp`, `${termAt} ${killAt}\n`);
-  renameSync(`${path}.tmp`, path);
 }

@@ -19,16 +19,22 @@ export const runFile = (
   name: 'task.json' | 'log' | 'proc.json' | 'exit.json' | 'result.json',
 ) => join(dir, name);
 
-/** Writes JSON as the run folder's files are written: indented, one value, a final newline. */
+/** JSON as the run folder's files are written: indented, one value, a final newline. */
+const jsonText = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+
 export function writeJson(path: string, value: unknown): void {
-  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+  writeFileSync(path, jsonText(value));
 }
 
-/** Writes JSON atomically (temp file, then rename), so a reader never sees half a file. */
-export function writeJsonAtomic(path: string, value: unknown): void {
+/** Writes a file atomically (temp file, then rename), so a reader never sees half of it. */
+export function writeAtomic(path: string, text: string): void {
   const tmp = `${path}.tmp`;
-  writeJson(tmp, value);
+  writeFileSync(tmp, text);
   renameSync(tmp, path);
+}
+
+export function writeJsonAtomic(path: string, value: unknown): void {
+  writeAtomic(path, jsonText(value));
 }
 
 /** proc.json and exit.json are a few dozen bytes; anything much larger is not ours. */

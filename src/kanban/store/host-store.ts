@@ -43,10 +43,10 @@ export class HostStore {
   private readonly kill;
   private readonly holding;
 
-  constructor(
-    db: Db,
-    private readonly clock: () => number = Date.now,
-  ) {
+  /** The database's clock on SQLite: this machine's. */
+  private readonly clock = Date.now;
+
+  constructor(db: Db) {
     this.insert = db.prepare<[string, number, number, number, number, string, string], HostRow>(
       `INSERT INTO hosts (name, started_at, renewed_at, lease_expires_at, state, capacity,
         profiles, version) VALUES (?, ?, ?, ?, 'active', ?, ?, ?) RETURNING *`,
