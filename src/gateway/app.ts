@@ -45,7 +45,7 @@ export interface AppDeps {
   hub: EventStreamHub;
   platforms: Platforms;
   metrics: Metrics;
-  profiles: readonly string[];
+  profiles: () => Promise<readonly string[]>;
   workerInfo: (taskId: string) => WorkerSample | null;
   requestStop: (code: number, reason: string) => void;
 }

@@ -46,6 +46,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     ...(deps.terminator ? { terminator: deps.terminator } : {}),
     onListenerError: (err) => logger.error({ err }, 'event listener failed'),
   });
+  await kanban.board.follow();
   const hub = new EventStreamHub(kanban.board, deps.stream);
   const platformFailures = new RepeatLimiter();
   const platforms = await openPlatforms({
@@ -114,7 +115,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     hub,
     platforms,
     metrics,
-    profiles: Object.keys(config.workers.profiles),
+    profiles: () => kanban.board.profilesServed(Object.keys(config.workers.profiles)),
     workerInfo: (taskId) => dispatcher.workerInfo(taskId),
     requestStop: deps.requestStop,
   });
@@ -140,6 +141,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
       { name: 'platform adapters', run: () => platforms.stop(2000) },
       // What was queued last (a platform's state, a notice's failure) is written, not lost.
       { name: 'board writes', run: () => kanban.board.settled() },
+      { name: 'event feed', run: () => kanban.board.unfollow() },
       { name: 'database', run: () => store.close() },
     ],
   };

@@ -96,12 +96,7 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
   );
   let store: BoardStore;
   try {
-    store = await openBoardStore(
-      config,
-      log,
-      (why) => waiting.waiting(why),
-      (code, reason) => void shutdown.run(code, reason),
-    );
+    store = await openBoardStore(config, log, (why) => waiting.waiting(why));
   } finally {
     listenPort = (await waiting.close()) ?? config.server.port;
   }
@@ -152,7 +147,6 @@ async function openBoardStore(
   config: Config,
   log: Logger,
   waiting: (why: string) => void,
-  stop: (code: number, reason: string) => void,
 ): Promise<BoardStore> {
   try {
     return await openBoard(config.store, config.dataDir, {
@@ -163,19 +157,6 @@ async function openBoardStore(
         waiting(why);
       },
       onIdleError: (err) => log.warn({ err }, 'an idle board database connection failed'),
-      lock: {
-        onStandby: (holder) => {
-          const why = `standing by: the board is served by another gatehouse daemon (${holder}); this one serves it once that one lets go`;
-          log.warn({ holder }, why);
-          waiting(why);
-        },
-        onTaken: (err) => {
-          log.error({ err }, `${err.message}: stopping`);
-          stop(ExitCode.alreadyRunning, 'another daemon took the board');
-        },
-        onError: (err) =>
-          log.warn({ err }, "the board lock's connection failed; taking the lock again"),
-      },
     });
   } catch (err) {
     if (err instanceof StoreConfigError) throw new ExitError(ExitCode.config, err.message);

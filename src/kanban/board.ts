@@ -2,6 +2,7 @@
 // edit, delete, comment); every change goes through a move in one transaction.
 import { AppError } from '../errors.js';
 import { EventBus } from './event-bus.js';
+import { EventFeed } from './event-feed.js';
 import type { Comment, Origin, Task, TaskStatus } from './model/types.js';
 import { addComment } from './moves/comment.js';
 import { createTask, type TaskInput } from './moves/create-task.js';
@@ -27,6 +28,7 @@ export class Board {
   /** Other hosts may share the board (see BoardStore.shared). */
   readonly shared: boolean;
   readonly bus: EventBus;
+  private readonly feed: EventFeed;
   private readonly transactor: Transactor;
   private probedAt = -Infinity;
 
@@ -41,7 +43,21 @@ export class Board {
     this.hosts = store.hosts;
     this.shared = store.shared;
     this.bus = new EventBus(onListenerError);
-    this.transactor = new Transactor(store, clock, this.bus);
+    this.feed = new EventFeed(this.bus, store.events, onListenerError);
+    this.transactor = new Transactor(store, clock, this.feed);
+  }
+
+  /**
+   * From now on the bus carries every host's events in id order, none missing (a shared board;
+   * on a board of its own it carries this daemon's commits whether or not this was called).
+   */
+  follow(): Promise<void> {
+    return this.feed.follow(this.store);
+  }
+
+  /** Stops following other hosts' events (before the store closes). */
+  unfollow(): Promise<void> {
+    return this.feed.stop();
   }
 
   /**
@@ -136,6 +152,18 @@ export class Board {
         'VALIDATION_FAILED',
         `after: the board has never reached event ${after} (the newest is ${newest})`,
       );
+  }
+
+  /**
+   * The worker profiles some host runs, so a task assigned one can run: `own` (this daemon's),
+   * and on a shared board those of every active host.
+   */
+  async profilesServed(own: readonly string[]): Promise<string[]> {
+    const served = new Set(own);
+    if (this.shared)
+      for (const host of await this.hosts.list())
+        if (host.state === 'active') for (const p of host.profiles) served.add(p);
+    return [...served];
   }
 
   counts(): Promise<Record<TaskStatus, number>> {

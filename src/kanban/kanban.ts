@@ -46,7 +46,14 @@ export function createKanban(config: Config, store: BoardStore, opts: KanbanOpti
   const ownership = new Ownership(board.shared, config.dataDir);
   return {
     board,
-    operator: new OperatorActions(board, terminations, config.dataDir, ownership),
+    operator: new OperatorActions(
+      board,
+      terminations,
+      config.dataDir,
+      ownership,
+      // Its tick, its kill grace and the wait for the group to go, with room to spare.
+      (config.workers.tickSeconds + config.workers.killGraceSeconds + 10) * 1000,
+    ),
     ownership,
     worker: new WorkerActions(board, policy),
     terminations,

@@ -1,13 +1,17 @@
 // Operator transitions: archive, reclaim and unblock; the winner of a transition terminates the worker.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../errors.js';
 import type { Board } from './board.js';
 import { removeRunDir } from './dispatch/run-files.js';
 import type { Ownership } from './dispatch/ownership.js';
 import type { TerminationOutcome, Terminations } from './dispatch/terminations.js';
-import type { Task } from './model/types.js';
+import type { Host, Task } from './model/types.js';
 import { archiveIdle } from './moves/archive.js';
 import type { TerminationOp } from './moves/termination.js';
 import { unblockTask } from './moves/unblock.js';
+
+/** How often the task of an action carried out by another host is read while waiting. */
+const REMOTE_POLL_MS = 100;
 
 export class OperatorActions {
   constructor(
@@ -15,6 +19,8 @@ export class OperatorActions {
     private readonly terminations: Terminations,
     private readonly dataDir: string,
     private readonly ownership: Ownership,
+    /** How long an action on another host's worker waits for that host to end it. */
+    private readonly remoteWaitMs: number,
   ) {}
 
   /**
@@ -67,7 +73,8 @@ export class OperatorActions {
   }
 
   private async terminate(id: string, op: TerminationOp): Promise<Task> {
-    await this.refuseAnotherHosts(id);
+    const host = await this.anotherLiveHost(id);
+    if (host) return this.terminateThrough(host, id, op);
     let run = await this.terminations.begin(id, op);
     if (!run && this.terminations.isActive(id)) {
       // A tick is retrying a termination that was deferred: the operator's asks after it ends.
@@ -88,19 +95,36 @@ export class OperatorActions {
   }
 
   /**
-   * Another host's worker is that host's to end: signalled from here it would not be found, and
-   * the task could run twice. Refused, unless that host is dead (then nothing of it runs).
+   * The live host other than this one whose worker the task's run is (a shared board), or null.
+   * A dead host's runs are nobody's: nothing of them runs.
    */
-  private async refuseAnotherHosts(id: string): Promise<void> {
+  private async anotherLiveHost(id: string): Promise<Host | null> {
     const runId = (await this.board.tasks.get(id))?.currentRunId ?? null;
     const run = runId === null ? null : await this.board.runs.get(runId);
-    if (!run || this.ownership.owns(run) || run.hostId === null) return;
+    if (!run || this.ownership.owns(run) || run.hostId === null) return null;
     const host = await this.board.hosts.get(run.hostId);
-    if (!host || host.state === 'dead') return;
-    throw new AppError(
-      'INVALID_TRANSITION',
-      `task ${id} is running on host ${host.name} (host ${host.id}); end it through that host's API, or wait: once that host's lease has run out (${new Date(host.leaseExpiresAt).toISOString()}) and its grace has passed, the task goes back to ready`,
-    );
+    return host && host.state !== 'dead' ? host : null;
+  }
+
+  /**
+   * Another host's worker is that host's to end: signalled from here it would not be found, and
+   * the task could run twice. The termination is recorded on the board, where that host's next
+   * tick finds and carries it out (as after a restart); this waits for the task to settle.
+   */
+  private async terminateThrough(host: Host, id: string, op: TerminationOp): Promise<Task> {
+    const run = await this.terminations.begin(id, op);
+    if (!run) throw await this.busy(id);
+    const deadline = Date.now() + this.remoteWaitMs;
+    for (;;) {
+      const task = await this.board.get(id);
+      if (task.currentRunId !== run.id) return task;
+      if (Date.now() >= deadline)
+        throw new AppError(
+          'WORKER_SURVIVED',
+          `task ${id} runs on host ${host.name} (host ${host.id}), which has not ended its worker within ${Math.round(this.remoteWaitMs / 1000)} s; the termination stays recorded and that host carries it out`,
+        );
+      await sleep(REMOTE_POLL_MS);
+    }
   }
 
   private async busy(id: string): Promise<AppError> {

@@ -26,7 +26,8 @@ export interface WorkerSample {
 export interface TaskRouteDeps {
   board: Board;
   operator: OperatorActions;
-  profiles: readonly string[];
+  /** The worker profiles a task may be assigned: those some host of the board runs. */
+  profiles: () => Promise<readonly string[]>;
   workerInfo: (taskId: string) => WorkerSample | null;
 }
 
@@ -36,8 +37,13 @@ function originOf(req: FastifyRequest): Origin {
   return req.headers['x-gatehouse-client'] === 'cli' ? { kind: 'cli' } : { kind: 'api' };
 }
 
-function checkAssignee(profiles: readonly string[], assignee: string | null | undefined): void {
-  if (assignee && !profiles.includes(assignee)) {
+async function checkAssignee(
+  served: () => Promise<readonly string[]>,
+  assignee: string | null | undefined,
+): Promise<void> {
+  if (!assignee) return;
+  const profiles = await served();
+  if (!profiles.includes(assignee)) {
     throw new AppError(
       'VALIDATION_FAILED',
       `assignee "${assignee}" is not a worker profile (${profiles.join(', ')})`,
@@ -58,7 +64,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       },
     },
     async (req, reply) => {
-      checkAssignee(deps.profiles, req.body.assignee);
+      await checkAssignee(deps.profiles, req.body.assignee);
       return reply.code(201).send(await board.create(req.body, originOf(req)));
     },
   );
@@ -108,8 +114,8 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
         ...describe('tasks', 'Edit a task', { 200: Task }, [404, 409, 413, 415]),
       },
     },
-    (req) => {
-      checkAssignee(deps.profiles, req.body.assignee);
+    async (req) => {
+      await checkAssignee(deps.profiles, req.body.assignee);
       return board.edit(req.params.id, req.body);
     },
   );

@@ -392,9 +392,9 @@ export class Dispatcher {
     this.startSampling();
   }
 
-  /** Ready tasks assigned to a profile that is not configured can never run: blocked, said why. */
+  /** Ready tasks assigned to a profile no host runs can never run: blocked, said why. */
   private async giveUpStranded(): Promise<void> {
-    const profiles = Object.keys(this.workers.profiles);
+    const profiles = await this.board.profilesServed(Object.keys(this.workers.profiles));
     for (const { id, assignee } of await this.board.tasks.stranded(profiles)) {
       await this.board.transact((tx) =>
         giveUpReady(tx, id, `no worker profile named "${assignee}"`),

@@ -3,6 +3,7 @@ import { hashToken, newRunId, newRunToken } from '../model/ids.js';
 import { parentSatisfied } from '../model/transitions.js';
 import type { Task } from '../model/types.js';
 import type { RunRecord } from '../store/run-store.js';
+import { WRITES } from '../store/task-writes.js';
 import { applyMove } from './apply.js';
 import type { Tx } from './tx.js';
 
@@ -32,6 +33,8 @@ export interface Claim {
  */
 export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null> {
   const { store, now } = tx;
+  // Another host claiming it right now is passed by, not waited for: it will be running.
+  if (!(await store[WRITES].lockReady(req.taskId))) return null;
   // A host whose lease ran out (frozen between its check and this commit) claims nothing: it
   // may be declared dead, and its runs taken over, at any moment.
   if (!(await store.hosts.holdsLease(req.hostId))) return null;

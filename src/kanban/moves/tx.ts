@@ -3,11 +3,15 @@
 // (one statement on PostgreSQL, which holds the event counter's lock only from there to the
 // commit) and reach listeners only after the commit.
 import { AppError } from '../../errors.js';
-import type { EventBus } from '../event-bus.js';
 import type { BoardEvent, Emit, NewEvent } from '../model/events.js';
 import type { BoardStore, TxHandle, TxTables } from '../store/contract.js';
 
 export type Clock = () => number;
+
+/** Where a group's events go once it has committed (the board's event feed, or a bus). */
+export interface Publisher {
+  publish(events: readonly BoardEvent[]): void;
+}
 
 /** How the board's last write went: a database that cannot be written is not ready. */
 export interface WriteHealth {
@@ -54,7 +58,7 @@ export class Transactor {
   constructor(
     private readonly store: BoardStore,
     private readonly clock: Clock,
-    private readonly bus: EventBus,
+    private readonly publisher: Publisher,
   ) {}
 
   /**
@@ -150,7 +154,7 @@ export class Transactor {
       return;
     }
     this.done(group);
-    this.bus.publish(written);
+    this.publisher.publish(written);
     group.forEach(({ resolve, reject }, i) => {
       const outcome = settled[i]!;
       if (outcome.ok) resolve(outcome.value);

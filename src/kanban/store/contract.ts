@@ -65,6 +65,12 @@ export interface BoardStore extends Tables {
    * daemon's only when it proves so. On SQLite the instance lock makes every run this host's.
    */
   readonly shared: boolean;
+  /**
+   * Calls `onChange` soon after another host commits events (a shared store; a store of one
+   * host has no one else to hear from). Failures of the watching go to `onError` while it
+   * recovers by itself. Returns how to stop watching.
+   */
+  watch(onChange: () => void, onError: (err: unknown) => void): () => Promise<void>;
   /** From now on a write never waits for another process's lock (see each engine). */
   serving(): void;
   /** What a storage error means for the API, or null for any other error. */

@@ -5,8 +5,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import type { StoreConfig } from '../../config/schema.js';
 import type { BoardStore } from './contract.js';
-// A type only: the module (and pg) loads for PostgreSQL alone.
-import type { BoardLockOptions } from './postgres/board-lock.js';
 import { DatabaseError } from './db.js';
 import { openStore } from './store.js';
 import { redactUrl } from './url.js';
@@ -26,8 +24,6 @@ export interface OpenHooks {
   onRetry: (err: unknown, delayMs: number) => void;
   /** An idle PostgreSQL connection failed (the pool replaces it). */
   onIdleError: (err: Error) => void;
-  /** The daemon's: hold the board's lock while open (PostgreSQL; see postgres/board-lock.ts). */
-  lock?: Omit<BoardLockOptions, 'url' | 'schema'>;
 }
 
 /** Waits between attempts to reach a database that is not up yet, at most this long. */
@@ -60,11 +56,7 @@ export async function openBoard(
   const where = `${redactUrl(store.url)} (schema ${store.schema})`;
   for (let delayMs = 1000; ; delayMs = Math.min(delayMs * 2, MAX_RETRY_MS)) {
     try {
-      return await openPostgresStore({
-        ...store,
-        onIdleError: hooks.onIdleError,
-        ...(hooks.lock ? { lock: hooks.lock } : {}),
-      });
+      return await openPostgresStore({ ...store, onIdleError: hooks.onIdleError });
     } catch (err) {
       if (err instanceof SchemaTooNewError)
         throw new StoreConfigError(`${where}: ${err.message}`, { cause: err });

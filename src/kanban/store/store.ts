@@ -92,6 +92,11 @@ export class Store extends Tables implements BoardStore {
 
   readonly shared = false;
 
+  /** No other host writes this board: the transactor publishes every commit itself. */
+  watch(): () => Promise<void> {
+    return async () => undefined;
+  }
+
   /** A full or failing disk is the operator's to fix; a lock held by another process goes away. */
   failureOf(err: unknown): StorageFailure | null {
     const code = (err as { code?: unknown } | null)?.code;

@@ -73,6 +73,7 @@ export class TaskWrites {
   private readonly insertParent;
   private readonly removeParent;
   private readonly remove;
+  private readonly readyRow;
   private readonly insertComment;
   private readonly statements = new Map<string, ReturnType<Db['prepare']>>();
 
@@ -88,6 +89,7 @@ export class TaskWrites {
     this.insertParent = db.prepare('INSERT INTO task_parents (task_id, parent_id) VALUES (?, ?)');
     this.removeParent = db.prepare('DELETE FROM task_parents WHERE task_id = ? AND parent_id = ?');
     this.remove = db.prepare('DELETE FROM tasks WHERE id = ?');
+    this.readyRow = db.prepare<[string]>("SELECT 1 FROM tasks WHERE id = ? AND status = 'ready'");
     this.insertComment = db.prepare<[string, string, string, number]>(
       'INSERT INTO comments (task_id, author, text, at) VALUES (?, ?, ?, ?)',
     );
@@ -122,6 +124,14 @@ export class TaskWrites {
   /** Changes a task without changing its status. True if it won. */
   async change(id: string, expect: Expect, set: DetailColumns | RunningColumns): Promise<boolean> {
     return this.update(id, expect, set);
+  }
+
+  /**
+   * Takes the ready task's row for a claim, or false when it is not ready or another host's
+   * claim holds it (PostgreSQL skips a locked row; a SQLite writer is alone).
+   */
+  async lockReady(id: string): Promise<boolean> {
+    return this.readyRow.get(id) !== undefined;
   }
 
   async delete(id: string): Promise<boolean> {

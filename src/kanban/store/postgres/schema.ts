@@ -10,6 +10,15 @@ export function schemaIdent(schema: string): string {
   return `"${schema}"`;
 }
 
+/**
+ * The notification channel of a schema's event log: every transaction that writes events
+ * notifies it once (see events.ts). Longer names are cut: two boards that share a cut name only
+ * wake each other for nothing.
+ */
+export function eventChannel(schema: string): string {
+  return `gatehouse_${schema}`.slice(0, 63);
+}
+
 /** The schema holds a version this gatehouse does not know: it was upgraded by a newer one. */
 export class SchemaTooNewError extends Error {
   constructor(

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { AppError } from '../../../errors.js';
 import type { BoardStore, StorageFailure, Tables, TxHandle, TxTables } from '../contract.js';
 import { WRITES } from '../task-writes.js';
-import { BoardLock, type BoardLockOptions } from './board-lock.js';
+import { EventWatch } from './event-watch.js';
 import { PgEventStore } from './event-store.js';
 import { PgHostStore } from './host-store.js';
 import { PgPlatformStore } from './platform-store.js';
@@ -139,7 +139,7 @@ export class PgStore implements BoardStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly schema: string,
-    private readonly lock: BoardLock | null,
+    private readonly url: string,
   ) {
     ({
       tasks: this.tasks,
@@ -148,6 +148,11 @@ export class PgStore implements BoardStore {
       platforms: this.platforms,
       hosts: this.hosts,
     } = tables(pool, schema));
+  }
+
+  watch(onChange: () => void, onError: (err: unknown) => void): () => Promise<void> {
+    const watch = new EventWatch({ url: this.url, schema: this.schema, onChange, onError });
+    return () => watch.stop();
   }
 
   /** Nothing to change: a row lock held by another host is waited for, as it should be. */
@@ -202,7 +207,6 @@ export class PgStore implements BoardStore {
     if (this.closed) return;
     this.closed = true;
     await this.pool.end();
-    await this.lock?.release();
   }
 }
 
@@ -210,8 +214,6 @@ export interface PostgresOptions {
   url: string;
   schema: string;
   poolSize: number;
-  /** The daemon's: hold the board's lock while open (one daemon per board, see board-lock.ts). */
-  lock?: Omit<BoardLockOptions, 'url' | 'schema'>;
   /** Told of an idle connection's failure (the pool replaces it). */
   onIdleError?: (err: Error) => void;
 }
@@ -248,14 +250,5 @@ export async function openPostgresStore(opts: PostgresOptions): Promise<PgStore>
     await pool.end().catch(() => undefined);
     throw err;
   }
-  let lock: BoardLock | null = null;
-  if (opts.lock) {
-    try {
-      lock = await BoardLock.take({ ...opts.lock, url: opts.url, schema: opts.schema });
-    } catch (err) {
-      await pool.end().catch(() => undefined);
-      throw err;
-    }
-  }
-  return new PgStore(pool, opts.schema, lock);
+  return new PgStore(pool, opts.schema, opts.url);
 }

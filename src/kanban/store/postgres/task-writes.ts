@@ -67,6 +67,15 @@ export class PgTaskWrites {
     return this.update(id, expect, set);
   }
 
+  async lockReady(id: string): Promise<boolean> {
+    const found = await rows(
+      this.db,
+      "SELECT 1 FROM tasks WHERE id = $1 AND status = 'ready' FOR UPDATE SKIP LOCKED",
+      [id],
+    );
+    return found.length > 0;
+  }
+
   async delete(id: string): Promise<boolean> {
     return (await run(this.db, 'DELETE FROM tasks WHERE id = $1', [id])) === 1;
   }

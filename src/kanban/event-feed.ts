@@ -1,0 +1,101 @@
+// What the bus publishes, in the order of event ids with none missing: on a board of its own a
+// commit's events go out as it commits; on a board other hosts write too (PostgreSQL), this
+// daemon's commits and every other host's are read back from the event log in id order, woken
+// by the store's notifications and by a scan every second should those stop.
+import type { EventBus } from './event-bus.js';
+import type { BoardEvent } from './model/events.js';
+import type { BoardStore, EventTable } from './store/contract.js';
+
+/** Events read from the log per query while catching up. */
+const PAGE = 500;
+/** The backstop: the log is read this often even when no notification comes. */
+const SCAN_MS = 1000;
+
+export class EventFeed {
+  /** The newest id published, or null before follow(): then commits publish as they come. */
+  private published: number | null = null;
+  /** Events committed here and not yet published because an earlier id is still unread. */
+  private readonly held = new Map<number, BoardEvent>();
+  private reading = false;
+  private readAgain = false;
+  private timer: NodeJS.Timeout | null = null;
+  private unwatch: (() => Promise<void>) | null = null;
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly events: EventTable,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  /**
+   * From now on, publishes what every host commits (a shared store only; on a board of its own
+   * nothing changes). What was committed before is in the log for whoever reads it.
+   */
+  async follow(store: BoardStore): Promise<void> {
+    if (!store.shared || this.published !== null) return;
+    this.published = await this.events.highWater();
+    this.unwatch = store.watch(() => this.read(), this.onError);
+    this.timer = setInterval(() => this.read(), SCAN_MS);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.unwatch?.();
+    this.unwatch = null;
+  }
+
+  /** This daemon's commit: published now if nothing before it is missing, else once read. */
+  publish(events: readonly BoardEvent[]): void {
+    if (this.published === null) {
+      this.bus.publish(events);
+      return;
+    }
+    for (const event of events) if (event.id > this.published) this.held.set(event.id, event);
+    this.drain();
+    if (this.held.size > 0) this.read();
+  }
+
+  private drain(): void {
+    for (let next = this.held.get(this.published! + 1); next;) {
+      this.held.delete(next.id);
+      this.published = next.id;
+      this.bus.publish([next]);
+      next = this.held.get(next.id + 1);
+    }
+  }
+
+  /** Reads the log past what was published, once at a time; a call meanwhile reads again after. */
+  private read(): void {
+    if (this.published === null) return;
+    if (this.reading) {
+      this.readAgain = true;
+      return;
+    }
+    this.reading = true;
+    void this.catchUp()
+      .catch(this.onError)
+      .finally(() => {
+        this.reading = false;
+        if (this.readAgain) {
+          this.readAgain = false;
+          this.read();
+        }
+      });
+  }
+
+  private async catchUp(): Promise<void> {
+    for (;;) {
+      const page = await this.events.list(this.published!, PAGE);
+      if (this.published === null) return;
+      // Ids are taken in commit order, so a hole can only be events pruned before they were
+      // read (a daemon far behind): nothing will ever fill it.
+      const first = page[0];
+      if (first && first.id > this.published + 1) this.published = first.id - 1;
+      for (const event of page) if (event.id > this.published) this.held.set(event.id, event);
+      this.drain();
+      if (page.length < PAGE) return;
+    }
+  }
+}
