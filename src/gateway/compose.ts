@@ -57,6 +57,9 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
       platformFailures.report((obj, msg) => logger.warn(obj, msg), err, `platform: ${what} failed`),
     ...(deps.adapters ? { factories: deps.adapters } : {}),
     ...(deps.notifyRetryMs ? { notifyRetryMs: deps.notifyRetryMs } : {}),
+    host: () => (dispatcher.host.joined ? dispatcher.host : null),
+    holdEveryMs: config.cluster.renewSeconds * 1000,
+    holdGraceMs: config.cluster.reclaimGraceSeconds * 1000,
   });
   // The sources are read at scrape time; the dispatcher and platforms exist by then.
   const metrics = createMetrics({

@@ -56,7 +56,14 @@ export class Notifier {
     private readonly retryMs: number,
     /** A failure to find what to send (the board unreadable); retried later. */
     private readonly onError: (err: unknown) => void,
+    /** Whether this host sends the platform's notifications (one host does, on a shared board). */
+    private readonly holding: (platform: string) => boolean,
   ) {}
+
+  /** A platform became this host's: what waits for it goes now. */
+  wake(): void {
+    this.deliverAll();
+  }
 
   async start(): Promise<void> {
     // A home channel starts from now: a new platform is not sent the whole history.
@@ -156,7 +163,7 @@ export class Notifier {
 
   /** Sends the stream's waiting events in order; stops at the first failure (retried later). */
   private async deliver(stream: Stream): Promise<void> {
-    if (this.busy.has(stream.key)) return;
+    if (this.busy.has(stream.key) || !this.holding(stream.platform)) return;
     this.busy.add(stream.key);
     try {
       for (
@@ -164,6 +171,7 @@ export class Notifier {
         next !== null;
         next = await stream.next(next.id)
       ) {
+        if (!this.holding(stream.platform)) return;
         if ((await stream.wants(next)) && (this.sentUnrecorded.get(stream.key) ?? 0) < next.id) {
           const title = (await this.board.tasks.get(next.taskId ?? ''))?.title ?? '(deleted)';
           try {

@@ -6,9 +6,14 @@ import type { AdapterFactory, InboundMessage } from './adapter.js';
 import { handleChatCommand } from './chat-commands.js';
 import { Notifier } from './notifier.js';
 import type { PlatformTable } from '../kanban/store/contract.js';
-import { recordDelivery, savePlatformState } from '../kanban/moves/platform-records.js';
+import {
+  holdsPlatform,
+  recordDelivery,
+  savePlatformState,
+} from '../kanban/moves/platform-records.js';
 import { recordPlatformEvent } from '../kanban/moves/records.js';
 import type { Tx } from '../kanban/moves/tx.js';
+import { PlatformHolds, type BoardHost } from './platform-holds.js';
 import { PlatformSupervisor, type PlatformView } from './supervisor.js';
 import { createTelegram } from './telegram.js';
 import { createWebhook } from './webhook.js';
@@ -26,6 +31,11 @@ export interface PlatformsDeps {
   /** Replaces the factory of a platform by name (tests inject misbehaving adapters). */
   factories?: Record<string, AdapterFactory>;
   notifyRetryMs?: number;
+  /** This daemon as a host of a shared board (null until it has joined). */
+  host?: () => BoardHost | null;
+  /** How often platform holds are renewed, and how long a dead holder's are kept (ms). */
+  holdEveryMs?: number;
+  holdGraceMs?: number;
 }
 
 export class Platforms {
@@ -35,6 +45,8 @@ export class Platforms {
   private readonly replies = new Map<string, Promise<void>>();
   /** Each adapter's state as last committed (Telegram's offset): read often, written in moves. */
   private readonly adapterStates = new Map<string, Record<string, unknown>>();
+  /** Which platforms this host serves when other hosts share the board. */
+  private readonly holds: PlatformHolds;
 
   /** `persisted`: each platform's saved state, read before (see openPlatforms). */
   constructor(
@@ -76,6 +88,16 @@ export class Platforms {
     const homes = deps.configs
       .filter((c) => c.enabled && c.homeChannel !== null)
       .map((c) => ({ platform: c.name, channel: c.homeChannel! }));
+    this.holds = new PlatformHolds({
+      board,
+      names: deps.configs.filter((c) => c.enabled).map((c) => c.name),
+      host: deps.host ?? (() => null),
+      everyMs: deps.holdEveryMs ?? 5000,
+      graceMs: deps.holdGraceMs ?? 20_000,
+      onGained: (name) => this.gained(name),
+      onLost: (name) => this.get(name).standby(),
+      onError: (err) => deps.onError(err, 'holding platforms'),
+    });
     this.notifier = new Notifier(
       board,
       deps.store,
@@ -83,12 +105,32 @@ export class Platforms {
       homes,
       deps.notifyRetryMs ?? 5000,
       (err) => deps.onError(err, 'notifying'),
+      (platform) => this.holds.holds(platform),
     );
   }
 
+  /**
+   * Starts every adapter; on a shared board a polling one only once this host holds it (a
+   * webhook is reached per message, so it serves replies on every host).
+   */
   async start(): Promise<void> {
-    for (const s of this.supervisors.values()) s.start();
+    for (const s of this.supervisors.values()) s.start(this.holds.shared && !s.connectionless);
+    await this.holds.start();
     await this.notifier.start();
+  }
+
+  /** Taken over: the adapter goes on from where its last holder left it (Telegram's offset). */
+  private async gained(name: string): Promise<boolean> {
+    try {
+      const saved = (await this.deps.store.state(name)) ?? {};
+      this.adapterStates.set(name, (saved.adapter as Record<string, unknown> | undefined) ?? {});
+    } catch (err) {
+      this.deps.onError(err, `reading ${name}'s state`);
+      return false;
+    }
+    this.get(name).take();
+    this.notifier.wake();
+    return true;
   }
 
   get(name: string): PlatformSupervisor {
@@ -130,7 +172,15 @@ export class Platforms {
     },
   ): Promise<{ duplicate: boolean; taskId: string | null }> {
     const { position, delivery } = handled;
+    const hostId = this.holds.hostId();
     const result = await this.deps.board.transact(async (tx) => {
+      // Polled on a shared board: only while this host holds the platform, so a host taking it
+      // over never handles a message its last holder handled.
+      if (position && hostId !== null && !(await holdsPlatform(tx, platform, hostId)))
+        throw new AppError(
+          'PLATFORM_UNAVAILABLE',
+          `platform ${platform} is no longer this host's; its message is left to its holder`,
+        );
       if (delivery) {
         const seen = await tx.store.platforms.delivery(platform, delivery);
         if (seen) return { duplicate: true, taskId: seen.taskId, reply: null };
@@ -178,6 +228,7 @@ export class Platforms {
    * snapshot of the adapters (one may drop out meanwhile), each send bounded.
    */
   async announce(boundMs: number, notice: string): Promise<void> {
+    this.holds.stop();
     this.notifier.stop();
     await Promise.allSettled(
       [...this.supervisors.values()].map((s) => {
@@ -193,6 +244,7 @@ export class Platforms {
 
   /** Stops every adapter, each within the bound. */
   async stop(boundMs: number): Promise<void> {
+    this.holds.stop();
     this.notifier.stop();
     await Promise.allSettled([...this.supervisors.values()].map((s) => s.stop(boundMs)));
   }

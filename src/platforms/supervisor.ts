@@ -13,8 +13,9 @@ import {
 } from './adapter.js';
 import { fitText } from './message-text.js';
 
+/** `standby`: another host of a shared board holds this platform; nothing connects here. */
 export type PlatformState =
-  'connecting' | 'connected' | 'retrying' | 'paused' | 'failed' | 'disabled';
+  'connecting' | 'connected' | 'retrying' | 'paused' | 'failed' | 'disabled' | 'standby';
 export type BreakerState = 'closed' | 'open' | 'half_open';
 
 export interface PlatformView {
@@ -169,9 +170,19 @@ export class PlatformSupervisor {
     return this.state === 'connected';
   }
 
-  start(): void {
+  /** Reached per message (a webhook): nothing to poll, so any host may serve it. */
+  get connectionless(): boolean {
+    return this.adapter.connectionless === true;
+  }
+
+  /** Starts connecting, or in standby until take() when another host holds the platform. */
+  start(standby = false): void {
     if (!this.deps.config.enabled) {
       this.state = 'disabled';
+      return;
+    }
+    if (standby) {
+      this.state = 'standby';
       return;
     }
     const persisted = this.deps.persisted?.breaker;
@@ -213,6 +224,13 @@ export class PlatformSupervisor {
 
   /** Sends through the breaker; 503 PLATFORM_UNAVAILABLE (with Retry-After) while it cannot. */
   async send(channel: string, text: string, tag: MessageTag | null = null): Promise<void> {
+    if (this.state === 'standby') {
+      throw new AppError(
+        'PLATFORM_UNAVAILABLE',
+        `platform ${this.name} is served by another host of the board; send through that host`,
+        { headers: { 'retry-after': '5' } },
+      );
+    }
     if (this.state === 'paused' || this.state === 'failed' || this.state === 'disabled') {
       throw new AppError('PLATFORM_UNAVAILABLE', `platform ${this.name} is ${this.state}`, {
         headers: { 'retry-after': '60' },
@@ -238,6 +256,7 @@ export class PlatformSupervisor {
   }
 
   pause(): void {
+    this.refuseStandby();
     this.clearRetry();
     this.setState('paused');
     this.record('platform_paused', {});
@@ -253,6 +272,7 @@ export class PlatformSupervisor {
 
   reconnect(): void {
     if (this.state === 'disabled') return;
+    this.refuseStandby();
     this.clearRetry();
     this.resetByOperator = true;
     try {
@@ -261,6 +281,32 @@ export class PlatformSupervisor {
       this.resetByOperator = false;
     }
     this.sendsFailing = false;
+    this.attempts = 0;
+    this.setState('connecting');
+    void this.connect();
+  }
+
+  /** The operator's pause, resume and reconnect belong to the host that holds the platform. */
+  private refuseStandby(): void {
+    if (this.state === 'standby')
+      throw new AppError(
+        'PLATFORM_UNAVAILABLE',
+        `platform ${this.name} is served by another host of the board; operate it through that host (GET /hosts names them)`,
+        { headers: { 'retry-after': '5' } },
+      );
+  }
+
+  /** Another host holds the platform now: this one stops receiving and sending. */
+  standby(): void {
+    if (this.state === 'disabled' || this.state === 'standby') return;
+    this.clearRetry();
+    this.setState('standby');
+    void this.stopAdapter();
+  }
+
+  /** This host holds the platform (again): it connects. */
+  take(): void {
+    if (this.state !== 'standby' || this.stopped) return;
     this.attempts = 0;
     this.setState('connecting');
     void this.connect();
@@ -278,6 +324,7 @@ export class PlatformSupervisor {
   private halted(): boolean {
     return (
       this.stopped ||
+      this.state === 'standby' ||
       this.state === 'paused' ||
       this.state === 'disabled' ||
       this.state === 'failed'
@@ -398,6 +445,8 @@ export class PlatformSupervisor {
   }
 
   private persist(): void {
+    // The holder's view is the platform's: a host standing by has nothing to say of it.
+    if (this.state === 'standby') return;
     this.safely(() => this.deps.persist(this.view()), 'persist');
   }
 

@@ -57,6 +57,11 @@ export async function startGateway(
   const address = gateway.app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   if (extra.dispatch) await gateway.dispatcher.start(`http://127.0.0.1:${port}`);
+  else if (store.shared && config.platforms.length > 0) {
+    // A shared board's platforms are served by the host that holds them: this one, once joined.
+    await gateway.dispatcher.host.start();
+    gateway.dispatcher.host.keepRenewing();
+  }
   store.serving();
   await gateway.platforms.start();
   let closed = false;

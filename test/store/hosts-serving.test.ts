@@ -6,20 +6,11 @@ import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { currentBootId, pidExists } from '../../src/proc/index.js';
 import { api } from '../helpers/app.js';
-import { startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
-import { testSchema } from '../helpers/postgres.js';
-import type { Spawned } from '../helpers/procs.js';
+import { startHosts, stopHosts, type TestHost } from '../helpers/hosts.js';
 import { waitFor } from '../helpers/wait.js';
 import { profile } from '../helpers/workers.js';
 
 const NAMES = ['alpha', 'beta', 'gamma'];
-
-interface Host {
-  name: string;
-  dataDir: string;
-  base: string;
-  daemon: Spawned;
-}
 
 /** Every event id a websocket of `base` delivers from the start of the log. */
 function stream(base: string): { ids: number[]; close: () => void } {
@@ -41,45 +32,25 @@ async function logIds(base: string): Promise<number[]> {
   }
 }
 
-/** The three daemons on a schema of their own, each serving. */
-async function startHosts(): Promise<Host[]> {
-  const hosts: Host[] = [];
-  const { url, schema } = testSchema();
-  for (const [i, name] of NAMES.entries()) {
-    const dataDir = tempDir();
-    const config = writeConfig(dataDir, {
-      store: { kind: 'postgres', url, schema, poolSize: 4 },
-      cluster: { hostName: name, leaseSeconds: 10, renewSeconds: 1, reclaimGraceSeconds: 1 },
-      workers: {
-        tickSeconds: 0.2,
-        killGraceSeconds: 1,
-        maxConcurrent: 4,
-        profiles: {
-          done: profile('complete'),
-          // Only the last host runs this one.
-          ...(i === NAMES.length - 1 ? { lonely: profile('hang') } : {}),
-        },
-        defaultProfile: 'done',
+/** Three hosts: every one runs `done`; only the last one runs `lonely`. */
+function startThree(): Promise<TestHost[]> {
+  return startHosts(NAMES, (_name, i) => ({
+    workers: {
+      tickSeconds: 0.2,
+      killGraceSeconds: 1,
+      maxConcurrent: 4,
+      profiles: {
+        done: profile('complete'),
+        ...(i === NAMES.length - 1 ? { lonely: profile('hang') } : {}),
       },
-    });
-    const daemon = startDaemon({ dataDir, config });
-    hosts.push({ name, dataDir, daemon, base: '' });
-  }
-  for (const host of hosts)
-    host.base = await waitServing(host.dataDir, host.daemon.pid, 30_000).catch(() => {
-      throw new Error(`${host.name} did not serve: ${host.daemon.output()}`);
-    });
-  return hosts;
-}
-
-async function stopHosts(hosts: readonly Host[]): Promise<void> {
-  for (const { daemon } of hosts) daemon.child.kill('SIGTERM');
-  await Promise.all(hosts.map((h) => h.daemon.exited));
+      defaultProfile: 'done',
+    },
+  }));
 }
 
 describe('hosts serving one board on PostgreSQL at once', () => {
   it('runs each task once on whichever host claims it, and every host streams every event in one order', async () => {
-    const hosts = await startHosts();
+    const hosts = await startThree();
     const streams = hosts.map((h) => stream(h.base));
     try {
       const ids: string[] = [];
@@ -118,8 +89,8 @@ describe('hosts serving one board on PostgreSQL at once', () => {
   });
 
   it('takes a task for a profile only one host runs on any host, runs it there, and ends it through another host', async () => {
-    const hosts = await startHosts();
-    const [alpha, beta, gamma] = hosts as [Host, Host, Host];
+    const hosts = await startThree();
+    const [alpha, beta, gamma] = hosts as [TestHost, TestHost, TestHost];
     const refused = await api(alpha.base, 'POST', '/tasks', { title: 'x', assignee: 'nobody' });
     expect(refused.status).toBe(400);
     expect(refused.body.error.message).toContain('lonely');

@@ -129,7 +129,15 @@ export const PlatformSchema = Type.Object(
   {
     name: Type.String(),
     type: literals(['webhook', 'telegram']),
-    state: literals(['connecting', 'connected', 'retrying', 'paused', 'failed', 'disabled']),
+    state: literals([
+      'connecting',
+      'connected',
+      'retrying',
+      'paused',
+      'failed',
+      'disabled',
+      'standby',
+    ]),
     homeChannel: nullable(Type.String()),
     breaker: Type.Object(
       {

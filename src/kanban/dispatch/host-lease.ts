@@ -55,6 +55,11 @@ export class HostLease {
     return this.deps.config.cluster.hostName;
   }
 
+  /** It has joined the board (start() is done). */
+  get joined(): boolean {
+    return this.host !== null;
+  }
+
   /** The file the run wrappers obey, or null when the board is this host's alone. */
   get fenceFile(): string | null {
     return this.deps.board.shared ? join(this.deps.config.dataDir, FENCE_FILE) : null;

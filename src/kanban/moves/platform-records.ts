@@ -43,3 +43,25 @@ export async function recordDelivery(
 ): Promise<void> {
   await tx.store.platforms.recordDelivery(platform, delivery, taskId, tx.now);
 }
+
+/**
+ * This host takes or keeps the platform (polling it, sending its notifications) while its own
+ * lease holds; whether it holds it now.
+ */
+export async function holdPlatform(
+  tx: Tx,
+  platform: string,
+  hostId: number,
+  graceMs: number,
+): Promise<boolean> {
+  if (!(await tx.store.hosts.holdsLease(hostId))) return false;
+  return tx.store.platforms.hold(platform, hostId, graceMs);
+}
+
+/** This host holds the platform and its lease, until this transaction ends. */
+export async function holdsPlatform(tx: Tx, platform: string, hostId: number): Promise<boolean> {
+  return (
+    (await tx.store.hosts.holdsLease(hostId)) &&
+    (await tx.store.platforms.heldBy(platform)) === hostId
+  );
+}

@@ -107,6 +107,7 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
     columns: ['platform', 'channel', 'task_id', 'cursor'],
   },
   { name: 'platform_state', order: 'name', columns: ['name', 'state', 'updated_at'] },
+  { name: 'platform_holders', order: 'platform', columns: ['platform', 'host_id'] },
   {
     name: 'inbound_deliveries',
     order: 'platform, delivery_id',

@@ -238,4 +238,12 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN host_id INTEGER REFERENCES hosts (id);
   CREATE INDEX runs_open_by_host ON runs (host_id) WHERE ended_at IS NULL;
   `,
+  // 7: which host polls each platform when several share the board (PostgreSQL); kept here so
+  // both engines have the same tables.
+  `
+  CREATE TABLE platform_holders (
+    platform TEXT PRIMARY KEY,
+    host_id INTEGER NOT NULL REFERENCES hosts (id)
+  );
+  `,
 ];

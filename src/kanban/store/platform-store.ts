@@ -19,6 +19,8 @@ export class PlatformStore {
   private readonly deliveryOf;
   private readonly insertDelivery;
   private readonly pruneDeliveries;
+  private readonly take;
+  private readonly holder;
 
   constructor(db: Db) {
     this.loadState = db.prepare<[string], { state: string }>(
@@ -42,6 +44,17 @@ export class PlatformStore {
       'INSERT INTO inbound_deliveries (platform, delivery_id, signature, task_id, at) VALUES (?, ?, ?, ?, ?)',
     );
     this.pruneDeliveries = db.prepare('DELETE FROM inbound_deliveries WHERE at < ?');
+    this.take = db.prepare<[string, number, number], { host_id: number }>(
+      `INSERT INTO platform_holders (platform, host_id) VALUES (?, ?)
+        ON CONFLICT (platform) DO UPDATE SET host_id = excluded.host_id
+        WHERE platform_holders.host_id = excluded.host_id OR NOT EXISTS (
+          SELECT 1 FROM hosts h WHERE h.id = platform_holders.host_id AND h.state = 'active'
+            AND h.lease_expires_at >= ?)
+        RETURNING host_id`,
+    );
+    this.holder = db.prepare<[string], { host_id: number }>(
+      'SELECT host_id FROM platform_holders WHERE platform = ?',
+    );
     const kinds = NOTIFY_KINDS.map((k) => `'${k}'`).join(', ');
     this.pending = db.prepare<[], SubscriptionRow>(`SELECT s.* FROM subscriptions s WHERE EXISTS (
       SELECT 1 FROM events e WHERE e.task_id = s.task_id AND e.id > s.cursor AND e.kind IN (${kinds}))`);
@@ -53,6 +66,20 @@ export class PlatformStore {
 
   async setState(name: string, state: Record<string, unknown>, at: number): Promise<void> {
     this.saveState.run(name, JSON.stringify(state), at);
+  }
+
+  /**
+   * Makes `hostId` the platform's holder, or keeps it so: unless another host holds it whose
+   * lease has not been out for `graceMs`. Whether `hostId` holds it now.
+   */
+  async hold(platform: string, hostId: number, graceMs: number): Promise<boolean> {
+    return this.take.get(platform, hostId, Date.now() - graceMs) !== undefined;
+  }
+
+  /** The host that holds the platform, or null (on PostgreSQL the row stays locked, shared). */
+  async heldBy(platform: string): Promise<number | null> {
+    const row = this.holder.get(platform);
+    return row ? Number(row.host_id) : null;
   }
 
   async subscribe(

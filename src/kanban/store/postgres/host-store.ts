@@ -5,7 +5,7 @@ import type { Host } from '../../model/types.js';
 import { rows, type Queryable } from './query.js';
 
 /** The server's clock in ms, as the other columns store time. */
-const NOW = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
+export const NOW = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 
 export class PgHostStore {
   constructor(private readonly db: Queryable) {}

@@ -149,4 +149,12 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN host_id bigint REFERENCES hosts (id);
   CREATE INDEX runs_open_by_host ON runs (host_id) WHERE ended_at IS NULL;
   `,
+  // 5: which host polls each platform and sends its notifications; taken over from a host
+  // whose lease ran out (see PgPlatformStore.hold).
+  `
+  CREATE TABLE platform_holders (
+    platform text PRIMARY KEY,
+    host_id bigint NOT NULL REFERENCES hosts (id)
+  );
+  `,
 ];

@@ -6,6 +6,7 @@ import {
   type Subscription,
   type SubscriptionRow,
 } from '../platform-store.js';
+import { NOW } from './host-store.js';
 import { rows, run, type Queryable } from './query.js';
 
 export class PgPlatformStore {
@@ -27,6 +28,29 @@ export class PgPlatformStore {
         ON CONFLICT (name) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
       [name, JSON.stringify(state), at],
     );
+  }
+
+  async hold(platform: string, hostId: number, graceMs: number): Promise<boolean> {
+    const found = await rows(
+      this.db,
+      `INSERT INTO platform_holders (platform, host_id) VALUES ($1, $2)
+        ON CONFLICT (platform) DO UPDATE SET host_id = excluded.host_id
+        WHERE platform_holders.host_id = excluded.host_id OR NOT EXISTS (
+          SELECT 1 FROM hosts h WHERE h.id = platform_holders.host_id AND h.state = 'active'
+            AND h.lease_expires_at >= ${NOW} - $3)
+        RETURNING host_id`,
+      [platform, hostId, graceMs],
+    );
+    return found.length > 0;
+  }
+
+  async heldBy(platform: string): Promise<number | null> {
+    const [row] = await rows<{ host_id: number | string }>(
+      this.db,
+      'SELECT host_id FROM platform_holders WHERE platform = $1 FOR SHARE',
+      [platform],
+    );
+    return row ? Number(row.host_id) : null;
   }
 
   async subscribe(
