@@ -11,6 +11,7 @@ const SUITES = [
   'dispatcher',
   'postgres',
   'hosts',
+  'hosts-claims',
   'platforms',
   'footprint',
   'retention',

@@ -70,7 +70,8 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     notificationBacklog: () => platforms.notificationBacklog(),
     hosts: () => kanban.board.hosts.list(),
   });
-  kanban.board.bus.subscribe((event) => metrics.observeEvent(event));
+  // What this host did: with many hosts, each exports its own counts (sum them across hosts).
+  kanban.board.committed.subscribe((event) => metrics.observeEvent(event));
   const dispatcher = new Dispatcher({
     config,
     kanban,

@@ -27,7 +27,10 @@ export class Board {
   readonly hosts: HostTable;
   /** Other hosts may share the board (see BoardStore.shared). */
   readonly shared: boolean;
+  /** Every host's events, in id order (see follow()). */
   readonly bus: EventBus;
+  /** This daemon's own commits' events, as they commit: what this host did (its metrics). */
+  readonly committed: EventBus;
   private readonly feed: EventFeed;
   private readonly transactor: Transactor;
   private probedAt = -Infinity;
@@ -43,8 +46,14 @@ export class Board {
     this.hosts = store.hosts;
     this.shared = store.shared;
     this.bus = new EventBus(onListenerError);
+    this.committed = new EventBus(onListenerError);
     this.feed = new EventFeed(this.bus, store.events, onListenerError);
-    this.transactor = new Transactor(store, clock, this.feed);
+    this.transactor = new Transactor(store, clock, {
+      publish: (events) => {
+        this.committed.publish(events);
+        this.feed.publish(events);
+      },
+    });
   }
 
   /**
