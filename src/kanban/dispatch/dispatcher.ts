@@ -392,9 +392,13 @@ export class Dispatcher {
     this.startSampling();
   }
 
-  /** Ready tasks assigned to a profile no host runs can never run: blocked, said why. */
+  /**
+   * Ready tasks assigned to a profile this daemon does not run can never run: blocked, said why.
+   * On a shared board they wait instead: the one host that runs it may be restarting, or join.
+   */
   private async giveUpStranded(): Promise<void> {
-    const profiles = await this.board.profilesServed(Object.keys(this.workers.profiles));
+    if (this.board.shared) return;
+    const profiles = Object.keys(this.workers.profiles);
     for (const { id, assignee } of await this.board.tasks.stranded(profiles)) {
       await this.board.transact((tx) =>
         giveUpReady(tx, id, `no worker profile named "${assignee}"`),

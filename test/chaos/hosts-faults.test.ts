@@ -1,0 +1,306 @@
+// Three hosts, each a daemon in a network namespace of its own, serve one PostgreSQL board while
+// tasks keep coming, and faults are dealt in a seeded random order: a host cut off the database,
+// a daemon frozen, a daemon killed, a whole host killed (daemon and workers), the database
+// restarted, the listening connections killed. The process table of every host is sampled
+// throughout. Afterwards: never two live workers for one task, never two completions recorded
+// for one task, and every task done (nothing lost). `GH_HOSTS_TRIALS` deals more faults.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { startCluster } from '../../scripts/pg-cluster.mjs';
+import { cleanEnv, gatehouseArgs, tempDir, writeConfig } from '../helpers/daemon.js';
+import { liveWorkers, namespaceHost, type NamespaceHost } from '../helpers/netns.js';
+import { spawnTracked, type Spawned } from '../helpers/procs.js';
+import { waitFor } from '../helpers/wait.js';
+import { prng } from './interleave.js';
+
+const TOKEN = 'a-netns-api-token-of-the-test';
+const auth = { authorization: `Bearer ${TOKEN}` };
+const LEASE_S = 8;
+const HOSTS = 3;
+const trials = Number(process.env.GH_HOSTS_TRIALS ?? 6);
+const seed = Number(process.env.GH_HOSTS_SEED ?? 20261201);
+
+/** A worker of 1.5 s that reports done; each host also runs a profile no other host has. */
+const WORK = [
+  '/bin/sh',
+  '-c',
+  `sleep 1.5; printf '{"status":"done"}' > "$GATEHOUSE_RUN_DIR/result.json"`,
+];
+
+type Fault = 'cut' | 'freeze' | 'kill' | 'kill-host' | 'restart-db' | 'kill-listeners';
+const FAULTS: Fault[] = ['cut', 'freeze', 'kill', 'kill-host', 'restart-db', 'kill-listeners'];
+
+interface Host {
+  n: number;
+  net: NamespaceHost;
+  dataDir: string;
+  config: string;
+  base: string;
+  daemon: Spawned | null;
+  /** Under a fault: not asked anything meanwhile. */
+  down: boolean;
+}
+
+/** A request that gives up after 3 s (a frozen daemon answers nothing). */
+async function call(base: string, method: string, path: string, body?: object) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...auth, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+    signal: AbortSignal.timeout(3000),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+describe('three hosts on one PostgreSQL under faults', () => {
+  it(
+    'never runs a task on two hosts at once, never records it done twice, and loses none',
+    async () => {
+      const cluster = await startCluster({ network: '10.213.0.0/16' });
+      if (cluster.missing !== undefined) throw new Error(cluster.missing);
+      const port = new URL(cluster.url).port;
+      const tag = randomBytes(3).toString('hex');
+      const hosts: Host[] = [];
+      const created: string[] = [];
+      const violations: string[] = [];
+      const live = new Map<string, Set<string>>();
+      let samples = 0;
+      let sampling: NodeJS.Timeout | undefined;
+      let feeding = true;
+      const admin = new pg.Pool({ connectionString: cluster.url, max: 1 });
+      const random = prng(seed);
+      const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
+      const listenerClaims: number[] = [];
+
+      const start = async (host: Host) => {
+        host.daemon = spawnTracked(
+          [
+            'ip',
+            'netns',
+            'exec',
+            host.net.ns,
+            ...gatehouseArgs('run', { dataDir: host.dataDir, config: host.config }),
+            '--port',
+            '7400',
+          ],
+          { env: cleanEnv() },
+        );
+        const daemon = host.daemon;
+        await waitFor(
+          `host-${host.n} ready`,
+          async () => {
+            if (daemon.child.exitCode !== null) throw new Error(`it exited: ${daemon.output()}`);
+            const res = await call(host.base, 'GET', '/ready').catch(() => null);
+            return res?.status === 200;
+          },
+          60_000,
+        );
+      };
+      const stop = async (host: Host, signal: NodeJS.Signals) => {
+        host.daemon?.child.kill(signal);
+        await host.daemon?.exited;
+        host.daemon = null;
+      };
+      const serving = () => hosts.filter((h) => h.daemon !== null && !h.down);
+      const post = async (body: object) => {
+        for (const host of [...serving()].sort(() => Math.random() - 0.5)) {
+          const res = await call(host.base, 'POST', '/tasks', body).catch(() => null);
+          if (res?.status === 201) return res.body.id as string;
+        }
+        return null;
+      };
+      /** A daemon that lost its lease (cut off, frozen) stops: once it has, it joins again. */
+      const restartWhenStopped = async (host: Host) => {
+        const daemon = host.daemon!;
+        await waitFor(`host-${host.n} to stop`, () => daemon.child.exitCode !== null, 30_000);
+        const { code } = await daemon.exited;
+        if (code !== 1) violations.push(`host-${host.n} stopped with ${code}, not 1`);
+        host.daemon = null;
+        await start(host);
+      };
+
+      const faults: Record<Fault, (host: Host) => Promise<void>> = {
+        cut: async (host) => {
+          host.net.cut();
+          await new Promise((r) => setTimeout(r, (LEASE_S + 2) * 1000));
+          host.net.mend();
+          await restartWhenStopped(host);
+        },
+        freeze: async (host) => {
+          host.daemon!.child.kill('SIGSTOP');
+          await new Promise((r) => setTimeout(r, (LEASE_S + 2) * 1000));
+          host.daemon!.child.kill('SIGCONT');
+          await restartWhenStopped(host);
+        },
+        kill: async (host) => {
+          // Restarted within its lease: it adopts its workers.
+          await stop(host, 'SIGKILL');
+          await start(host);
+        },
+        'kill-host': async (host) => {
+          await stop(host, 'SIGKILL');
+          // Its workers: the processes whose run folder is in its data dir, proven by identity.
+          for (const w of liveWorkers()) {
+            if (!w.runDir.startsWith(`${host.dataDir}/`)) continue;
+            const stat = readFileSync(`/proc/${w.pid}/stat`, 'utf8');
+            if (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] === w.startTime)
+              process.kill(w.pid, 'SIGKILL');
+          }
+          await start(host);
+        },
+        'restart-db': async () => {
+          await cluster.restart();
+        },
+        'kill-listeners': async (host) => {
+          await admin.query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gatehouse listen'",
+          );
+          // A task only another host runs, created here: that host must still hear of it.
+          const other = pick(serving().filter((h) => h !== host));
+          const t0 = Date.now();
+          const res = await call(host.base, 'POST', '/tasks', {
+            title: 'after the listeners died',
+            assignee: `only-${other.n}`,
+          });
+          if (res.status !== 201) {
+            violations.push(`create after killing the listeners: ${res.status}`);
+            return;
+          }
+          created.push(res.body.id);
+          await waitFor(
+            'the claim',
+            async () =>
+              (await call(host.base, 'GET', `/tasks/${res.body.id}`)).body.runs.length > 0,
+            15_000,
+          );
+          listenerClaims.push(Date.now() - t0);
+        },
+      };
+
+      try {
+        for (let n = 1; n <= HOSTS; n++) {
+          const net = namespaceHost(tag, n);
+          const dataDir = tempDir();
+          const config = writeConfig(dataDir, {
+            server: { host: net.address },
+            api: { token: TOKEN },
+            store: {
+              kind: 'postgres',
+              url: `postgres://gatehouse@${net.gateway}:${port}/postgres`,
+              schema: 'gatehouse',
+            },
+            cluster: {
+              hostName: `host-${n}`,
+              leaseSeconds: LEASE_S,
+              renewSeconds: 1,
+              reclaimGraceSeconds: 1,
+            },
+            workers: {
+              tickSeconds: 0.2,
+              killGraceSeconds: 1,
+              maxConcurrent: 3,
+              // A task may be hit by several faults in a row: it must not be given up.
+              failureLimit: 20,
+              profiles: { work: { command: WORK }, [`only-${n}`]: { command: WORK } },
+              defaultProfile: 'work',
+            },
+          });
+          hosts.push({
+            n,
+            net,
+            dataDir,
+            config,
+            base: `http://${net.address}:7400`,
+            daemon: null,
+            down: false,
+          });
+        }
+        for (const host of hosts) await start(host);
+
+        sampling = setInterval(() => {
+          samples++;
+          const now = new Map<string, Set<string>>();
+          for (const w of liveWorkers()) {
+            if (!now.has(w.taskId)) now.set(w.taskId, new Set());
+            now.get(w.taskId)!.add(w.runId);
+          }
+          for (const [taskId, runs] of now) {
+            if (runs.size > 1)
+              violations.push(`task ${taskId}: runs ${[...runs].join(', ')} alive at once`);
+            live.set(taskId, new Set([...(live.get(taskId) ?? []), ...runs]));
+          }
+        }, 50);
+        const feeder = (async () => {
+          while (feeding) {
+            const id = await post({ title: `work ${created.length}` });
+            if (id) created.push(id);
+            await new Promise((r) => setTimeout(r, 150));
+          }
+        })();
+
+        // Every fault once in a seeded order, then seeded picks.
+        const order = [...FAULTS].sort(() => random() - 0.5);
+        for (let i = 0; i < trials; i++) {
+          const fault = order[i] ?? pick(FAULTS);
+          const host = pick(serving());
+          console.log(`fault ${i + 1}/${trials}: ${fault} on host-${host.n}`);
+          host.down = true;
+          try {
+            await faults[fault](host);
+          } finally {
+            host.down = false;
+          }
+        }
+        feeding = false;
+        await feeder;
+
+        let latest: any[] = [];
+        const all = await waitFor(
+          'every task done',
+          async () => {
+            const base = serving()[0]!.base;
+            latest = await Promise.all(
+              created.map(async (id) => (await call(base, 'GET', `/tasks/${id}`)).body),
+            );
+            return latest.every((t) => t.status === 'done') ? latest : null;
+          },
+          120_000,
+        ).catch((err: unknown) => {
+          const stuck = latest.filter((t) => t.status !== 'done');
+          throw new Error(
+            `${(err as Error).message}: ${stuck.length} not done, e.g. ${JSON.stringify(stuck.slice(0, 2), null, 1)}`,
+          );
+        });
+        clearInterval(sampling);
+        for (const task of all) {
+          const completed = task.runs.filter((r: { outcome: string }) => r.outcome === 'completed');
+          if (completed.length !== 1)
+            violations.push(`task ${task.id}: ${completed.length} completed runs`);
+        }
+        const outcomes: Record<string, number> = {};
+        for (const r of all.flatMap((t) => t.runs))
+          outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;
+        console.log(
+          `hosts under faults (seed ${seed}): ${trials} faults, ${created.length} tasks, ${all.flatMap((t) => t.runs).length} runs ${JSON.stringify(outcomes)}, ${samples} process-table samples; claims after the listeners died: ${listenerClaims.join(', ')} ms`,
+        );
+        expect(violations).toEqual([]);
+      } finally {
+        feeding = false;
+        clearInterval(sampling);
+        for (const h of hosts) {
+          if (h.daemon) {
+            h.daemon.child.kill('SIGCONT');
+            h.daemon.child.kill('SIGTERM');
+            await h.daemon.exited;
+          }
+        }
+        await admin.end();
+        for (const h of hosts) h.net.remove();
+        cluster.stop();
+      }
+    },
+    (trials * 30 + 240) * 1000,
+  );
+});
