@@ -81,7 +81,7 @@ export class OperatorActions {
       await this.terminations.ended(id);
       run = await this.terminations.begin(id, op);
     }
-    if (!run) throw await this.busy(id);
+    if (!run) return this.endedMeanwhile(id, op);
     return this.answer(await this.terminations.finish(run, op), op);
   }
 
@@ -113,7 +113,7 @@ export class OperatorActions {
    */
   private async terminateThrough(host: Host, id: string, op: TerminationOp): Promise<Task> {
     const run = await this.terminations.begin(id, op);
-    if (!run) throw await this.busy(id);
+    if (!run) return this.endedMeanwhile(id, op);
     const deadline = Date.now() + this.remoteWaitMs;
     for (;;) {
       const task = await this.board.get(id);
@@ -125,6 +125,16 @@ export class OperatorActions {
         );
       await sleep(REMOTE_POLL_MS);
     }
+  }
+
+  /**
+   * No termination could begin: the run ended meanwhile (its worker completed), and an archive
+   * archives the task as it is now; or another termination holds it.
+   */
+  private async endedMeanwhile(id: string, op: TerminationOp): Promise<Task> {
+    if (op === 'archive' && (await this.board.tasks.get(id))?.status !== 'running')
+      return this.board.transact((tx) => archiveIdle(tx, id));
+    throw await this.busy(id);
   }
 
   private async busy(id: string): Promise<AppError> {

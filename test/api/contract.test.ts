@@ -169,7 +169,9 @@ describe('the OpenAPI document', () => {
     await call('GET', '/health', '/health');
     await call('GET', '/ready', '/ready');
     const { hosts } = (await call('GET', '/hosts', '/hosts')).body;
-    expect(hosts.map((h: { state: string }) => h.state)).toEqual(['active']);
+    // This daemon, and on PostgreSQL the host the test's claims are made for.
+    expect(hosts.length).toBeGreaterThan(0);
+    for (const host of hosts) expect(host.state).toBe('active');
     const metrics = await rawRequest(gw.url, 'GET', '/metrics', { host: new URL(gw.url).host });
     check('GET', '/metrics', metrics.status, metrics.body);
     await call('POST', '/admin/restart', '/admin/restart');

@@ -20,6 +20,8 @@ const auth = { authorization: `Bearer ${TOKEN}` };
 const LEASE_S = 8;
 const HOSTS = 3;
 const trials = Number(process.env.GH_HOSTS_TRIALS ?? 6);
+/** `npm run soak:hosts`: faults are dealt for this many minutes (at least `trials` of them). */
+const minutes = Number(process.env.GH_HOSTS_MINUTES ?? 0);
 const seed = Number(process.env.GH_HOSTS_SEED ?? 20261201);
 
 /** A worker of 1.5 s that reports done; each host also runs a profile no other host has. */
@@ -73,6 +75,7 @@ describe('three hosts on one PostgreSQL under faults', () => {
       const random = prng(seed);
       const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
       const listenerClaims: number[] = [];
+      const dealt: Fault[] = [];
 
       const start = async (host: Host) => {
         host.daemon = spawnTracked(
@@ -242,10 +245,12 @@ describe('three hosts on one PostgreSQL under faults', () => {
 
         // Every fault once in a seeded order, then seeded picks.
         const order = [...FAULTS].sort(() => random() - 0.5);
-        for (let i = 0; i < trials; i++) {
+        const until = Date.now() + minutes * 60_000;
+        for (let i = 0; i < trials || Date.now() < until; i++) {
           const fault = order[i] ?? pick(FAULTS);
           const host = pick(serving());
-          console.log(`fault ${i + 1}/${trials}: ${fault} on host-${host.n}`);
+          console.log(`fault ${i + 1}: ${fault} on host-${host.n}`);
+          dealt.push(fault);
           host.down = true;
           try {
             await faults[fault](host);
@@ -283,7 +288,7 @@ describe('three hosts on one PostgreSQL under faults', () => {
         for (const r of all.flatMap((t) => t.runs))
           outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;
         console.log(
-          `hosts under faults (seed ${seed}): ${trials} faults, ${created.length} tasks, ${all.flatMap((t) => t.runs).length} runs ${JSON.stringify(outcomes)}, ${samples} process-table samples; claims after the listeners died: ${listenerClaims.join(', ')} ms`,
+          `hosts under faults (seed ${seed}): ${dealt.length} faults ${JSON.stringify(Object.fromEntries(FAULTS.map((f) => [f, dealt.filter((d) => d === f).length])))}, ${created.length} tasks, ${all.flatMap((t) => t.runs).length} runs ${JSON.stringify(outcomes)}, ${samples} process-table samples; claims after the listeners died: ${listenerClaims.join(', ')} ms`,
         );
         expect(violations).toEqual([]);
       } finally {
@@ -301,6 +306,6 @@ describe('three hosts on one PostgreSQL under faults', () => {
         cluster.stop();
       }
     },
-    (trials * 30 + 240) * 1000,
+    (trials * 30 + minutes * 60 + 240) * 1000,
   );
 });
