@@ -202,13 +202,28 @@ const PLATFORM_OPTIONS: Record<PlatformConfig['type'], (options: Json, at: strin
   telegram: (options, at) => {
     requireString(options, 'token', at);
     requireString(options, 'apiBase', at, true);
-    const poll = options.pollTimeoutSeconds;
-    if (poll !== undefined && (typeof poll !== 'number' || poll < 0 || poll > 600)) {
-      throw new ConfigError(`${at}.options.pollTimeoutSeconds`, 'expected a number from 0 to 600');
-    }
+    checkPollSeconds(options, at);
     allowOnly(options, ['token', 'apiBase', 'pollTimeoutSeconds'], at);
   },
+  matrix: (options, at) => {
+    requireString(options, 'homeserver', at);
+    requireString(options, 'accessToken', at);
+    requireString(options, 'userId', at);
+    if (!/^https?:\/\//.test(options.homeserver as string))
+      throw new ConfigError(`${at}.options.homeserver`, 'expected an http(s) URL');
+    if (!/^@[^:]+:.+$/.test(options.userId as string))
+      throw new ConfigError(`${at}.options.userId`, 'expected a Matrix user id, "@name:server"');
+    checkPollSeconds(options, at);
+    allowOnly(options, ['homeserver', 'accessToken', 'userId', 'pollTimeoutSeconds'], at);
+  },
 };
+
+function checkPollSeconds(options: Json, at: string): void {
+  const poll = options.pollTimeoutSeconds;
+  if (poll !== undefined && (typeof poll !== 'number' || poll < 0 || poll > 600)) {
+    throw new ConfigError(`${at}.options.pollTimeoutSeconds`, 'expected a number from 0 to 600');
+  }
+}
 
 function allowOnly(options: Json, keys: string[], at: string): void {
   for (const key of Object.keys(options)) {

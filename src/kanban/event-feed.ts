@@ -16,8 +16,13 @@ export class EventFeed {
   private published: number | null = null;
   /** Events committed here and not yet published because an earlier id is still unread. */
   private readonly held = new Map<number, BoardEvent>();
-  private reading = false;
+  /** The newest id published as it committed, before follow(). */
+  private lastDirect = 0;
+  /** The read under way, if any. */
+  private reading: Promise<void> | null = null;
   private readAgain = false;
+  /** When a failure to read was last told (a database outage fails every read for a while). */
+  private toldAt = -Infinity;
   private timer: NodeJS.Timeout | null = null;
   private unwatch: (() => Promise<void>) | null = null;
 
@@ -33,23 +38,33 @@ export class EventFeed {
    */
   async follow(store: BoardStore): Promise<void> {
     if (!store.shared || this.published !== null) return;
-    this.published = await this.events.highWater();
-    this.unwatch = store.watch(() => this.read(), this.onError);
+    const high = await this.events.highWater();
+    // A commit published as it came while the high water was read is not read again.
+    this.published = Math.max(high, this.lastDirect);
+    this.unwatch = store.watch(
+      () => this.read(),
+      (err) => this.failed(err),
+    );
     this.timer = setInterval(() => this.read(), SCAN_MS);
     this.timer.unref();
   }
 
+  /** Stops reading (before the store closes); what commits after goes out as it commits. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    this.published = null;
+    this.held.clear();
     await this.unwatch?.();
     this.unwatch = null;
+    await this.reading;
   }
 
   /** This daemon's commit: published now if nothing before it is missing, else once read. */
   publish(events: readonly BoardEvent[]): void {
     if (this.published === null) {
       this.bus.publish(events);
+      for (const event of events) this.lastDirect = Math.max(this.lastDirect, event.id);
       return;
     }
     for (const event of events) if (event.id > this.published) this.held.set(event.id, event);
@@ -73,16 +88,22 @@ export class EventFeed {
       this.readAgain = true;
       return;
     }
-    this.reading = true;
-    void this.catchUp()
-      .catch(this.onError)
+    this.reading = this.catchUp()
+      .catch((err: unknown) => this.failed(err))
       .finally(() => {
-        this.reading = false;
+        this.reading = null;
         if (this.readAgain) {
           this.readAgain = false;
           this.read();
         }
       });
+  }
+
+  /** Told once a minute at most; the next read (a second later at most) tries again. */
+  private failed(err: unknown): void {
+    if (Date.now() - this.toldAt < 60_000) return;
+    this.toldAt = Date.now();
+    this.onError(err);
   }
 
   private async catchUp(): Promise<void> {
@@ -92,7 +113,10 @@ export class EventFeed {
       // Ids are taken in commit order, so a hole can only be events pruned before they were
       // read (a daemon far behind): nothing will ever fill it.
       const first = page[0];
-      if (first && first.id > this.published + 1) this.published = first.id - 1;
+      if (first && first.id > this.published + 1) {
+        this.published = first.id - 1;
+        for (const id of this.held.keys()) if (id <= this.published) this.held.delete(id);
+      }
       for (const event of page) if (event.id > this.published) this.held.set(event.id, event);
       this.drain();
       if (page.length < PAGE) return;

@@ -51,8 +51,15 @@ export function createKanban(config: Config, store: BoardStore, opts: KanbanOpti
       terminations,
       config.dataDir,
       ownership,
-      // Its tick, its kill grace and the wait for the group to go, with room to spare.
-      (config.workers.tickSeconds + config.workers.killGraceSeconds + 10) * 1000,
+      // Its tick, its kill grace and the wait for the group to go, with room to spare; within
+      // the request's own time limit.
+      Math.max(
+        1,
+        Math.min(
+          config.workers.tickSeconds + config.workers.killGraceSeconds + 10,
+          config.server.requestTimeoutSeconds - 1,
+        ),
+      ) * 1000,
     ),
     ownership,
     worker: new WorkerActions(board, policy),

@@ -34,7 +34,19 @@ async function readCapped(res: Response, url: string): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function postJson(
+export function postJson(
+  url: string,
+  body: unknown,
+  signal: AbortSignal,
+  headers: Record<string, string> = {},
+  raw?: string,
+): Promise<HttpResult> {
+  return requestJson('POST', url, body, signal, headers, raw);
+}
+
+/** One request; a GET sends no body (`body` undefined). */
+export async function requestJson(
+  method: 'GET' | 'POST' | 'PUT',
   url: string,
   body: unknown,
   signal: AbortSignal,
@@ -44,9 +56,9 @@ export async function postJson(
   let res: Response;
   try {
     res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: raw ?? JSON.stringify(body),
+      method,
+      headers: { ...(method === 'GET' ? {} : { 'content-type': 'application/json' }), ...headers },
+      ...(method === 'GET' ? {} : { body: raw ?? JSON.stringify(body) }),
       signal,
     });
   } catch (err) {

@@ -56,8 +56,8 @@ export class Notifier {
     private readonly retryMs: number,
     /** A failure to find what to send (the board unreadable); retried later. */
     private readonly onError: (err: unknown) => void,
-    /** Whether this host sends the platform's notifications (one host does, on a shared board). */
-    private readonly holding: (platform: string) => boolean,
+    /** Which platforms' notifications this host sends (one host each, on a shared board). */
+    private readonly holding: { holds(platform: string): boolean; holdsAny(): boolean },
   ) {}
 
   /** A platform became this host's: what waits for it goes now. */
@@ -107,6 +107,7 @@ export class Notifier {
   }
 
   private deliverAll(taskId?: string): void {
+    if (!this.holding.holdsAny()) return;
     this.pendingStreams(taskId)
       .then((streams) => {
         for (const stream of streams) void this.deliver(stream);
@@ -163,7 +164,7 @@ export class Notifier {
 
   /** Sends the stream's waiting events in order; stops at the first failure (retried later). */
   private async deliver(stream: Stream): Promise<void> {
-    if (this.busy.has(stream.key) || !this.holding(stream.platform)) return;
+    if (this.busy.has(stream.key) || !this.holding.holds(stream.platform)) return;
     this.busy.add(stream.key);
     try {
       for (
@@ -171,7 +172,7 @@ export class Notifier {
         next !== null;
         next = await stream.next(next.id)
       ) {
-        if (!this.holding(stream.platform)) return;
+        if (!this.holding.holds(stream.platform)) return;
         if ((await stream.wants(next)) && (this.sentUnrecorded.get(stream.key) ?? 0) < next.id) {
           const title = (await this.board.tasks.get(next.taskId ?? ''))?.title ?? '(deleted)';
           try {

@@ -37,8 +37,14 @@ export class PlatformHolds {
     return this.deps.board.shared;
   }
 
+  /** Whether this host serves the platform now: held, and its lease not about to run out. */
   holds(name: string): boolean {
-    return !this.shared || this.held.has(name);
+    return !this.shared || (this.held.has(name) && this.deps.host()?.claimable() === true);
+  }
+
+  /** This host holds some platform (a standby host has nothing to notify). */
+  holdsAny(): boolean {
+    return !this.shared || this.held.size > 0;
   }
 
   /** The host whose platforms these are (null on a board of its own). */

@@ -15,12 +15,14 @@ import { recordPlatformEvent } from '../kanban/moves/records.js';
 import type { Tx } from '../kanban/moves/tx.js';
 import { PlatformHolds, type BoardHost } from './platform-holds.js';
 import { PlatformSupervisor, type PlatformView } from './supervisor.js';
+import { createMatrix } from './matrix.js';
 import { createTelegram } from './telegram.js';
 import { createWebhook } from './webhook.js';
 
 export const ADAPTERS: Record<string, AdapterFactory> = {
   webhook: createWebhook,
   telegram: createTelegram,
+  matrix: createMatrix,
 };
 
 export interface PlatformsDeps {
@@ -73,7 +75,10 @@ export class Platforms {
         adapterState: {
           load: () => this.adapterStates.get(config.name)!,
           save: async (adapter) => {
-            await board.transact((tx) => savePlatformState(tx, config.name, { adapter }));
+            await board.transact(async (tx) => {
+              await this.fence(tx, config.name);
+              await savePlatformState(tx, config.name, { adapter });
+            });
             this.adapterStates.set(config.name, adapter);
           },
         },
@@ -95,7 +100,12 @@ export class Platforms {
       everyMs: deps.holdEveryMs ?? 5000,
       graceMs: deps.holdGraceMs ?? 20_000,
       onGained: (name) => this.gained(name),
-      onLost: (name) => this.get(name).standby(),
+      // A webhook is reached per message: it goes on receiving and replying; only its
+      // notifications move to the holder.
+      onLost: (name) => {
+        const supervisor = this.get(name);
+        if (!supervisor.connectionless) supervisor.standby();
+      },
       onError: (err) => deps.onError(err, 'holding platforms'),
     });
     this.notifier = new Notifier(
@@ -105,7 +115,7 @@ export class Platforms {
       homes,
       deps.notifyRetryMs ?? 5000,
       (err) => deps.onError(err, 'notifying'),
-      (platform) => this.holds.holds(platform),
+      this.holds,
     );
   }
 
@@ -172,15 +182,8 @@ export class Platforms {
     },
   ): Promise<{ duplicate: boolean; taskId: string | null }> {
     const { position, delivery } = handled;
-    const hostId = this.holds.hostId();
     const result = await this.deps.board.transact(async (tx) => {
-      // Polled on a shared board: only while this host holds the platform, so a host taking it
-      // over never handles a message its last holder handled.
-      if (position && hostId !== null && !(await holdsPlatform(tx, platform, hostId)))
-        throw new AppError(
-          'PLATFORM_UNAVAILABLE',
-          `platform ${platform} is no longer this host's; its message is left to its holder`,
-        );
+      if (position) await this.fence(tx, platform);
       if (delivery) {
         const seen = await tx.store.platforms.delivery(platform, delivery);
         if (seen) return { duplicate: true, taskId: seen.taskId, reply: null };
@@ -197,6 +200,20 @@ export class Platforms {
     if (position) this.adapterStates.set(platform, position);
     if (result.reply !== null) this.reply(platform, message.channel, result.reply);
     return { duplicate: result.duplicate, taskId: result.taskId };
+  }
+
+  /**
+   * A polling adapter's position is written on a shared board only while this host holds the
+   * platform: a host taking it over never handles a message its last holder handled, and a
+   * holder that froze cannot move the position back.
+   */
+  private async fence(tx: Tx, platform: string): Promise<void> {
+    const hostId = this.holds.hostId();
+    if (hostId !== null && !(await holdsPlatform(tx, platform, hostId)))
+      throw new AppError(
+        'PLATFORM_UNAVAILABLE',
+        `platform ${platform} is no longer this host's; its messages are left to its holder`,
+      );
   }
 
   /** Sends a reply through the breaker once the replies before it on this platform have gone. */

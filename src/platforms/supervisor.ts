@@ -296,9 +296,11 @@ export class PlatformSupervisor {
       );
   }
 
-  /** Another host holds the platform now: this one stops receiving and sending. */
+  /** Another host holds the platform now: this one stops polling and sending. */
   standby(): void {
-    if (this.state === 'disabled' || this.state === 'standby') return;
+    // Paused, failed or disabled: nothing polls here already, and the operator's word stays.
+    if (this.state !== 'connecting' && this.state !== 'connected' && this.state !== 'retrying')
+      return;
     this.clearRetry();
     this.setState('standby');
     void this.stopAdapter();

@@ -147,9 +147,13 @@ describe('three hosts on one PostgreSQL under faults', () => {
           // Its workers: the processes whose run folder is in its data dir, proven by identity.
           for (const w of liveWorkers()) {
             if (!w.runDir.startsWith(`${host.dataDir}/`)) continue;
-            const stat = readFileSync(`/proc/${w.pid}/stat`, 'utf8');
-            if (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] === w.startTime)
-              process.kill(w.pid, 'SIGKILL');
+            try {
+              const stat = readFileSync(`/proc/${w.pid}/stat`, 'utf8');
+              if (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] === w.startTime)
+                process.kill(w.pid, 'SIGKILL');
+            } catch {
+              // it ended by itself meanwhile
+            }
           }
           await start(host);
         },

@@ -18,14 +18,15 @@ afterEach(async () => {
   }
 });
 
-async function listen(server: Server): Promise<string> {
+/** Listens on a free loopback port, closed after the test. */
+export async function listen(server: Server): Promise<string> {
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const address = server.address();
   return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
+export function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

@@ -12,6 +12,7 @@ import {
   webhookReceiver,
   webhookSecret,
 } from '../helpers/doubles.js';
+import { matrixDouble } from '../helpers/matrix-double.js';
 import type { Spawned } from '../helpers/procs.js';
 import { waitFor } from '../helpers/wait.js';
 import { prng } from '../chaos/interleave.js';
@@ -178,11 +179,12 @@ const minutes = Number(process.env.GH_INBOUND_MINUTES ?? 0);
 
 describe('chat messages while the daemon is SIGKILLed', () => {
   it(
-    'are each turned into exactly one task, from Telegram and from webhook senders that retry',
+    'are each turned into exactly one task, from Telegram, Matrix and webhook senders that retry',
     async () => {
       const seed = Number(process.env.GH_INBOUND_SEED ?? 1130);
       const random = prng(seed);
       const tg = await telegramDouble();
+      const mx = await matrixDouble();
       const dataDir = tempDir();
       const port = await freePort();
       const config = writeConfig(tempDir(), {
@@ -195,12 +197,29 @@ describe('chat messages while the daemon is SIGKILLed', () => {
             type: 'telegram',
             options: { token: tg.token, apiBase: tg.url, pollTimeoutSeconds: 1 },
           },
+          {
+            name: 'mx',
+            type: 'matrix',
+            options: {
+              homeserver: mx.url,
+              accessToken: mx.token,
+              userId: mx.userId,
+              pollTimeoutSeconds: 1,
+            },
+          },
           webhookPlatform('http://127.0.0.1:9/unused'),
         ],
       });
       let daemon: Spawned = startDaemon({ dataDir, port, config });
       let url = await waitServing(dataDir, daemon.pid);
-      const total = minutes > 0 ? Number.MAX_SAFE_INTEGER : 120;
+      // Matrix's first sync marks where the history ends: messages from then on are commands.
+      await waitFor(
+        'the first Matrix sync',
+        () => mx.calls.filter((c) => c === 'GET /sync').length > 1,
+      );
+      const total =
+        minutes > 0 ? Number.MAX_SAFE_INTEGER : Number(process.env.GH_INBOUND_MESSAGES ?? 120);
+      const killChance = Number(process.env.GH_INBOUND_KILL_PERCENT ?? 5) / 100;
       const until = Date.now() + minutes * 60_000;
       let sent = 0;
       let kills = 0;
@@ -221,10 +240,11 @@ describe('chat messages while the daemon is SIGKILLed', () => {
       const senders: Promise<void>[] = [];
       while (sent < total && (minutes === 0 || Date.now() < until)) {
         tg.say(1, `/task tg-${sent}`);
+        mx.say('!room:example.org', `/task mx-${sent}`);
         senders.push(deliver(sent));
         sent++;
         await new Promise((r) => setTimeout(r, Math.floor(random() * 60)));
-        if (random() < 0.05) {
+        if (random() < killChance) {
           daemon.child.kill('SIGKILL');
           await daemon.exited;
           kills++;
@@ -244,7 +264,7 @@ describe('chat messages while the daemon is SIGKILLed', () => {
             body = (await api(url, 'GET', `/tasks?limit=1000&cursor=${body.nextCursor}`)).body;
             all.push(...body.tasks.map((t: { title: string }) => t.title));
           }
-          return all.length >= sent * 2 ? all : null;
+          return all.length >= sent * 3 ? all : null;
         },
         60_000,
       );
@@ -252,16 +272,16 @@ describe('chat messages while the daemon is SIGKILLed', () => {
       const lost = [];
       const doubled = [];
       for (let i = 0; i < sent; i++) {
-        for (const title of [`tg-${i}`, `wh-${i}`]) {
+        for (const title of [`tg-${i}`, `mx-${i}`, `wh-${i}`]) {
           if (count(title) === 0) lost.push(title);
           if (count(title) > 1) doubled.push(title);
         }
       }
       console.log(
-        `inbound: seed ${seed}, ${sent * 2} messages, ${kills} kills, ${titles.length} tasks, ${lost.length} lost, ${doubled.length} doubled`,
+        `inbound: seed ${seed}, ${sent * 3} messages, ${kills} kills, ${titles.length} tasks, ${lost.length} lost, ${doubled.length} doubled`,
       );
       expect({ lost, doubled }).toEqual({ lost: [], doubled: [] });
-      expect(titles).toHaveLength(sent * 2);
+      expect(titles).toHaveLength(sent * 3);
       daemon.child.kill('SIGTERM');
       await daemon.exited;
     },

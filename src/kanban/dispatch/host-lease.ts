@@ -38,6 +38,7 @@ export class HostLease {
   private host: Host | null = null;
   private timer: NodeJS.Timeout | null = null;
   private renewing: Promise<void> | null = null;
+  private sweeping: Promise<void> | null = null;
   /** Local time (ms) until which claiming is safe: before the fence would end the workers. */
   private claimUntil = 0;
   private lost = false;
@@ -118,6 +119,7 @@ export class HostLease {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.renewing;
+    await this.sweeping;
   }
 
   private renewal(unexpiredOnly: boolean) {
@@ -147,7 +149,7 @@ export class HostLease {
         }
         this.host = renewed;
         this.extended(startedAt, renewed);
-        await this.sweep();
+        this.startSweep();
       } catch (err) {
         this.failures.report(
           (obj, msg) => this.deps.log.warn(obj, msg),
@@ -174,6 +176,23 @@ export class HostLease {
     writeAtomic(this.fenceFile!, `${termAt} ${killAt}\n`);
     // A worker started just before its TERM would be ended at once: a renewal's worth earlier.
     this.claimUntil = termAt * 1000 - this.deps.config.cluster.renewSeconds * 1000;
+  }
+
+  /**
+   * A sweep that waits (on a row another host holds) must not hold up the next renewals: it
+   * runs beside them, one at a time.
+   */
+  private startSweep(): void {
+    if (this.sweeping) return;
+    this.sweeping = this.sweep()
+      .catch((err: unknown) =>
+        this.failures.report(
+          (obj, msg) => this.deps.log.warn(obj, msg),
+          err,
+          'host lease: cannot look for dead hosts; tried again at the next renewal',
+        ),
+      )
+      .finally(() => (this.sweeping = null));
   }
 
   /** Declares dead every other host whose lease ran out more than reclaimGraceSeconds ago. */

@@ -33,11 +33,12 @@ export interface Claim {
  */
 export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null> {
   const { store, now } = tx;
-  // Another host claiming it right now is passed by, not waited for: it will be running.
-  if (!(await store[WRITES].lockReady(req.taskId))) return null;
   // A host whose lease ran out (frozen between its check and this commit) claims nothing: it
-  // may be declared dead, and its runs taken over, at any moment.
+  // may be declared dead, and its runs taken over, at any moment. The host row first, then the
+  // task's, in the order a host declared dead takes them.
   if (!(await store.hosts.holdsLease(req.hostId))) return null;
+  // A row another host is writing (claiming it, most likely) is passed by, not waited for.
+  if (!(await store[WRITES].lockReady(req.taskId))) return null;
   const task = await store.tasks.get(req.taskId);
   if (!task || (task.notBefore !== null && task.notBefore > now)) return null;
   for (const p of task.parents) if (!parentSatisfied(await store.tasks.get(p))) return null;

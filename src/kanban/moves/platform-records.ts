@@ -4,14 +4,13 @@
 import type { Subscription } from '../store/platform-store.js';
 import type { Tx } from './tx.js';
 
-/** Merges `patch` into the platform's persisted state (read in this transaction). */
+/** Merges `patch` into the platform's persisted state: the keys it names are replaced. */
 export async function savePlatformState(
   tx: Tx,
   name: string,
   patch: Record<string, unknown>,
 ): Promise<void> {
-  const state = (await tx.store.platforms.state(name)) ?? {};
-  await tx.store.platforms.setState(name, { ...state, ...patch }, tx.now);
+  await tx.store.platforms.mergeState(name, patch, tx.now);
 }
 
 /** A chat hears about a task it created, from the event after `cursor`. */

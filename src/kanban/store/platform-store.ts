@@ -64,8 +64,13 @@ export class PlatformStore {
     return parseState(this.loadState.get(name)?.state);
   }
 
-  async setState(name: string, state: Record<string, unknown>, at: number): Promise<void> {
-    this.saveState.run(name, JSON.stringify(state), at);
+  /**
+   * Replaces the keys of the platform's state that `patch` names, keeping the others (in one
+   * statement on PostgreSQL, so hosts writing different keys at once lose none).
+   */
+  async mergeState(name: string, patch: Record<string, unknown>, at: number): Promise<void> {
+    const state = parseState(this.loadState.get(name)?.state) ?? {};
+    this.saveState.run(name, JSON.stringify({ ...state, ...patch }), at);
   }
 
   /**

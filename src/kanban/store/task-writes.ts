@@ -127,8 +127,8 @@ export class TaskWrites {
   }
 
   /**
-   * Takes the ready task's row for a claim, or false when it is not ready or another host's
-   * claim holds it (PostgreSQL skips a locked row; a SQLite writer is alone).
+   * Takes the ready task's row for a claim, or false when it is not ready or another host is
+   * writing it (PostgreSQL skips a locked row; a SQLite writer is alone).
    */
   async lockReady(id: string): Promise<boolean> {
     return this.readyRow.get(id) !== undefined;

@@ -21,16 +21,27 @@ export class PgPlatformStore {
     return parseState(row?.state);
   }
 
-  async setState(name: string, state: Record<string, unknown>, at: number): Promise<void> {
+  async mergeState(name: string, patch: Record<string, unknown>, at: number): Promise<void> {
     await run(
       this.db,
       `INSERT INTO platform_state (name, state, updated_at) VALUES ($1, $2, $3)
-        ON CONFLICT (name) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
-      [name, JSON.stringify(state), at],
+        ON CONFLICT (name) DO UPDATE
+        SET state = (platform_state.state::jsonb || excluded.state::jsonb)::text,
+          updated_at = excluded.updated_at`,
+      [name, JSON.stringify(patch), at],
     );
   }
 
   async hold(platform: string, hostId: number, graceMs: number): Promise<boolean> {
+    // Read first: the upsert would lock the row even when it changes nothing, and a holder
+    // frozen mid-transaction (holding it shared) would hold up every other host's check.
+    const [current] = await rows<{ host_id: number | string; alive: boolean | null }>(
+      this.db,
+      `SELECT p.host_id, (h.state = 'active' AND h.lease_expires_at >= ${NOW} - $2) AS alive
+        FROM platform_holders p LEFT JOIN hosts h ON h.id = p.host_id WHERE p.platform = $1`,
+      [platform, graceMs],
+    );
+    if (current && Number(current.host_id) !== hostId && current.alive === true) return false;
     const found = await rows(
       this.db,
       `INSERT INTO platform_holders (platform, host_id) VALUES ($1, $2)

@@ -70,7 +70,8 @@ export class PgTaskWrites {
   async lockReady(id: string): Promise<boolean> {
     const found = await rows(
       this.db,
-      "SELECT 1 FROM tasks WHERE id = $1 AND status = 'ready' FOR UPDATE SKIP LOCKED",
+      // NO KEY UPDATE: not held up by the key share a comment or a child's link takes.
+      "SELECT 1 FROM tasks WHERE id = $1 AND status = 'ready' FOR NO KEY UPDATE SKIP LOCKED",
       [id],
     );
     return found.length > 0;
