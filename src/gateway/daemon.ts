@@ -157,6 +157,14 @@ async function openBoardStore(
         waiting(why);
       },
       onIdleError: (err) => log.warn({ err }, 'an idle board database connection failed'),
+      olderDaemons: {
+        onWait: (why) => {
+          log.warn(why);
+          waiting(why);
+        },
+        onError: (err) =>
+          log.warn({ err }, "the board lock's connection failed; taking the lock again"),
+      },
     });
   } catch (err) {
     if (err instanceof StoreConfigError) throw new ExitError(ExitCode.config, err.message);

@@ -83,6 +83,38 @@ describe('the daemon on PostgreSQL', () => {
     await second.exited;
   });
 
+  it('waits while a daemon of an older version serves the board alone, and keeps such a daemon standing by while it serves', async () => {
+    const { schema, url, pool } = testSchema();
+    // What an older daemon held while it served: the schema's board lock, exclusive.
+    const older = await pool.connect();
+    const key = "hashtext('gatehouse.board'), hashtext($1)";
+    try {
+      const taken = await older.query(`SELECT pg_try_advisory_lock(${key}) AS held`, [schema]);
+      expect(taken.rows[0].held).toBe(true);
+      const dataDir = tempDir();
+      const port = await freePort();
+      const daemon = startDaemon({ dataDir, port, config: postgresConfig(dataDir, schema, url) });
+      const base = `http://127.0.0.1:${port}`;
+      const waiting = await waitFor('the port answers', async () => {
+        const res = await api(base, 'GET', '/ready').catch(() => null);
+        return res?.body?.subsystems?.database?.detail ? res : null;
+      });
+      expect(waiting.status).toBe(503);
+      expect(waiting.body.subsystems.database.detail).toContain('older version');
+      expect((await api(base, 'POST', '/tasks', { title: 'too early' })).status).toBe(503);
+
+      await older.query(`SELECT pg_advisory_unlock(${key})`, [schema]);
+      await waitFor('ready', async () => (await api(base, 'GET', '/ready')).status === 200, 30_000);
+      // An older daemon starting now finds the lock held and stands by.
+      const again = await older.query(`SELECT pg_try_advisory_lock(${key}) AS held`, [schema]);
+      expect(again.rows[0].held).toBe(false);
+      daemon.child.kill('SIGTERM');
+      expect(await daemon.exited).toMatchObject({ code: 0 });
+    } finally {
+      older.release();
+    }
+  });
+
   it('exits 78 naming what to fix when the database does not exist', async () => {
     const { schema } = testSchema();
     const dataDir = tempDir();

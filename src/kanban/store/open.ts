@@ -24,6 +24,8 @@ export interface OpenHooks {
   onRetry: (err: unknown, delayMs: number) => void;
   /** An idle PostgreSQL connection failed (the pool replaces it). */
   onIdleError: (err: Error) => void;
+  /** The daemon's: wait while a daemon of an older version serves the board (PostgreSQL). */
+  olderDaemons?: { onWait: (why: string) => void; onError: (err: unknown) => void };
 }
 
 /** Waits between attempts to reach a database that is not up yet, at most this long. */
@@ -56,7 +58,11 @@ export async function openBoard(
   const where = `${redactUrl(store.url)} (schema ${store.schema})`;
   for (let delayMs = 1000; ; delayMs = Math.min(delayMs * 2, MAX_RETRY_MS)) {
     try {
-      return await openPostgresStore({ ...store, onIdleError: hooks.onIdleError });
+      return await openPostgresStore({
+        ...store,
+        onIdleError: hooks.onIdleError,
+        ...(hooks.olderDaemons ? { olderDaemons: hooks.olderDaemons } : {}),
+      });
     } catch (err) {
       if (err instanceof SchemaTooNewError)
         throw new StoreConfigError(`${where}: ${err.message}`, { cause: err });

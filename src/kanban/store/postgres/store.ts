@@ -6,6 +6,7 @@ import { AppError } from '../../../errors.js';
 import type { BoardStore, StorageFailure, Tables, TxHandle, TxTables } from '../contract.js';
 import { WRITES } from '../task-writes.js';
 import { EventWatch } from './event-watch.js';
+import { OlderDaemonsFence, type OlderDaemonsOptions } from './older-daemons.js';
 import { PgEventStore } from './event-store.js';
 import { PgHostStore } from './host-store.js';
 import { PgPlatformStore } from './platform-store.js';
@@ -140,6 +141,7 @@ export class PgStore implements BoardStore {
     private readonly pool: pg.Pool,
     private readonly schema: string,
     private readonly url: string,
+    private readonly fence: OlderDaemonsFence | null,
   ) {
     ({
       tasks: this.tasks,
@@ -210,6 +212,7 @@ export class PgStore implements BoardStore {
     if (this.closed) return;
     this.closed = true;
     await this.pool.end();
+    await this.fence?.release();
   }
 }
 
@@ -217,6 +220,8 @@ export interface PostgresOptions {
   url: string;
   schema: string;
   poolSize: number;
+  /** The daemon's: keep daemons of older versions from serving beside it (older-daemons.ts). */
+  olderDaemons?: Omit<OlderDaemonsOptions, 'url' | 'schema'>;
   /** Told of an idle connection's failure (the pool replaces it). */
   onIdleError?: (err: Error) => void;
 }
@@ -257,5 +262,18 @@ export async function openPostgresStore(opts: PostgresOptions): Promise<PgStore>
     await pool.end().catch(() => undefined);
     throw err;
   }
-  return new PgStore(pool, opts.schema, opts.url);
+  let fence: OlderDaemonsFence | null = null;
+  if (opts.olderDaemons) {
+    try {
+      fence = await OlderDaemonsFence.take({
+        ...opts.olderDaemons,
+        url: opts.url,
+        schema: opts.schema,
+      });
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw err;
+    }
+  }
+  return new PgStore(pool, opts.schema, opts.url, fence);
 }
