@@ -151,6 +151,18 @@ describe('bad input at scale changes nothing', () => {
         '{"platforms": [{"name": "t", "type": "telegram", "options": {"token": "x", "pollTimeoutSeconds": 9999}}]}',
         'platforms.0.options.pollTimeoutSeconds',
       ],
+      [
+        '{"platforms": [{"name": "m", "type": "matrix", "options": {"homeserver": "https://m.example", "userId": "@b:m.example"}}]}',
+        'platforms.0.options.accessToken',
+      ],
+      [
+        '{"platforms": [{"name": "m", "type": "matrix", "options": {"homeserver": "m.example", "accessToken": "t", "userId": "@b:m.example"}}]}',
+        'platforms.0.options.homeserver',
+      ],
+      [
+        '{"platforms": [{"name": "m", "type": "matrix", "options": {"homeserver": "https://m.example", "accessToken": "t", "userId": "bot"}}]}',
+        'platforms.0.options.userId',
+      ],
       ['{"log": {"level": "loud"}}', 'log.level'],
       ['{"dataDir": 5}', 'dataDir'],
       ['{"dataDir": ""}', 'dataDir'],
