@@ -216,6 +216,17 @@ const PLATFORM_OPTIONS: Record<PlatformConfig['type'], (options: Json, at: strin
     checkPollSeconds(options, at);
     allowOnly(options, ['homeserver', 'accessToken', 'userId', 'pollTimeoutSeconds'], at);
   },
+  slack: (options, at) => {
+    requireString(options, 'botToken', at);
+    requireString(options, 'appToken', at, true);
+    requireString(options, 'signingSecret', at, true);
+    requireString(options, 'apiBase', at, true);
+    if (options.appToken !== undefined && !(options.appToken as string).startsWith('xapp-'))
+      throw new ConfigError(`${at}.options.appToken`, 'expected an app-level token ("xapp-…")');
+    if (options.apiBase !== undefined && !/^https?:\/\//.test(options.apiBase as string))
+      throw new ConfigError(`${at}.options.apiBase`, 'expected an http(s) URL');
+    allowOnly(options, ['botToken', 'appToken', 'signingSecret', 'apiBase'], at);
+  },
 };
 
 function checkPollSeconds(options: Json, at: string): void {

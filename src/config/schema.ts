@@ -35,7 +35,12 @@ export const ProfileSchema = Type.Object(
 export const PlatformSchema = Type.Object(
   {
     name: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$' }),
-    type: Type.Union([Type.Literal('webhook'), Type.Literal('telegram'), Type.Literal('matrix')]),
+    type: Type.Union([
+      Type.Literal('webhook'),
+      Type.Literal('telegram'),
+      Type.Literal('matrix'),
+      Type.Literal('slack'),
+    ]),
     enabled: Type.Optional(Type.Boolean()),
     homeChannel: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
     options: Type.Record(Type.String(), Type.Unknown()),
@@ -161,7 +166,7 @@ export interface Profile {
 
 export interface PlatformConfig {
   name: string;
-  type: 'webhook' | 'telegram' | 'matrix';
+  type: 'webhook' | 'telegram' | 'matrix' | 'slack';
   enabled: boolean;
   homeChannel: string | null;
   options: Record<string, unknown>;

@@ -23,6 +23,7 @@ import type { Metrics } from './metrics.js';
 import { apiDocs } from './routes/api-docs.js';
 import { opsRoutes } from './routes/ops-routes.js';
 import { platformRoutes } from './routes/platform-routes.js';
+import { slackRoutes } from './routes/slack-routes.js';
 import { taskRoutes, type WorkerSample } from './routes/task-routes.js';
 import { workerRoutes } from './routes/worker-routes.js';
 import { validatorCompiler } from './validation.js';
@@ -169,6 +170,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     workerRoutes(scope, deps.worker);
     eventRoutes(scope, deps.board, deps.hub);
     platformRoutes(scope, deps.platforms);
+    slackRoutes(scope, deps.platforms);
     opsRoutes(scope, deps.metrics, deps.board);
     adminRoutes(scope, deps.requestStop);
   });

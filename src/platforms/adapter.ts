@@ -33,6 +33,11 @@ export interface AdapterContext {
    * could not be handled: the adapter must not move past it (it is fetched again).
    */
   onMessage(message: InboundMessage, position: Record<string, unknown>): Promise<boolean>;
+  /**
+   * Delivers an inbound message that carries the platform's own id for it (Slack's event_id):
+   * handled once whatever repeats it. False when it could not be handled (not acknowledged).
+   */
+  onDelivery(message: InboundMessage, deliveryId: string): Promise<boolean>;
   /** Reports that a connected adapter lost its connection (the supervisor reconnects). */
   onDisconnect(error: Error): void;
   /** Small persistent state of the adapter (e.g. Telegram's update offset), as last saved. */

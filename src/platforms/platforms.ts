@@ -16,6 +16,7 @@ import type { Tx } from '../kanban/moves/tx.js';
 import { PlatformHolds, type BoardHost } from './platform-holds.js';
 import { PlatformSupervisor, type PlatformView } from './supervisor.js';
 import { createMatrix } from './matrix.js';
+import { createSlack } from './slack.js';
 import { createTelegram } from './telegram.js';
 import { createWebhook } from './webhook.js';
 
@@ -23,6 +24,7 @@ export const ADAPTERS: Record<string, AdapterFactory> = {
   webhook: createWebhook,
   telegram: createTelegram,
   matrix: createMatrix,
+  slack: createSlack,
 };
 
 export interface PlatformsDeps {
@@ -84,6 +86,9 @@ export class Platforms {
         },
         onMessage: async (message, position) => {
           await this.onMessage(config.name, message, { position });
+        },
+        onDelivery: async (message, id) => {
+          await this.onMessage(config.name, message, { delivery: { id, signature: config.type } });
         },
         onError: deps.onError,
         clock: board.clock,

@@ -54,6 +54,8 @@ export interface SupervisorDeps {
   };
   /** Handles an inbound message, saving `position` with what it created. */
   onMessage: (message: InboundMessage, position: Record<string, unknown>) => Promise<void>;
+  /** Handles an inbound message by the platform's id for it, once whatever repeats it. */
+  onDelivery: (message: InboundMessage, deliveryId: string) => Promise<void>;
   onError: (err: unknown, what: string) => void;
   clock: () => number;
 }
@@ -149,6 +151,16 @@ export class PlatformSupervisor {
         this.counters.received++;
         try {
           await deps.onMessage(message, position);
+          return true;
+        } catch (err) {
+          this.deps.onError(err, 'inbound message');
+          return false;
+        }
+      },
+      onDelivery: async (message, deliveryId) => {
+        this.counters.received++;
+        try {
+          await deps.onDelivery(message, deliveryId);
           return true;
         } catch (err) {
           this.deps.onError(err, 'inbound message');

@@ -163,6 +163,14 @@ describe('bad input at scale changes nothing', () => {
         '{"platforms": [{"name": "m", "type": "matrix", "options": {"homeserver": "https://m.example", "accessToken": "t", "userId": "bot"}}]}',
         'platforms.0.options.userId',
       ],
+      [
+        '{"platforms": [{"name": "s", "type": "slack", "options": {"appToken": "xapp-1"}}]}',
+        'platforms.0.options.botToken',
+      ],
+      [
+        '{"platforms": [{"name": "s", "type": "slack", "options": {"botToken": "xoxb-1", "appToken": "xoxb-2"}}]}',
+        'platforms.0.options.appToken',
+      ],
       ['{"log": {"level": "loud"}}', 'log.level'],
       ['{"dataDir": 5}', 'dataDir'],
       ['{"dataDir": ""}', 'dataDir'],

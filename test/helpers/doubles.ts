@@ -9,18 +9,22 @@ export function webhookSecret(seed: string): string {
   return `whsec_${Buffer.from(seed.padEnd(24, '.')).toString('base64')}`;
 }
 
-const servers: Server[] = [];
+const servers: { server: Server; beforeClose: () => void }[] = [];
 
 afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise((r) => s.close(r));
+  for (const { server, beforeClose } of servers.splice(0)) {
+    beforeClose();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
   }
 });
 
-/** Listens on a free loopback port, closed after the test. */
-export async function listen(server: Server): Promise<string> {
-  servers.push(server);
+/**
+ * Listens on a free loopback port, closed after the test; `beforeClose` ends what the server
+ * does not track (upgraded websockets, timers).
+ */
+export async function listen(server: Server, beforeClose: () => void = () => {}): Promise<string> {
+  servers.push({ server, beforeClose });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const address = server.address();
   return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

@@ -13,6 +13,7 @@ import {
   webhookSecret,
 } from '../helpers/doubles.js';
 import { matrixDouble } from '../helpers/matrix-double.js';
+import { slackDouble } from '../helpers/slack-double.js';
 import type { Spawned } from '../helpers/procs.js';
 import { waitFor } from '../helpers/wait.js';
 import { prng } from '../chaos/interleave.js';
@@ -179,12 +180,13 @@ const minutes = Number(process.env.GH_INBOUND_MINUTES ?? 0);
 
 describe('chat messages while the daemon is SIGKILLed', () => {
   it(
-    'are each turned into exactly one task, from Telegram, Matrix and webhook senders that retry',
+    'are each turned into exactly one task, from Telegram, Matrix, Slack and webhook senders that retry',
     async () => {
       const seed = Number(process.env.GH_INBOUND_SEED ?? 1130);
       const random = prng(seed);
       const tg = await telegramDouble();
       const mx = await matrixDouble();
+      const sl = await slackDouble();
       const dataDir = tempDir();
       const port = await freePort();
       const config = writeConfig(tempDir(), {
@@ -206,6 +208,11 @@ describe('chat messages while the daemon is SIGKILLed', () => {
               userId: mx.userId,
               pollTimeoutSeconds: 1,
             },
+          },
+          {
+            name: 'sl',
+            type: 'slack',
+            options: { botToken: sl.botToken, appToken: sl.appToken, apiBase: sl.url },
           },
           webhookPlatform('http://127.0.0.1:9/unused'),
         ],
@@ -241,6 +248,7 @@ describe('chat messages while the daemon is SIGKILLed', () => {
       while (sent < total && (minutes === 0 || Date.now() < until)) {
         tg.say(1, `/task tg-${sent}`);
         mx.say('!room:example.org', `/task mx-${sent}`);
+        sl.say('C1', `/task sl-${sent}`);
         senders.push(deliver(sent));
         sent++;
         await new Promise((r) => setTimeout(r, Math.floor(random() * 60)));
@@ -264,7 +272,7 @@ describe('chat messages while the daemon is SIGKILLed', () => {
             body = (await api(url, 'GET', `/tasks?limit=1000&cursor=${body.nextCursor}`)).body;
             all.push(...body.tasks.map((t: { title: string }) => t.title));
           }
-          return all.length >= sent * 3 ? all : null;
+          return all.length >= sent * 4 ? all : null;
         },
         60_000,
       );
@@ -272,16 +280,16 @@ describe('chat messages while the daemon is SIGKILLed', () => {
       const lost = [];
       const doubled = [];
       for (let i = 0; i < sent; i++) {
-        for (const title of [`tg-${i}`, `mx-${i}`, `wh-${i}`]) {
+        for (const title of [`tg-${i}`, `mx-${i}`, `sl-${i}`, `wh-${i}`]) {
           if (count(title) === 0) lost.push(title);
           if (count(title) > 1) doubled.push(title);
         }
       }
       console.log(
-        `inbound: seed ${seed}, ${sent * 3} messages, ${kills} kills, ${titles.length} tasks, ${lost.length} lost, ${doubled.length} doubled`,
+        `inbound: seed ${seed}, ${sent * 4} messages, ${kills} kills, ${titles.length} tasks, ${lost.length} lost, ${doubled.length} doubled`,
       );
       expect({ lost, doubled }).toEqual({ lost: [], doubled: [] });
-      expect(titles).toHaveLength(sent * 3);
+      expect(titles).toHaveLength(sent * 4);
       daemon.child.kill('SIGTERM');
       await daemon.exited;
     },
