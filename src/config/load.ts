@@ -227,6 +227,16 @@ const PLATFORM_OPTIONS: Record<PlatformConfig['type'], (options: Json, at: strin
       throw new ConfigError(`${at}.options.apiBase`, 'expected an http(s) URL');
     allowOnly(options, ['botToken', 'appToken', 'signingSecret', 'apiBase'], at);
   },
+  discord: (options, at) => {
+    requireString(options, 'botToken', at);
+    requireString(options, 'apiBase', at, true);
+    requireString(options, 'gatewayUrl', at, true);
+    if (options.apiBase !== undefined && !/^https?:\/\//.test(options.apiBase as string))
+      throw new ConfigError(`${at}.options.apiBase`, 'expected an http(s) URL');
+    if (options.gatewayUrl !== undefined && !/^wss?:\/\//.test(options.gatewayUrl as string))
+      throw new ConfigError(`${at}.options.gatewayUrl`, 'expected a ws(s) URL');
+    allowOnly(options, ['botToken', 'apiBase', 'gatewayUrl'], at);
+  },
 };
 
 function checkPollSeconds(options: Json, at: string): void {

@@ -40,6 +40,7 @@ export const PlatformSchema = Type.Object(
       Type.Literal('telegram'),
       Type.Literal('matrix'),
       Type.Literal('slack'),
+      Type.Literal('discord'),
     ]),
     enabled: Type.Optional(Type.Boolean()),
     homeChannel: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
@@ -166,7 +167,7 @@ export interface Profile {
 
 export interface PlatformConfig {
   name: string;
-  type: 'webhook' | 'telegram' | 'matrix' | 'slack';
+  type: 'webhook' | 'telegram' | 'matrix' | 'slack' | 'discord';
   enabled: boolean;
   homeChannel: string | null;
   options: Record<string, unknown>;

@@ -15,6 +15,7 @@ import { recordPlatformEvent } from '../kanban/moves/records.js';
 import type { Tx } from '../kanban/moves/tx.js';
 import { PlatformHolds, type BoardHost } from './platform-holds.js';
 import { PlatformSupervisor, type PlatformView } from './supervisor.js';
+import { createDiscord } from './discord.js';
 import { createMatrix } from './matrix.js';
 import { createSlack } from './slack.js';
 import { createTelegram } from './telegram.js';
@@ -25,6 +26,7 @@ export const ADAPTERS: Record<string, AdapterFactory> = {
   telegram: createTelegram,
   matrix: createMatrix,
   slack: createSlack,
+  discord: createDiscord,
 };
 
 export interface PlatformsDeps {

@@ -171,6 +171,14 @@ describe('bad input at scale changes nothing', () => {
         '{"platforms": [{"name": "s", "type": "slack", "options": {"botToken": "xoxb-1", "appToken": "xoxb-2"}}]}',
         'platforms.0.options.appToken',
       ],
+      [
+        '{"platforms": [{"name": "d", "type": "discord", "options": {}}]}',
+        'platforms.0.options.botToken',
+      ],
+      [
+        '{"platforms": [{"name": "d", "type": "discord", "options": {"botToken": "t", "gatewayUrl": "http://x"}}]}',
+        'platforms.0.options.gatewayUrl',
+      ],
       ['{"log": {"level": "loud"}}', 'log.level'],
       ['{"dataDir": 5}', 'dataDir'],
       ['{"dataDir": ""}', 'dataDir'],

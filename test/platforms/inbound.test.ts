@@ -14,6 +14,7 @@ import {
 } from '../helpers/doubles.js';
 import { matrixDouble } from '../helpers/matrix-double.js';
 import { slackDouble } from '../helpers/slack-double.js';
+import { discordDouble } from '../helpers/discord-double.js';
 import type { Spawned } from '../helpers/procs.js';
 import { waitFor } from '../helpers/wait.js';
 import { prng } from '../chaos/interleave.js';
@@ -180,13 +181,14 @@ const minutes = Number(process.env.GH_INBOUND_MINUTES ?? 0);
 
 describe('chat messages while the daemon is SIGKILLed', () => {
   it(
-    'are each turned into exactly one task, from Telegram, Matrix, Slack and webhook senders that retry',
+    'are each turned into exactly one task, from Telegram, Matrix, Slack, Discord and webhook senders that retry',
     async () => {
       const seed = Number(process.env.GH_INBOUND_SEED ?? 1130);
       const random = prng(seed);
       const tg = await telegramDouble();
       const mx = await matrixDouble();
       const sl = await slackDouble();
+      const dc = await discordDouble();
       const dataDir = tempDir();
       const port = await freePort();
       const config = writeConfig(tempDir(), {
@@ -214,16 +216,19 @@ describe('chat messages while the daemon is SIGKILLed', () => {
             type: 'slack',
             options: { botToken: sl.botToken, appToken: sl.appToken, apiBase: sl.url },
           },
+          { name: 'dc', type: 'discord', options: { botToken: dc.token, apiBase: dc.url } },
           webhookPlatform('http://127.0.0.1:9/unused'),
         ],
       });
       let daemon: Spawned = startDaemon({ dataDir, port, config });
       let url = await waitServing(dataDir, daemon.pid);
-      // Matrix's first sync marks where the history ends: messages from then on are commands.
+      // Matrix's first sync marks where the history ends, and Discord's first session where
+      // its messages begin (the Gateway replays only what a session missed).
       await waitFor(
         'the first Matrix sync',
         () => mx.calls.filter((c) => c === 'GET /sync').length > 1,
       );
+      await waitFor('the first Discord session', () => dc.identifies === 1);
       const total =
         minutes > 0 ? Number.MAX_SAFE_INTEGER : Number(process.env.GH_INBOUND_MESSAGES ?? 120);
       const killChance = Number(process.env.GH_INBOUND_KILL_PERCENT ?? 5) / 100;
@@ -249,6 +254,7 @@ describe('chat messages while the daemon is SIGKILLed', () => {
         tg.say(1, `/task tg-${sent}`);
         mx.say('!room:example.org', `/task mx-${sent}`);
         sl.say('C1', `/task sl-${sent}`);
+        dc.say('C1', `/task dc-${sent}`);
         senders.push(deliver(sent));
         sent++;
         await new Promise((r) => setTimeout(r, Math.floor(random() * 60)));
@@ -261,35 +267,37 @@ describe('chat messages while the daemon is SIGKILLed', () => {
         }
       }
       await Promise.all(senders);
+      // On time out, what was handled by then is reported below (what was lost, what doubled).
+      let seen: string[] = [];
       const titles = await waitFor(
         'every message handled',
         async () => {
           const res = await api(url, 'GET', '/tasks?limit=1000');
-          const all: string[] = [];
+          const all: string[] = (seen = []);
           let body = res.body;
           all.push(...body.tasks.map((t: { title: string }) => t.title));
           while (body.nextCursor) {
             body = (await api(url, 'GET', `/tasks?limit=1000&cursor=${body.nextCursor}`)).body;
             all.push(...body.tasks.map((t: { title: string }) => t.title));
           }
-          return all.length >= sent * 4 ? all : null;
+          return all.length >= sent * 5 ? all : null;
         },
         60_000,
-      );
+      ).catch(() => seen);
       const count = (title: string) => titles.filter((t) => t === title).length;
       const lost = [];
       const doubled = [];
       for (let i = 0; i < sent; i++) {
-        for (const title of [`tg-${i}`, `mx-${i}`, `sl-${i}`, `wh-${i}`]) {
+        for (const title of [`tg-${i}`, `mx-${i}`, `sl-${i}`, `dc-${i}`, `wh-${i}`]) {
           if (count(title) === 0) lost.push(title);
           if (count(title) > 1) doubled.push(title);
         }
       }
       console.log(
-        `inbound: seed ${seed}, ${sent * 4} messages, ${kills} kills, ${titles.length} tasks, ${lost.length} lost, ${doubled.length} doubled`,
+        `inbound: seed ${seed}, ${sent * 5} messages, ${kills} kills, ${titles.length} tasks, ${lost.length} lost, ${doubled.length} doubled`,
       );
       expect({ lost, doubled }).toEqual({ lost: [], doubled: [] });
-      expect(titles).toHaveLength(sent * 4);
+      expect(titles).toHaveLength(sent * 5);
       daemon.child.kill('SIGTERM');
       await daemon.exited;
     },

@@ -128,7 +128,7 @@ export const CommentSchema = Type.Object(
 export const PlatformSchema = Type.Object(
   {
     name: Type.String(),
-    type: literals(['webhook', 'telegram', 'matrix', 'slack']),
+    type: literals(['webhook', 'telegram', 'matrix', 'slack', 'discord']),
     state: literals([
       'connecting',
       'connected',
