@@ -12,6 +12,7 @@ import { api, rawRequest, startGateway, type TestGateway } from '../helpers/app.
 import { claim } from '../helpers/board.js';
 import { ROOT, tempDir } from '../helpers/daemon.js';
 import { signedHeaders, webhookReceiver, webhookSecret } from '../helpers/doubles.js';
+import { slackDouble } from '../helpers/slack-double.js';
 
 type Doc = {
   openapi: string;
@@ -85,6 +86,7 @@ describe('the OpenAPI document', () => {
 
   it('describes what every route really answers, errors included', async () => {
     const receiver = await webhookReceiver(webhookSecret('an-inbound-webhook-secret'));
+    const sl = await slackDouble();
     const gw = await startGateway({
       platforms: [
         {
@@ -92,6 +94,11 @@ describe('the OpenAPI document', () => {
           type: 'webhook',
           homeChannel: 'room',
           options: { url: receiver.url, secret: receiver.secret },
+        },
+        {
+          name: 'sl',
+          type: 'slack',
+          options: { botToken: sl.botToken, signingSecret: sl.signingSecret, apiBase: sl.url },
         },
       ],
     });
@@ -166,6 +173,18 @@ describe('the OpenAPI document', () => {
       signedHeaders(receiver.secret, inbound),
     );
     await call('POST', '/platform/{name}/inbound', '/platform/ops/inbound', inbound, {});
+    const event = sl.signedEvent('C1', '/tasks', 'Ev1');
+    await call('POST', '/platform/{name}/events', '/platform/sl/events', event.body, event.headers);
+    await call('POST', '/platform/{name}/events', '/platform/sl/events', event.body, {
+      'content-type': 'application/json',
+    });
+    await call(
+      'POST',
+      '/platform/{name}/events',
+      '/platform/ops/events',
+      event.body,
+      event.headers,
+    );
     await call('GET', '/health', '/health');
     await call('GET', '/ready', '/ready');
     const { hosts } = (await call('GET', '/hosts', '/hosts')).body;

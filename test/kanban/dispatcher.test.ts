@@ -225,8 +225,9 @@ describe('supervision', () => {
   });
 
   it('times out a worker that ignores SIGTERM, ending it and its grandchild with SIGKILL', async () => {
+    // Long enough for the worker to start its grandchild on a busy machine before it is timed out.
     const gw = await gatewayWith(
-      { stubborn: profile('stubborn', { maxRuntimeSeconds: 0.5 }) },
+      { stubborn: profile('stubborn', { maxRuntimeSeconds: 3 }) },
       { failureLimit: 1 },
     );
     const task = await createTask(gw, { title: 'hangs', assignee: 'stubborn' });
