@@ -10,8 +10,8 @@ export interface DiscordDouble {
   url: string;
   gatewayUrl: string;
   token: string;
-  /** 'ok', 'down' (HTTP 502), 'unauthorized' (401), 'limited' (429 on a post, then ok). */
-  mode: 'ok' | 'down' | 'unauthorized' | 'limited';
+  /** 'ok', 'down' (HTTP 502), 'unauthorized' (401), 'limited' (429 on a post, then ok), 'hang'. */
+  mode: 'ok' | 'down' | 'unauthorized' | 'limited' | 'hang';
   posted: { channel: string; content: string }[];
   posts: number;
   /** Channels a post answers 403 Missing Access. */
@@ -28,6 +28,8 @@ export interface DiscordDouble {
   askReconnect(): void;
   /** Opcode 9: the session is invalid (resumable or not). */
   invalidate(resumable: boolean): void;
+  /** Drops every connection without a word (a network cut). */
+  drop(): void;
 }
 
 export async function discordDouble(token = 'discord-test-bot-token'): Promise<DiscordDouble> {
@@ -59,6 +61,9 @@ export async function discordDouble(token = 'discord-test-bot-token'): Promise<D
     askReconnect() {
       for (const s of sockets) s.ws.send(JSON.stringify({ op: 7, d: null, s: null, t: null }));
     },
+    drop() {
+      for (const s of sockets) s.ws.terminate();
+    },
     invalidate(resumable) {
       if (!resumable) sessionId = `session-${double.identifies + 1}`;
       for (const s of sockets) s.ws.send(JSON.stringify({ op: 9, d: resumable, s: null, t: null }));
@@ -80,6 +85,7 @@ export async function discordDouble(token = 'discord-test-bot-token'): Promise<D
           .end(JSON.stringify(payload));
       if (req.headers.authorization !== `Bot ${token}` || double.mode === 'unauthorized')
         return reply(401, { message: '401: Unauthorized', code: 0 });
+      if (double.mode === 'hang') return;
       if (double.mode === 'down') return reply(502, { message: 'Bad Gateway', code: 0 });
       if (path === '/users/@me') return reply(200, { id: 'BOT', username: 'gatehouse', bot: true });
       if (path === '/gateway/bot') return reply(200, { url: double.gatewayUrl, shards: 1 });

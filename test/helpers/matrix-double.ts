@@ -9,9 +9,10 @@ export interface MatrixDouble {
   userId: string;
   /**
    * 'ok', 'down' (HTTP 502), 'unauthorized' (401 M_UNKNOWN_TOKEN), 'limited' (429 on sends),
-   * 'answer-lost' (a send is taken, then answered 502: the sender cannot know it went).
+   * 'answer-lost' (a send is taken, then answered 502: the sender cannot know it went),
+   * 'hang' (a request is never answered).
    */
-  mode: 'ok' | 'down' | 'unauthorized' | 'limited' | 'answer-lost';
+  mode: 'ok' | 'down' | 'unauthorized' | 'limited' | 'answer-lost' | 'hang';
   /** Messages the bot sent, once per transaction id (a repeated txnId is the same message). */
   sent: { room: string; body: string; txnId: string }[];
   /** Every send request, repeats included. */
@@ -78,6 +79,7 @@ export async function matrixDouble(
           .end(JSON.stringify(payload));
       if (req.headers.authorization !== `Bearer ${token}` || double.mode === 'unauthorized')
         return reply(401, { errcode: 'M_UNKNOWN_TOKEN', error: 'Invalid access token passed.' });
+      if (double.mode === 'hang') return;
       if (double.mode === 'down') return reply(502, { errcode: 'M_UNKNOWN', error: 'Bad gateway' });
       if (path === '/account/whoami') return reply(200, { user_id: userId, device_id: 'GH' });
       if (path === '/sync') {

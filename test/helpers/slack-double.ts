@@ -13,8 +13,8 @@ export interface SlackDouble {
   botToken: string;
   appToken: string;
   signingSecret: string;
-  /** 'ok', 'down' (HTTP 503), 'unauthorized' (invalid_auth), 'limited' (429 on posts). */
-  mode: 'ok' | 'down' | 'unauthorized' | 'limited';
+  /** 'ok', 'down' (HTTP 503), 'unauthorized' (invalid_auth), 'limited' (429 on posts), 'hang'. */
+  mode: 'ok' | 'down' | 'unauthorized' | 'limited' | 'hang';
   posted: { channel: string; text: string }[];
   calls: string[];
   /** Channels chat.postMessage answers channel_not_found. */
@@ -36,6 +36,8 @@ export interface SlackDouble {
   ): { body: string; headers: Record<string, string> };
   /** Asks the open connection to go away (a refresh), as Slack does every few hours. */
   disconnect(): void;
+  /** Drops every connection without a word (a network cut). */
+  drop(): void;
 }
 
 export async function slackDouble(): Promise<SlackDouble> {
@@ -87,6 +89,9 @@ export async function slackDouble(): Promise<SlackDouble> {
         },
       };
     },
+    drop() {
+      for (const ws of sockets) ws.terminate();
+    },
     disconnect() {
       for (const ws of sockets)
         ws.send(JSON.stringify({ type: 'disconnect', reason: 'refresh_requested' }));
@@ -114,6 +119,7 @@ export async function slackDouble(): Promise<SlackDouble> {
         res
           .writeHead(status, { 'content-type': 'application/json', ...headers })
           .end(JSON.stringify(payload));
+      if (double.mode === 'hang') return;
       if (double.mode === 'down') return reply(503, { ok: false, error: 'service_unavailable' });
       const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
       const wanted = method === 'apps.connections.open' ? double.appToken : double.botToken;

@@ -59,7 +59,7 @@ describe('discord', () => {
     expect(await titles(gw)).toEqual(['write the release notes']);
   });
 
-  it('resumes after opcode 7, a zombie connection and a resumable invalid session, replaying what it missed once; identifies anew when it cannot resume', async () => {
+  it('resumes after opcode 7, a zombie connection, a resumable invalid session and a dropped link, replaying what it missed once; identifies anew when it cannot resume', async () => {
     const dc = await discordDouble();
     const gw = await startGateway({ workers: { maxConcurrent: 0 }, platforms: [discord(dc)] });
     await waitFor('connected', async () => (await view(gw.url)).state === 'connected');
@@ -77,13 +77,18 @@ describe('discord', () => {
     dc.say('C1', '/task four');
     await waitFor('resumed again', () => dc.resumes === 3, 15_000);
     await waitFor('four', async () => (await titles(gw)).length === 4);
+    // Cut without a word: resumed, and what came meanwhile replayed.
+    dc.drop();
+    dc.say('C1', '/task cut');
+    await waitFor('resumed after the cut', () => dc.resumes === 4, 15_000);
+    await waitFor('cut', async () => (await titles(gw)).length === 5);
     expect(dc.identifies).toBe(1);
 
     dc.invalidate(false);
     await waitFor('identified anew', () => dc.identifies === 2, 15_000);
     dc.say('C1', '/task five');
-    await waitFor('five', async () => (await titles(gw)).length === 5);
-    expect(await titles(gw)).toEqual(['five', 'four', 'one', 'three', 'two']);
+    await waitFor('five', async () => (await titles(gw)).length === 6);
+    expect(await titles(gw)).toEqual(['cut', 'five', 'four', 'one', 'three', 'two']);
   });
 
   it('is failed by a refused token, waits out a rate limit and drops a notice a channel refuses', async () => {

@@ -17,7 +17,7 @@ const quickBreaker = {
 };
 
 describe('an outage of one chat platform', () => {
-  it('opens only its breaker, delays only its notices, and each arrives once when it is back', async () => {
+  it('down or hanging, opens only its breaker, delays only its notices, and each arrives once when it is back', async () => {
     const mx = await matrixDouble();
     const sl = await slackDouble();
     const dc = await discordDouble();
@@ -65,16 +65,26 @@ describe('an outage of one chat platform', () => {
       sl: (id: string) => sl.posted.filter((m) => m.text.includes(id)).length,
       dc: (id: string) => dc.posted.filter((m) => m.content.includes(id)).length,
     };
-    const downs = {
-      mx: (down: boolean) => (mx.mode = down ? 'down' : 'ok'),
-      sl: (down: boolean) => (sl.mode = down ? 'down' : 'ok'),
-      dc: (down: boolean) => (dc.mode = down ? 'down' : 'ok'),
+    type Mode = 'ok' | 'down' | 'hang';
+    const set = {
+      mx: (mode: Mode) => (mx.mode = mode),
+      sl: (mode: Mode) => (sl.mode = mode),
+      dc: (mode: Mode) => (dc.mode = mode),
     };
-    for (const name of ['mx', 'sl', 'dc'] as const) {
-      downs[name](true);
+    // Down (5xx) or hanging (no answer at all, each call cut by the breaker's timeout).
+    const outages = [
+      ['mx', 'down'],
+      ['sl', 'hang'],
+      ['dc', 'down'],
+      ['mx', 'hang'],
+      ['dc', 'hang'],
+      ['sl', 'down'],
+    ] as const;
+    for (const [name, mode] of outages) {
+      set[name](mode);
       const ids: string[] = [];
       for (let i = 0; i < 3; i++)
-        ids.push((await api(gw.url, 'POST', '/tasks', { title: `${name} down ${i}` })).body.id);
+        ids.push((await api(gw.url, 'POST', '/tasks', { title: `${name} ${mode} ${i}` })).body.id);
       const others = (['mx', 'sl', 'dc'] as const).filter((n) => n !== name);
       // The board and the other platforms carry on.
       await waitFor(`the others told while ${name} is down`, () =>
@@ -87,7 +97,7 @@ describe('an outage of one chat platform', () => {
       expect(ids.map((id) => told[name](id))).toEqual([0, 0, 0]);
       for (const o of others) expect((await view(o)).breaker.state).toBe('closed');
 
-      downs[name](false);
+      set[name]('ok');
       await waitFor(`${name}'s notices`, () => ids.every((id) => told[name](id) >= 1), 20_000);
       await waitFor(
         `${name}'s breaker closed`,

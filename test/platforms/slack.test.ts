@@ -59,7 +59,7 @@ describe('slack over Socket Mode', () => {
     ]);
   });
 
-  it('takes an event sent twice once, and opens a new connection when Slack asks', async () => {
+  it('takes an event sent twice once, and opens a new connection when Slack asks or the link drops', async () => {
     const sl = await slackDouble();
     const gw = await startGateway({
       workers: { maxConcurrent: 0 },
@@ -73,7 +73,12 @@ describe('slack over Socket Mode', () => {
     await waitFor('connected again', () => sl.connections === 2, 15_000);
     for (let i = 0; i < 5; i++) sl.say('C1', `/task second ${i}`);
     await waitFor('every one acknowledged', () => sl.acked.size === 10);
-    expect((await gw.kanban.board.counts()).ready).toBe(10);
+    // Cut without a word: what comes meanwhile is sent again on the next connection.
+    sl.drop();
+    for (let i = 0; i < 5; i++) sl.say('C1', `/task third ${i}`);
+    await waitFor('connected a third time', () => sl.connections === 3, 15_000);
+    await waitFor('every one acknowledged', () => sl.acked.size === 15);
+    expect((await gw.kanban.board.counts()).ready).toBe(15);
   });
 
   it('treats a revoked token as permanent (failed), waits out a rate limit, and drops a refused notice', async () => {
