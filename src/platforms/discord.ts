@@ -33,6 +33,19 @@ interface GatewayData {
   author?: { bot?: boolean };
 }
 
+/** Close codes after which trying again cannot help: the operator must act (4014: the Message
+ * Content intent is not switched on for the bot). */
+const FATAL_CLOSE: Record<number, string> = {
+  4004: 'authentication failed (check the bot token)',
+  4010: 'invalid shard',
+  4011: 'sharding required',
+  4012: 'invalid API version',
+  4013: 'invalid intents',
+  4014: 'disallowed intents (turn on the Message Content intent in the developer portal)',
+};
+/** Close codes after which the session cannot be resumed: the next connection identifies. */
+const SESSION_GONE = new Set([4007, 4009]);
+
 interface Session {
   sessionId: string;
   seq: number;
@@ -76,7 +89,25 @@ export const createDiscord: AdapterFactory = (options, ctx): PlatformAdapter => 
   /** Each route's bucket as its last answer told it: what is left, and when it refills (ms). */
   const buckets = new Map<string, { remaining: number; resetAt: number }>();
   let globalUntil = 0;
-  let gateway: { ws: WebSocket; beat: NodeJS.Timeout | null } | null = null;
+  interface Connection {
+    ws: WebSocket;
+    beat: NodeJS.Timeout | null;
+    /** Closed, or a message could not be handled: nothing more of it is handled. */
+    broken: boolean;
+    /** Its dispatches, handled one at a time in order. */
+    dispatches: Promise<void>;
+  }
+  /** The connection that is ready, and the one being opened (stop() closes both). */
+  let gateway: Connection | null = null;
+  let opening: Connection | null = null;
+
+  /** Ends a connection: nothing more of it is handled, and its socket goes. */
+  const end = (c: Connection | null) => {
+    if (!c) return;
+    c.broken = true;
+    if (c.beat) clearTimeout(c.beat);
+    c.ws.close(4000);
+  };
 
   const rest = async (
     method: 'GET' | 'POST',
@@ -113,19 +144,29 @@ export const createDiscord: AdapterFactory = (options, ctx): PlatformAdapter => 
       address.searchParams.set('v', '10');
       address.searchParams.set('encoding', 'json');
       const ws = new WebSocket(address);
-      const current = { ws, beat: null as NodeJS.Timeout | null };
+      const current: Connection = { ws, beat: null, broken: false, dispatches: Promise.resolve() };
+      opening = current;
       let ready = false;
       let acked = true;
       let seq: number | null = sessionOf(ctx.loadState())?.seq ?? null;
-      let dispatches: Promise<void> = Promise.resolve();
-      let broken = false;
+      /** Handles one more dispatch after the ones before it; a failure ends the connection. */
+      const then = (step: () => Promise<void>) => {
+        current.dispatches = current.dispatches
+          .then(() => (current.broken ? undefined : step()))
+          .catch((err: unknown) => {
+            // The session could not be saved: a new connection starts from what was.
+            fail(err as Error);
+            end(current);
+          });
+      };
       const send = (op: number, d: unknown) => {
         if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ op, d }));
       };
-      const fail = (err: Error) => {
+      const fail = (err: Error, kind: 'retryable' | 'permanent' = 'retryable') => {
         if (ready) return;
+        current.broken = true;
         ws.terminate();
-        reject(new PlatformError(`Gateway: ${err.message}`, 'retryable', null, { cause: err }));
+        reject(new PlatformError(`Gateway: ${err.message}`, kind, null, { cause: err }));
       };
       const heartbeat = () => {
         // The last one was never acknowledged: the connection is a zombie.
@@ -144,6 +185,7 @@ export const createDiscord: AdapterFactory = (options, ctx): PlatformAdapter => 
         } catch {
           return;
         }
+        if (typeof msg !== 'object' || msg === null) return;
         if (typeof msg.s === 'number') seq = msg.s;
         switch (msg.op) {
           case OP.hello: {
@@ -177,24 +219,21 @@ export const createDiscord: AdapterFactory = (options, ctx): PlatformAdapter => 
             // Discord asks for a new connection: the session is resumed there.
             ws.close(4000);
             return;
-          case OP.invalidSession:
-            // Not resumable: the next connection identifies anew.
-            if (msg.d !== true) void ctx.saveState({ ...ctx.loadState(), session: null });
-            ws.close(4000);
+          case OP.invalidSession: {
+            // Not resumable: the next connection identifies anew, once that is saved.
+            const resumable = msg.d === true;
+            then(async () => {
+              if (!resumable) await ctx.saveState({ ...ctx.loadState(), session: null });
+              end(current);
+            });
             return;
+          }
           case OP.dispatch: {
             // One at a time, in order: a message that cannot be handled stops the ones after it.
             const at = seq;
             const data = typeof msg.d === 'object' ? msg.d : {};
             const type = msg.t ?? '';
-            dispatches = dispatches
-              .then(() => (broken ? undefined : onDispatch(type, data, at)))
-              .catch((err: unknown) => {
-                // The session could not be saved: a new connection starts from what was.
-                broken = true;
-                fail(err as Error);
-                ws.close(4000);
-              });
+            then(() => onDispatch(type, data, at));
             return;
           }
         }
@@ -211,6 +250,9 @@ export const createDiscord: AdapterFactory = (options, ctx): PlatformAdapter => 
           });
         }
         if (type === 'READY' || type === 'RESUMED') {
+          // Stopped, or replaced by a newer connect, while it opened.
+          if (opening !== current) return fail(new Error('superseded while it opened'));
+          opening = null;
           ready = true;
           gateway = current;
           resolve();
@@ -228,17 +270,24 @@ export const createDiscord: AdapterFactory = (options, ctx): PlatformAdapter => 
         );
         // Not handled (the board cannot be written): the connection goes, and the resume from
         // the saved sequence brings the message again.
-        if (!handled) {
-          broken = true;
-          ws.close(4000);
-        }
+        if (!handled) end(current);
       };
       ws.on('close', (code) => {
+        current.broken = true;
         if (current.beat) clearTimeout(current.beat);
-        if (!ready) return fail(new Error(`closed before ready (${code})`));
+        const fatal = FATAL_CLOSE[code];
+        const closed = new Error(`closed (${code}${fatal ? `: ${fatal}` : ''})`);
+        // The session is gone: saved so, after what this connection is still handling.
+        if (SESSION_GONE.has(code))
+          current.dispatches = current.dispatches
+            .then(() => ctx.saveState({ ...ctx.loadState(), session: null }))
+            .catch(() => undefined);
+        if (!ready) return fail(closed, fatal ? 'permanent' : 'retryable');
         if (gateway !== current) return;
         gateway = null;
-        ctx.onDisconnect(new PlatformError(`Gateway closed (${code})`, 'retryable'));
+        ctx.onDisconnect(
+          new PlatformError(`Gateway ${closed.message}`, fatal ? 'permanent' : 'retryable'),
+        );
       });
     });
   }
@@ -247,6 +296,13 @@ export const createDiscord: AdapterFactory = (options, ctx): PlatformAdapter => 
     maxTextLength: 2000,
     async connect(signal) {
       await rest('GET', '/users/@me', undefined, signal);
+      const previous = gateway ?? opening;
+      gateway = null;
+      opening = null;
+      end(previous);
+      // What the last connection is still handling is saved before the session is read back:
+      // a resume from an older sequence would hand its messages out again.
+      await previous?.dispatches;
       const session = sessionOf(ctx.loadState());
       const url =
         session?.resumeUrl ??
@@ -254,25 +310,23 @@ export const createDiscord: AdapterFactory = (options, ctx): PlatformAdapter => 
         ((await rest('GET', '/gateway/bot', undefined, signal)).url as string | undefined);
       if (typeof url !== 'string')
         throw new PlatformError('GET /gateway/bot: no url in the answer', 'retryable');
-      const previous = gateway;
-      gateway = null;
-      previous?.ws.close(4000);
       await open(url, signal);
     },
     async send(channel, text, _tag, signal) {
       await rest(
         'POST',
         `/channels/${encodeURIComponent(channel)}/messages`,
-        { content: text },
+        // A title from chat must not ping anyone (@everyone, a user).
+        { content: text, allowed_mentions: { parse: [] } },
         signal,
         `/channels/${channel}/messages`,
       );
     },
     async stop() {
-      const current = gateway;
+      const current = [gateway, opening];
       gateway = null;
-      if (current?.beat) clearTimeout(current.beat);
-      current?.ws.close(4000);
+      opening = null;
+      for (const c of current) end(c);
     },
   };
 };

@@ -67,6 +67,8 @@ export const createMatrix: AdapterFactory = (options, ctx): PlatformAdapter => {
   const auth = { authorization: `Bearer ${options.accessToken as string}` };
   const pollSeconds = (options.pollTimeoutSeconds as number | undefined) ?? 30;
   let polling: AbortController | null = null;
+  /** The poll loop running, if any: a new one starts once it has stopped. */
+  let loop: Promise<void> = Promise.resolve();
 
   const call = async (
     method: 'GET' | 'PUT',
@@ -100,6 +102,7 @@ export const createMatrix: AdapterFactory = (options, ctx): PlatformAdapter => {
         throw new PlatformError('GET /sync: the answer has no next_batch', 'retryable');
       // The first sync is where the history ends: what was said before is not a command now.
       if (since === null) {
+        if (controller.signal.aborted) return;
         await ctx.saveState({ ...state, since: next, handled: [] });
         continue;
       }
@@ -107,6 +110,8 @@ export const createMatrix: AdapterFactory = (options, ctx): PlatformAdapter => {
       const done = new Set(handled);
       let complete = true;
       for (const message of messagesOf(reply, self)) {
+        // Stopped (a pause, a reconnect): the next poller goes on from what was saved.
+        if (controller.signal.aborted) return;
         if (done.has(message.id)) continue;
         done.add(message.id);
         const position = { ...state, since, handled: [...done] };
@@ -115,6 +120,7 @@ export const createMatrix: AdapterFactory = (options, ctx): PlatformAdapter => {
           break;
         }
       }
+      if (controller.signal.aborted) return;
       if (complete) await ctx.saveState({ ...ctx.loadState(), since: next, handled: [] });
       else await sleep(1000, undefined, { signal: controller.signal }).catch(() => undefined);
       if (pollSeconds === 0)
@@ -135,9 +141,11 @@ export const createMatrix: AdapterFactory = (options, ctx): PlatformAdapter => {
           'permanent',
         );
       polling?.abort();
+      await loop;
+      if (signal.aborted) throw new PlatformError('connect timed out', 'retryable');
       const controller = new AbortController();
       polling = controller;
-      poll(controller).catch((err: unknown) => {
+      loop = poll(controller).catch((err: unknown) => {
         if (!controller.signal.aborted) ctx.onDisconnect(err as Error);
       });
     },

@@ -48,6 +48,14 @@ function resultOf(method: string, res: HttpResult): Record<string, unknown> {
   throw new PlatformError(`${method}: ${error}`, 'caller');
 }
 
+/** How often Socket Mode's link is pinged; a ping unanswered by the next is a dead link. */
+const PING_MS = 10_000;
+
+/** Slack's three control characters, escaped as its formatting rules ask. */
+function escapeText(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+}
+
 /** A message someone wrote in a channel (not a bot's, not an edit or a join), or null. */
 export function slackMessage(event: unknown): InboundMessage | null {
   const e = (event ?? {}) as Record<string, unknown>;
@@ -63,7 +71,9 @@ export const createSlack: AdapterFactory = (options, ctx): PlatformAdapter => {
   );
   const botToken = options.botToken as string;
   const appToken = options.appToken as string | undefined;
+  /** The connection that said hello, and the one being opened (stop() closes both). */
   let socket: WebSocket | null = null;
+  let opening: WebSocket | null = null;
 
   const call = async (method: string, body: object, signal: AbortSignal, token = botToken) =>
     resultOf(
@@ -88,7 +98,17 @@ export const createSlack: AdapterFactory = (options, ctx): PlatformAdapter => {
   function openSocket(url: string, signal: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(url);
+      opening = ws;
       let hello = false;
+      // A link that died without a word (no close ever comes) is found by its pings.
+      let answered = true;
+      const pinger = setInterval(() => {
+        if (!answered) return ws.terminate();
+        answered = false;
+        if (ws.readyState === WebSocket.OPEN) ws.ping();
+      }, PING_MS);
+      pinger.unref();
+      ws.on('pong', () => (answered = true));
       const fail = (err: Error) => {
         if (hello) return;
         ws.terminate();
@@ -99,22 +119,28 @@ export const createSlack: AdapterFactory = (options, ctx): PlatformAdapter => {
       });
       ws.on('error', fail);
       ws.on('message', (data: Buffer) => {
+        answered = true;
         let message: Record<string, unknown>;
         try {
           message = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
         } catch {
           return;
         }
+        if (typeof message !== 'object' || message === null) return;
         if (message.type === 'hello') {
+          // Stopped, or replaced by a newer connect, while it opened.
+          if (opening !== ws) return fail(new Error('superseded while it opened'));
+          opening = null;
           hello = true;
           socket = ws;
           resolve();
         } else if (message.type === 'disconnect') {
           // Slack asks for a new connection (a refresh, or the server going away).
           ws.close();
-        } else void onEnvelope(ws, message);
+        } else onEnvelope(ws, message).catch(() => ws.close());
       });
       ws.on('close', (code) => {
+        clearInterval(pinger);
         if (!hello) return fail(new Error(`closed before hello (${code})`));
         if (socket !== ws) return;
         socket = null;
@@ -134,18 +160,21 @@ export const createSlack: AdapterFactory = (options, ctx): PlatformAdapter => {
       const opened = await call('apps.connections.open', {}, signal, appToken);
       if (typeof opened.url !== 'string')
         throw new PlatformError('apps.connections.open: no url in the answer', 'retryable');
-      const previous = socket;
+      const previous = [socket, opening];
       socket = null;
-      previous?.close();
+      opening = null;
+      for (const ws of previous) ws?.terminate();
       await openSocket(opened.url, signal);
     },
     async send(channel, text, _tag, signal) {
-      await call('chat.postMessage', { channel, text }, signal);
+      // Slack reads <…> as links and mentions (<!channel>): a title from chat is text only.
+      await call('chat.postMessage', { channel, text: escapeText(text) }, signal);
     },
     async stop() {
-      const current = socket;
+      const current = [socket, opening];
       socket = null;
-      current?.close();
+      opening = null;
+      for (const ws of current) ws?.close();
     },
   };
 };

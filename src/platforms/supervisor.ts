@@ -79,6 +79,8 @@ export class PlatformSupervisor {
    * connects without any I/O shows this as `retrying` until a send succeeds again.
    */
   private sendsFailing = false;
+  /** No message is sent before this time (ms): the wait a 429 asked for. */
+  private sendsAfter = 0;
   private readonly breaker: CircuitBreaker<[(signal: AbortSignal) => Promise<unknown>], unknown>;
   private readonly adapter: PlatformAdapter;
   private lastError: string | null;
@@ -248,6 +250,15 @@ export class PlatformSupervisor {
         headers: { 'retry-after': '60' },
       });
     }
+    const wait = this.sendsAfter - this.deps.clock();
+    if (wait > 0) {
+      // The platform asked for a pause (a 429's Retry-After): nothing is sent before it ends.
+      throw new AppError(
+        'PLATFORM_UNAVAILABLE',
+        `platform ${this.name} asked to wait ${Math.ceil(wait / 1000)} s before the next message (rate limited)`,
+        { headers: { 'retry-after': String(Math.ceil(wait / 1000)) } },
+      );
+    }
     const fitted = fitText(text, this.adapter.maxTextLength);
     try {
       await this.breaker.fire((signal) =>
@@ -259,6 +270,8 @@ export class PlatformSupervisor {
       this.persist();
     } catch (err) {
       this.counters.sendFailures++;
+      if (err instanceof PlatformError && err.retryAfterMs !== null)
+        this.sendsAfter = this.deps.clock() + err.retryAfterMs;
       if ((err as { code?: string }).code !== 'EOPENBREAKER') this.lastError = describe(err);
       // The platform itself cannot be reached (not: it refused this one message).
       if (!(err instanceof PlatformError && err.kind === 'caller')) this.sendsFailing = true;
@@ -350,7 +363,8 @@ export class PlatformSupervisor {
     this.nextRetryAt = null;
     try {
       await this.breaker.fire((signal) => guarded(() => this.adapter.connect(signal)));
-      if (this.halted()) return;
+      // Paused, stopped or standing by while it connected: what it opened is closed again.
+      if (this.halted()) return void this.stopAdapter();
       this.attempts = 0;
       this.counters.connects++;
       this.setState('connected');

@@ -15,7 +15,9 @@ export interface SlackDouble {
   signingSecret: string;
   /** 'ok', 'down' (HTTP 503), 'unauthorized' (invalid_auth), 'limited' (429 on posts), 'hang'. */
   mode: 'ok' | 'down' | 'unauthorized' | 'limited' | 'hang';
-  posted: { channel: string; text: string }[];
+  posted: { channel: string; text: string; at: number }[];
+  /** When chat.postMessage last answered 429 (ms), or 0. */
+  limitedAt: number;
   calls: string[];
   /** Channels chat.postMessage answers channel_not_found. */
   refuseChannels: Set<string>;
@@ -52,6 +54,7 @@ export async function slackDouble(): Promise<SlackDouble> {
     signingSecret: 'a-slack-signing-secret-of-the-test',
     mode: 'ok',
     posted: [],
+    limitedAt: 0,
     calls: [],
     refuseChannels: new Set(),
     connections: 0,
@@ -133,11 +136,17 @@ export async function slackDouble(): Promise<SlackDouble> {
         return reply(200, { ok: true, url: `ws://127.0.0.1:${port}/link?ticket=${envelopes}` });
       }
       if (method === 'chat.postMessage') {
-        if (double.mode === 'limited')
+        if (double.mode === 'limited') {
+          double.limitedAt = Date.now();
           return reply(429, { ok: false, error: 'ratelimited' }, { 'retry-after': '1' });
+        }
         if (double.refuseChannels.has(String(body.channel)))
           return reply(200, { ok: false, error: 'channel_not_found' });
-        double.posted.push({ channel: String(body.channel), text: String(body.text) });
+        double.posted.push({
+          channel: String(body.channel),
+          text: String(body.text),
+          at: Date.now(),
+        });
         return reply(200, { ok: true, channel: body.channel, ts: `${Date.now() / 1000}` });
       }
       return reply(200, { ok: false, error: 'unknown_method' });

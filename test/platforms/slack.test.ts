@@ -99,7 +99,10 @@ describe('slack over Socket Mode', () => {
     await waitFor('a post refused for the rate', () => sl.calls.includes('chat.postMessage'));
     sl.mode = 'ok';
     await waitFor('the notice', () => sl.posted.some((m) => m.text.includes(id)), 15_000);
-    expect(sl.posted.filter((m) => m.text.includes(id))).toHaveLength(1);
+    const notices = sl.posted.filter((m) => m.text.includes(id));
+    expect(notices).toHaveLength(1);
+    // Not before the second Slack's Retry-After asked for.
+    expect(notices[0]!.at - sl.limitedAt).toBeGreaterThanOrEqual(1000);
 
     sl.refuseChannels.add('CHOME');
     const refused = (await api(gw.url, 'POST', '/tasks', { title: 'refused' })).body.id;
