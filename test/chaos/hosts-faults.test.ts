@@ -67,6 +67,11 @@ describe('three hosts on one PostgreSQL under faults', () => {
       const hosts: Host[] = [];
       const created: string[] = [];
       const violations: string[] = [];
+      /** Said at once too: a long soak that ends another way still shows what it found. */
+      const violate = (what: string) => {
+        violations.push(what);
+        console.log(`VIOLATION ${what}`);
+      };
       const live = new Map<string, Set<string>>();
       let samples = 0;
       let sampling: NodeJS.Timeout | undefined;
@@ -121,7 +126,7 @@ describe('three hosts on one PostgreSQL under faults', () => {
         const daemon = host.daemon!;
         await waitFor(`host-${host.n} to stop`, () => daemon.child.exitCode !== null, 30_000);
         const { code } = await daemon.exited;
-        if (code !== 1) violations.push(`host-${host.n} stopped with ${code}, not 1`);
+        if (code !== 1) violate(`host-${host.n} stopped with ${code}, not 1`);
         host.daemon = null;
         await start(host);
       };
@@ -174,7 +179,7 @@ describe('three hosts on one PostgreSQL under faults', () => {
             assignee: `only-${other.n}`,
           });
           if (res.status !== 201) {
-            violations.push(`create after killing the listeners: ${res.status}`);
+            violate(`create after killing the listeners: ${res.status}`);
             return;
           }
           created.push(res.body.id);
@@ -237,7 +242,7 @@ describe('three hosts on one PostgreSQL under faults', () => {
           }
           for (const [taskId, runs] of now) {
             if (runs.size > 1)
-              violations.push(`task ${taskId}: runs ${[...runs].join(', ')} alive at once`);
+              violate(`task ${taskId}: runs ${[...runs].join(', ')} alive at once`);
             live.set(taskId, new Set([...(live.get(taskId) ?? []), ...runs]));
           }
         }, 50);
@@ -256,7 +261,7 @@ describe('three hosts on one PostgreSQL under faults', () => {
           // A daemon that stopped by itself is a finding: said, and started again.
           for (const h of hosts) {
             if (h.daemon && h.daemon.child.exitCode !== null) {
-              violations.push(
+              violate(
                 `host-${h.n} exited by itself (${h.daemon.child.exitCode}): ${h.daemon.output().slice(-1500)}`,
               );
               h.daemon = null;
@@ -298,7 +303,7 @@ describe('three hosts on one PostgreSQL under faults', () => {
         for (const task of all) {
           const completed = task.runs.filter((r: { outcome: string }) => r.outcome === 'completed');
           if (completed.length !== 1)
-            violations.push(`task ${task.id}: ${completed.length} completed runs`);
+            violate(`task ${task.id}: ${completed.length} completed runs`);
         }
         const outcomes: Record<string, number> = {};
         for (const r of all.flatMap((t) => t.runs))
