@@ -3,7 +3,8 @@
 import { AppError } from '../errors.js';
 import { EventBus } from './event-bus.js';
 import { EventFeed } from './event-feed.js';
-import type { Comment, Origin, Task, TaskStatus } from './model/types.js';
+import type { Comment, Host, Origin, Task, TaskStatus } from './model/types.js';
+import type { HostRenewal } from './store/host-store.js';
 import { addComment } from './moves/comment.js';
 import { createTask, type TaskInput } from './moves/create-task.js';
 import { deleteTask } from './moves/delete-task.js';
@@ -93,6 +94,16 @@ export class Board {
    */
   transact<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     return this.transactor.run(fn);
+  }
+
+  /**
+   * Renews a host's lease. On a shared board it is one statement of its own, never queued
+   * behind the board's writes: a write held up by another host's locks (a host frozen in the
+   * middle of a transaction) must not cost this host its lease.
+   */
+  renewHost(id: number, renewal: HostRenewal): Promise<Host | null> {
+    if (this.shared) return this.store.hosts.renew(id, renewal);
+    return this.transact((tx) => tx.store.hosts.renew(id, renewal));
   }
 
   /** What a storage error means for the API (see BoardStore.failureOf), or null. */

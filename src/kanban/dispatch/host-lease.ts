@@ -137,9 +137,7 @@ export class HostLease {
     const startedAt = Date.now();
     this.renewing = (async () => {
       try {
-        const renewed = await this.deps.board.transact((tx) =>
-          tx.store.hosts.renew(id, this.renewal(this.deps.board.shared)),
-        );
+        const renewed = await this.deps.board.renewHost(id, this.renewal(this.deps.board.shared));
         if (!renewed) {
           this.lost = true;
           this.deps.onLost(

@@ -235,8 +235,9 @@ export async function openPostgresStore(opts: PostgresOptions): Promise<PgStore>
     // A session of a host that froze or was cut off in the middle of a transaction would hold
     // its row locks (a task, its host row, the event counter) until the server noticed, which
     // TCP alone takes hours to: every other host's writes would wait. The server ends such a
-    // session after 10 s idle in its transaction, and asks an idle peer every 5 s.
-    options: `-c search_path=${ident} -c idle_in_transaction_session_timeout=10000 -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2`,
+    // session after 5 s idle in its transaction (ours are a few ms), and asks an idle peer
+    // every 5 s.
+    options: `-c search_path=${ident} -c idle_in_transaction_session_timeout=5000 -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2`,
     // Seen in pg_stat_activity as what it is.
     application_name: 'gatehouse',
     connectionTimeoutMillis: 10_000,
