@@ -131,6 +131,19 @@ describe('three hosts on one PostgreSQL under faults', () => {
         await start(host);
       };
 
+      /** A daemon that stopped by itself is a finding: said, with its last words, and started again. */
+      const restartStopped = async () => {
+        for (const h of hosts) {
+          if (h.daemon && h.daemon.child.exitCode !== null) {
+            violate(
+              `host-${h.n} exited by itself (${h.daemon.child.exitCode}): ${h.daemon.output().slice(-1500)}`,
+            );
+            h.daemon = null;
+            await start(h);
+          }
+        }
+      };
+
       const faults: Record<Fault, (host: Host) => Promise<void>> = {
         cut: async (host) => {
           host.net.cut();
@@ -258,16 +271,7 @@ describe('three hosts on one PostgreSQL under faults', () => {
         const order = [...FAULTS].sort(() => random() - 0.5);
         const until = Date.now() + minutes * 60_000;
         for (let i = 0; i < trials || Date.now() < until; i++) {
-          // A daemon that stopped by itself is a finding: said, and started again.
-          for (const h of hosts) {
-            if (h.daemon && h.daemon.child.exitCode !== null) {
-              violate(
-                `host-${h.n} exited by itself (${h.daemon.child.exitCode}): ${h.daemon.output().slice(-1500)}`,
-              );
-              h.daemon = null;
-              await start(h);
-            }
-          }
+          await restartStopped();
           const fault = order[i] ?? pick(FAULTS);
           const host = pick(serving());
           console.log(`fault ${i + 1}: ${fault} on host-${host.n}`);
@@ -281,12 +285,13 @@ describe('three hosts on one PostgreSQL under faults', () => {
         }
         feeding = false;
         await feeder;
+        await restartStopped();
 
         let latest: any[] = [];
         const all = await waitFor(
           'every task done',
           async () => {
-            const base = serving()[0]!.base;
+            const base = pick(serving()).base;
             latest = await Promise.all(
               created.map(async (id) => (await call(base, 'GET', `/tasks/${id}`)).body),
             );
