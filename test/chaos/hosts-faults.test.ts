@@ -292,9 +292,17 @@ describe('three hosts on one PostgreSQL under faults', () => {
           'every task done',
           async () => {
             const base = pick(serving()).base;
-            latest = await Promise.all(
-              created.map(async (id) => (await call(base, 'GET', `/tasks/${id}`)).body),
-            );
+            // 50 at a time: a long soak creates more tasks than a daemon takes connections.
+            const read: any[] = [];
+            for (let i = 0; i < created.length; i += 50)
+              read.push(
+                ...(await Promise.all(
+                  created
+                    .slice(i, i + 50)
+                    .map(async (id) => (await call(base, 'GET', `/tasks/${id}`)).body),
+                )),
+              );
+            latest = read;
             return latest.every((t) => t.status === 'done') ? latest : null;
           },
           120_000,
