@@ -4,6 +4,7 @@
 import { createServer } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { matrixOptions } from '../helpers/chat-platforms.js';
 import { api, startGateway } from '../helpers/app.js';
 import { freePort, startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
 import {
@@ -204,12 +205,7 @@ describe('chat messages while the daemon is SIGKILLed', () => {
           {
             name: 'mx',
             type: 'matrix',
-            options: {
-              homeserver: mx.url,
-              accessToken: mx.token,
-              userId: mx.userId,
-              pollTimeoutSeconds: 1,
-            },
+            options: matrixOptions(mx),
           },
           {
             name: 'sl',

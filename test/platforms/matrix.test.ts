@@ -2,28 +2,17 @@
 // runs and the room hears it is done; a message is handled once across restarts; bad tokens and
 // outages are the breaker's; a rate limit is waited out; a room that refuses is dropped.
 import { describe, expect, it } from 'vitest';
+import { quickBreaker, matrixOptions } from '../helpers/chat-platforms.js';
 import { api, startGateway } from '../helpers/app.js';
 import { matrixDouble, type MatrixDouble } from '../helpers/matrix-double.js';
 import { waitFor } from '../helpers/wait.js';
 import { profile } from '../helpers/workers.js';
 
-const quickBreaker = {
-  timeoutMs: 1000,
-  errorThresholdPercentage: 50,
-  resetTimeoutMs: 300,
-  volumeThreshold: 2,
-};
-
 function matrix(mx: MatrixDouble, extra: object = {}) {
   return {
     name: 'mx',
     type: 'matrix',
-    options: {
-      homeserver: mx.url,
-      accessToken: mx.token,
-      userId: mx.userId,
-      pollTimeoutSeconds: 1,
-    },
+    options: matrixOptions(mx),
     breaker: quickBreaker,
     ...extra,
   };

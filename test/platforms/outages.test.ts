@@ -2,19 +2,13 @@
 // breaker opens and its notices wait, the board runs tasks and the other platforms get theirs;
 // once it is back the breaker closes and every notice arrives there exactly once.
 import { describe, expect, it } from 'vitest';
+import { quickBreaker, matrixOptions } from '../helpers/chat-platforms.js';
 import { api, startGateway } from '../helpers/app.js';
 import { discordDouble } from '../helpers/discord-double.js';
 import { matrixDouble } from '../helpers/matrix-double.js';
 import { slackDouble } from '../helpers/slack-double.js';
 import { waitFor } from '../helpers/wait.js';
 import { profile } from '../helpers/workers.js';
-
-const quickBreaker = {
-  timeoutMs: 1000,
-  errorThresholdPercentage: 50,
-  resetTimeoutMs: 300,
-  volumeThreshold: 2,
-};
 
 describe('an outage of one chat platform', () => {
   it('down or hanging, opens only its breaker, delays only its notices, and each arrives once when it is back', async () => {
@@ -30,12 +24,7 @@ describe('an outage of one chat platform', () => {
             name: 'mx',
             type: 'matrix',
             homeChannel: home.mx,
-            options: {
-              homeserver: mx.url,
-              accessToken: mx.token,
-              userId: mx.userId,
-              pollTimeoutSeconds: 1,
-            },
+            options: matrixOptions(mx),
             breaker: quickBreaker,
           },
           {

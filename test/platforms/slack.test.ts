@@ -4,18 +4,12 @@
 // verifies Slack's signature, answers the challenge and drops retries; token, rate-limit and
 // refusal failures are the breaker's.
 import { describe, expect, it } from 'vitest';
+import { quickBreaker } from '../helpers/chat-platforms.js';
 import { slackSign } from '../../src/platforms/slack-signature.js';
 import { api, startGateway } from '../helpers/app.js';
 import { slackDouble, type SlackDouble } from '../helpers/slack-double.js';
 import { waitFor } from '../helpers/wait.js';
 import { profile } from '../helpers/workers.js';
-
-const quickBreaker = {
-  timeoutMs: 1000,
-  errorThresholdPercentage: 50,
-  resetTimeoutMs: 300,
-  volumeThreshold: 2,
-};
 
 function slack(sl: SlackDouble, options: object = {}, extra: object = {}) {
   return {
