@@ -25,6 +25,9 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/** What a 401 for a missing or wrong token says about how to authenticate (RFC 9110 §11.6.1). */
+export const BEARER_CHALLENGE = 'Bearer realm="gatehouse"';
+
 export class AppError extends Error {
   readonly status: number;
 

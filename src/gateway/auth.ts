@@ -1,7 +1,7 @@
 // API token authentication: every route but /health, worker routes and signed inbound webhooks.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError } from '../errors.js';
+import { AppError, BEARER_CHALLENGE } from '../errors.js';
 import { secretsEqual } from '../kanban/model/ids.js';
 
 /** How a route authenticates: the API token (default), the run token, or its own signature. */
@@ -52,6 +52,7 @@ function installAuth(app: FastifyInstance, apiToken: string | null): void {
         inQuery
           ? '?token= is accepted on the websocket route only; send Authorization: Bearer <api.token>'
           : 'this route needs Authorization: Bearer <api.token>',
+        { headers: { 'www-authenticate': BEARER_CHALLENGE } },
       );
     }
   });

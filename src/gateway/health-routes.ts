@@ -17,24 +17,28 @@ export function healthRoutes(app: FastifyInstance, readiness: () => Promise<Read
     '/health',
     {
       config: { auth: 'none' },
-      schema: describe(
-        'operations',
-        'Liveness: 200 while the process serves',
-        { 200: Health },
-        [],
-        {
-          public: true,
-        },
-      ),
+      schema: describe({
+        tag: 'operations',
+        id: 'getHealth',
+        summary: 'Liveness: 200 while the process serves',
+        description:
+          'Needs no token. Answers 200 as long as the process serves, even while the board database is unreachable (then /ready says why).',
+        ok: { 200: Health },
+        public: true,
+      }),
     },
     () => ({ status: 'ok' }),
   );
   app.get(
     '/ready',
     {
-      schema: describe('operations', 'Readiness of each subsystem and platform', {
-        200: Ready,
-        503: { ...Ready, description: 'not ready' },
+      schema: describe({
+        tag: 'operations',
+        id: 'getReadiness',
+        summary: 'Readiness of each subsystem and platform',
+        description:
+          'Each subsystem (board, dispatcher, platforms) with ok, degraded or down, and the number of tasks in each status. 503 with the same body when the daemon is not ready.',
+        ok: { 200: Ready, 503: { ...Ready, description: 'not ready' } },
       }),
     },
     async (_req, reply) => {

@@ -2,6 +2,7 @@
 // is alive), /ready says what it waits for, every other route is a 503 that says to come back.
 // Closed once the board is open, so the daemon's own server takes the port.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { BEARER_CHALLENGE } from '../errors.js';
 import { secretsEqual } from '../kanban/model/ids.js';
 import { tokenOf } from './auth.js';
 
@@ -42,16 +43,20 @@ export class WaitingServer {
   }
 
   private answer(req: IncomingMessage, res: ServerResponse): void {
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
     res.setHeader('connection', 'close');
     if (req.method === 'GET' && path === '/health') return send(res, 200, { status: 'ok' });
-    if (!this.authorized(req))
+    // Signed deliveries need no token: their senders hear "come back", never "unauthorized",
+    // which some take as final.
+    if (!isSigned(req.method, path) && !this.authorized(req)) {
+      res.setHeader('www-authenticate', BEARER_CHALLENGE);
       return send(res, 401, {
         error: {
           code: 'UNAUTHORIZED',
           message: 'this route needs Authorization: Bearer <api.token>',
         },
       });
+    }
     if (req.method === 'GET' && path === '/ready')
       return send(res, 503, {
         ready: false,
@@ -73,6 +78,11 @@ export class WaitingServer {
     const token = tokenOf(req.headers.authorization ?? '');
     return token !== null && secretsEqual(token, this.apiToken);
   }
+}
+
+/** The routes that authenticate by signature (webhook deliveries, Slack's events). */
+function isSigned(method: string | undefined, path: string): boolean {
+  return method === 'POST' && /^\/platform\/[^/]+\/(?:inbound|events)$/.test(path);
 }
 
 function send(res: ServerResponse, status: number, body: object): void {

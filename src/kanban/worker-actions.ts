@@ -1,5 +1,5 @@
 // Worker transitions (complete, block, heartbeat), authorised by the run's own token.
-import { AppError } from '../errors.js';
+import { AppError, BEARER_CHALLENGE } from '../errors.js';
 import { pidExists, startTimeNow } from '../proc/index.js';
 import type { Board } from './board.js';
 import { hashToken } from './model/ids.js';
@@ -24,6 +24,7 @@ export class WorkerActions {
       throw new AppError(
         'UNAUTHORIZED',
         'worker routes need Authorization: Bearer $GATEHOUSE_RUN_TOKEN',
+        { headers: { 'www-authenticate': BEARER_CHALLENGE } },
       );
     await this.board.get(taskId);
     const run = await this.board.runs.byTokenHash(hashToken(token));

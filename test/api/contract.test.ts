@@ -10,7 +10,10 @@ import openapiTS from 'openapi-typescript';
 import { describe, expect, it } from 'vitest';
 import { api, rawRequest, startGateway, type TestGateway } from '../helpers/app.js';
 import { claim } from '../helpers/board.js';
-import { ROOT, tempDir } from '../helpers/daemon.js';
+import { ROOT, freePort, tempDir } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
+import { BEARER_CHALLENGE } from '../../src/errors.js';
+import { WaitingServer } from '../../src/gateway/waiting-server.js';
 import { signedHeaders, webhookReceiver, webhookSecret } from '../helpers/doubles.js';
 import { slackDouble } from '../helpers/slack-double.js';
 
@@ -24,6 +27,8 @@ type Doc = {
         responses: Record<string, { content?: Record<string, { schema: object }> }>;
         tags?: string[];
         summary?: string;
+        description?: string;
+        operationId?: string;
       }
     >
   >;
@@ -58,8 +63,28 @@ function checker(doc: Doc) {
   };
 }
 
+const TOKEN = 'contract-test-api-token-0123456789';
+const AUTH = { authorization: `Bearer ${TOKEN}` };
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** A body each route accepts, for the answers that come after validation (401, 403, 404). */
+const VALID_BODY: Record<string, unknown> = {
+  'POST /tasks': { title: 'valid' },
+  'PATCH /tasks/{id}': { priority: 1 },
+  'POST /tasks/{id}/comments': { text: 'valid' },
+  'POST /tasks/{id}/reclaim': {},
+  'POST /tasks/{id}/complete': { summary: 'valid' },
+  'POST /tasks/{id}/block': { reason: 'valid' },
+  'POST /tasks/{id}/heartbeat': { note: 'valid' },
+  'POST /platform/{name}/send': { text: 'valid' },
+};
+/** A query each route refuses (400), for the routes whose only input is their query. */
+const BAD_QUERY: Record<string, string> = {
+  'GET /tasks': '?limit=0',
+  'GET /events': '?after=-1',
+};
+
 describe('the OpenAPI document', () => {
-  it('is valid OpenAPI 3.1 with every route tagged, summarised and its errors described', async () => {
+  it('is valid OpenAPI 3.1, every operation named, tagged, summarised and described', async () => {
     const gw = await startGateway();
     const doc = await documented(gw);
     expect(doc.openapi).toBe('3.1.0');
@@ -68,26 +93,33 @@ describe('the OpenAPI document', () => {
       Object.entries(methods).map(([method, op]) => ({ path, method, op })),
     );
     expect(operations.length).toBeGreaterThanOrEqual(25);
+    const ids = new Set<string>();
     for (const { path, method, op } of operations) {
-      expect(op.tags?.length, `${method} ${path} tags`).toBeGreaterThan(0);
-      expect(op.summary, `${method} ${path} summary`).toBeTruthy();
-      expect(Object.keys(op.responses), `${method} ${path}`).toEqual(
-        expect.arrayContaining(['400', '401', '421', '500']),
-      );
+      const where = `${method} ${path}`;
+      expect(op.tags?.length, `${where} tags`).toBeGreaterThan(0);
+      expect(op.summary, `${where} summary`).toBeTruthy();
+      expect(op.description, `${where} description`).toBeTruthy();
+      expect(op.operationId, `${where} operationId`).toMatch(/^[a-z][A-Za-z]+$/);
+      ids.add(op.operationId!);
+      expect(Object.keys(op.responses), where).toEqual(expect.arrayContaining(['421', '500']));
       expect(
         Object.keys(op.responses).some((s) => s.startsWith('2')),
-        `${method} ${path} success`,
+        `${where} success`,
       ).toBe(true);
     }
+    expect(ids.size).toBe(operations.length);
     expect(doc.paths['/health']!.get).toMatchObject({ security: [] });
+    expect(Object.keys(doc.paths['/health']!.get!.responses)).not.toContain('401');
     expect(doc.paths['/platform/{name}/inbound']!.post).toMatchObject({ security: [] });
     expect(doc.paths['/metrics']!.get!.responses['200']!.content).toHaveProperty('text/plain');
+    expect(Object.keys(doc.components.schemas)).not.toContain('Error');
   });
 
-  it('describes what every route really answers, errors included', async () => {
+  it('declares exactly what every route answers: each answer declared, each declared answer seen', async () => {
     const receiver = await webhookReceiver(webhookSecret('an-inbound-webhook-secret'));
     const sl = await slackDouble();
     const gw = await startGateway({
+      api: { token: TOKEN },
       platforms: [
         {
           name: 'ops',
@@ -103,25 +135,65 @@ describe('the OpenAPI document', () => {
       ],
     });
     const doc = await documented(gw);
-    const { check, checked } = checker(doc);
+    const { check } = checker(doc);
+    /** METHOD route status, for every answer the test saw. */
+    const seen = new Set<string>();
+    const host = new URL(gw.url).host;
+    const signedRoutes = ['/platform/{name}/inbound', '/platform/{name}/events'];
+    const note = <R extends { status: number; body: unknown; headers: unknown }>(
+      method: string,
+      route: string,
+      res: R,
+    ) => {
+      check(method, route, res.status, res.status === 204 ? undefined : res.body);
+      seen.add(`${method} ${route} ${res.status}`);
+      // A token's 401 says how to authenticate; a signature's does not ask for a bearer token.
+      if (res.status === 401) {
+        const h = res.headers;
+        const challenge =
+          h instanceof Headers
+            ? h.get('www-authenticate')
+            : (h as Record<string, string | undefined>)['www-authenticate'];
+        expect(challenge ?? null, `${method} ${route} 401`).toBe(
+          signedRoutes.includes(route) ? null : BEARER_CHALLENGE,
+        );
+      }
+      return res;
+    };
     const call = async (
       method: string,
       route: string,
       path: string,
       body?: unknown,
       headers?: Record<string, string>,
+    ) => note(method, route, await api(gw.url, method, path, body, { ...AUTH, ...headers }));
+    const raw = async (
+      method: string,
+      route: string,
+      path: string,
+      headers: Record<string, string>,
+      body?: string,
     ) => {
-      const res = await api(gw.url, method, path, body, headers);
-      check(method, route, res.status, res.status === 204 ? undefined : res.body);
-      return res;
+      // Framed by its length: Node sends a DELETE's body unframed otherwise.
+      const length: Record<string, string> =
+        body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) };
+      return note(
+        method,
+        route,
+        await rawRequest(gw.url, method, path, { host, ...length, ...headers }, body),
+      );
     };
-    const parent = (await call('POST', '/tasks', '/tasks', { title: 'parent' })).body;
+
+    // What each route answers when it does its job, and its own refusals.
+    const parent = (await call('POST', '/tasks', '/tasks', { title: 'parent' })).body as {
+      id: string;
+    };
     const task = (
       await call('POST', '/tasks', '/tasks', { title: 'described', parents: [parent.id] })
-    ).body;
+    ).body as { id: string };
+    await call('POST', '/tasks', '/tasks', { title: 'orphan', parents: ['t_000000000000'] });
     await call('GET', '/tasks', '/tasks?limit=1');
     await call('GET', '/tasks/{id}', `/tasks/${task.id}`);
-    await call('GET', '/tasks/{id}', '/tasks/t_000000000000');
     await call('PATCH', '/tasks/{id}', `/tasks/${task.id}`, { priority: 3 });
     await call('PATCH', '/tasks/{id}', `/tasks/${task.id}`, { bogus: 1 });
     await call('POST', '/tasks/{id}/comments', `/tasks/${task.id}/comments`, { text: 'hi' });
@@ -129,79 +201,168 @@ describe('the OpenAPI document', () => {
     await call('GET', '/tasks/{id}/events', `/tasks/${task.id}/events`);
     await call('GET', '/events', '/events?after=0');
     await call('POST', '/tasks/{id}/unblock', `/tasks/${task.id}/unblock`);
+    await call('POST', '/tasks/{id}/reclaim', `/tasks/${task.id}/reclaim`, {});
     const run = await claim(gw.kanban.board, gw.dataDir, parent.id);
     const worker = { authorization: `Bearer ${run.token}` };
-    await call(
-      'POST',
-      '/tasks/{id}/heartbeat',
-      `/tasks/${parent.id}/heartbeat`,
-      { note: 'n' },
-      worker,
-    );
-    await call(
-      'POST',
-      '/tasks/{id}/complete',
-      `/tasks/${parent.id}/complete`,
-      { summary: 's', result: { n: 1 } },
-      worker,
-    );
-    await call('POST', '/tasks/{id}/block', `/tasks/${parent.id}/block`, { reason: 'r' }, worker);
+    await call('PATCH', '/tasks/{id}', `/tasks/${parent.id}`, { priority: 3 });
+    for (const [action, body] of [
+      ['heartbeat', { note: 'n' }],
+      ['complete', { summary: 's', result: { n: 1 } }],
+    ] as const)
+      await call('POST', `/tasks/{id}/${action}`, `/tasks/${parent.id}/${action}`, body, worker);
+    // The run has ended: its token is stale now.
+    for (const [action, body] of Object.entries({
+      heartbeat: { note: 'late' },
+      complete: { summary: 'late' },
+      block: { reason: 'late' },
+    }))
+      await call('POST', `/tasks/{id}/${action}`, `/tasks/${parent.id}/${action}`, body, worker);
+    await call('POST', '/tasks/{id}/complete', `/tasks/${task.id}/complete`, {}, worker);
+    const second = (await call('POST', '/tasks', '/tasks', { title: 'blocked one' })).body as {
+      id: string;
+    };
+    const blocking = await claim(gw.kanban.board, gw.dataDir, second.id);
+    const blocker = { authorization: `Bearer ${blocking.token}` };
+    await call('POST', '/tasks/{id}/block', `/tasks/${second.id}/block`, { reason: 'r' }, blocker);
+    // Another verdict from a run that gave its own: refused.
+    await call('POST', '/tasks/{id}/complete', `/tasks/${second.id}/complete`, {}, blocker);
+    await call('POST', '/tasks/{id}/unblock', `/tasks/${second.id}/unblock`);
+    const third = (await call('POST', '/tasks', '/tasks', { title: 'reclaimed' })).body as {
+      id: string;
+    };
+    await claim(gw.kanban.board, gw.dataDir, third.id);
+    await call('POST', '/tasks/{id}/reclaim', `/tasks/${third.id}/reclaim`, {});
     await call('GET', '/tasks/{id}', `/tasks/${parent.id}`);
     mkdirSync(join(gw.dataDir, 'runs', run.run.id), { recursive: true });
     writeFileSync(run.run.logPath, 'a line\n');
-    const log = await rawRequest(gw.url, 'GET', `/runs/${run.run.id}/log`, {
-      host: new URL(gw.url).host,
-    });
-    check('GET', '/runs/{runId}/log', log.status, log.body);
-    await call('GET', '/runs/{runId}/log', '/runs/r_000000000000/log');
-    await call('POST', '/tasks/{id}/reclaim', `/tasks/${task.id}/reclaim`, {});
-    await call('POST', '/tasks/{id}/archive', `/tasks/${task.id}/archive`);
+    await raw('GET', '/runs/{runId}/log', `/runs/${run.run.id}/log`, AUTH);
     await call('DELETE', '/tasks/{id}', `/tasks/${task.id}`);
-    await call('DELETE', '/tasks/{id}', `/tasks/${parent.id}`);
+    await call('POST', '/tasks/{id}/archive', `/tasks/${task.id}/archive`);
+    await call('POST', '/tasks/{id}/archive', `/tasks/${task.id}/archive`);
+    await call('PATCH', '/tasks/{id}', `/tasks/${task.id}`, { priority: 4 });
+    await call('DELETE', '/tasks/{id}', `/tasks/${task.id}`);
     await call('GET', '/platform', '/platform');
     await call('GET', '/platform/{name}', '/platform/ops');
-    await call('GET', '/platform/{name}', '/platform/nope');
     await call('POST', '/platform/{name}/send', '/platform/ops/send', { text: 'hello' });
     for (const action of ['pause', 'resume', 'reconnect'])
       await call('POST', `/platform/{name}/${action}`, `/platform/ops/${action}`);
+    await call('POST', '/platform/{name}/pause', '/platform/ops/pause');
+    await call('POST', '/platform/{name}/send', '/platform/ops/send', { text: 'paused' });
     const inbound = JSON.stringify({ channel: 'c', text: '/tasks' });
-    await call(
-      'POST',
-      '/platform/{name}/inbound',
-      '/platform/ops/inbound',
-      inbound,
-      signedHeaders(receiver.secret, inbound),
-    );
+    const signed = signedHeaders(receiver.secret, inbound);
+    await call('POST', '/platform/{name}/inbound', '/platform/ops/inbound', inbound, signed);
+    await call('POST', '/platform/{name}/inbound', '/platform/ops/inbound', inbound, signed);
+    await call('POST', '/platform/{name}/resume', '/platform/ops/resume');
+    await call('POST', '/platform/{name}/inbound', '/platform/ops/inbound', inbound, signed);
+    await call('POST', '/platform/{name}/inbound', '/platform/ops/inbound', inbound, signed);
+    await call('POST', '/platform/{name}/inbound', '/platform/ops/inbound', inbound, {
+      ...signedHeaders(receiver.secret, inbound),
+    });
     await call('POST', '/platform/{name}/inbound', '/platform/ops/inbound', inbound, {});
     const event = sl.signedEvent('C1', '/tasks', 'Ev1');
     await call('POST', '/platform/{name}/events', '/platform/sl/events', event.body, event.headers);
-    await call('POST', '/platform/{name}/events', '/platform/sl/events', event.body, {
-      'content-type': 'application/json',
-    });
+    await call('POST', '/platform/{name}/pause', '/platform/sl/pause');
+    const paused = sl.signedEvent('C1', '/tasks', 'Ev2');
     await call(
       'POST',
       '/platform/{name}/events',
-      '/platform/ops/events',
-      event.body,
-      event.headers,
+      '/platform/sl/events',
+      paused.body,
+      paused.headers,
     );
+    await call('POST', '/platform/{name}/events', '/platform/sl/events', event.body, {
+      'content-type': 'application/json',
+    });
     await call('GET', '/health', '/health');
+    // Not ready: it dispatches nothing. A gateway that dispatches is.
     await call('GET', '/ready', '/ready');
-    const { hosts } = (await call('GET', '/hosts', '/hosts')).body;
+    const dispatching = await startGateway({ api: { token: TOKEN } }, { dispatch: true });
+    note('GET', '/ready', await api(dispatching.url, 'GET', '/ready', undefined, AUTH));
+    const { hosts } = (await call('GET', '/hosts', '/hosts')).body as {
+      hosts: { state: string }[];
+    };
     // This daemon, and on PostgreSQL the host the test's claims are made for.
     expect(hosts.length).toBeGreaterThan(0);
-    for (const host of hosts) expect(host.state).toBe('active');
-    const metrics = await rawRequest(gw.url, 'GET', '/metrics', { host: new URL(gw.url).host });
-    check('GET', '/metrics', metrics.status, metrics.body);
+    for (const h of hosts) expect(h.state).toBe('active');
+    await raw('GET', '/metrics', '/metrics', AUTH);
     await call('POST', '/admin/restart', '/admin/restart');
     await call('POST', '/admin/stop', '/admin/stop');
-    const misdirected = await rawRequest(gw.url, 'GET', '/tasks', { host: 'evil.example' });
-    check('GET', '/tasks', misdirected.status, misdirected.body);
-    const documentedRoutes = Object.entries(doc.paths).flatMap(([p, m]) =>
-      Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`),
+
+    // What every route answers whatever it does: its common errors, provoked one by one.
+    const declared = Object.entries(doc.paths).flatMap(([route, methods]) =>
+      Object.entries(methods).map(([m, op]) => ({
+        method: m.toUpperCase(),
+        route,
+        statuses: Object.keys(op.responses).map(Number),
+      })),
     );
-    expect([...checked].sort()).toEqual(documentedRoutes.sort());
-  });
+    const concrete = (route: string, value?: string) =>
+      route
+        .replace('{id}', value ?? 't_000000000000')
+        .replace('{runId}', value ?? 'r_000000000000')
+        .replace('{name}', value ?? 'nope');
+    const tooLong = 'x'.repeat(65);
+    for (const { method, route, statuses } of declared) {
+      const key = `${method} ${route}`;
+      const valid = VALID_BODY[key] === undefined ? undefined : JSON.stringify(VALID_BODY[key]);
+      const json = { 'content-type': 'application/json' };
+      const path = concrete(route);
+      await raw(method, route, path, { host: 'evil.example', ...AUTH });
+      if (statuses.includes(401) && !signedRoutes.includes(route))
+        await raw(method, route, path, valid ? json : {}, valid);
+      if (statuses.includes(404))
+        await raw(method, route, path, { ...AUTH, ...(valid ? json : {}) }, valid);
+      if (route.includes('{')) await raw(method, route, concrete(route, tooLong), AUTH);
+      else if (BAD_QUERY[key]) await raw(method, route, `${path}${BAD_QUERY[key]}`, AUTH);
+      if (!MUTATING.has(method)) continue;
+      if (!route.includes('{')) await raw(method, route, path, { ...AUTH, ...json }, '{');
+      await raw(method, route, path, { ...AUTH, origin: 'http://evil.example' });
+      await raw(
+        method,
+        route,
+        path,
+        { ...AUTH, ...json },
+        JSON.stringify({ pad: 'x'.repeat(1_100_000) }),
+      );
+      await raw(method, route, path, { ...AUTH, 'content-type': 'text/plain' }, 'x');
+    }
+
+    // While the board database cannot be reached, the port answers every route but /health
+    // with 503 (tokens still checked).
+    const port = await freePort();
+    const waiting = new WaitingServer('127.0.0.1', port, TOKEN, (err) => {
+      throw err;
+    });
+    waiting.waiting('the test keeps it away');
+    await waitFor('the waiting server listening', async () => {
+      try {
+        return (await fetch(`http://127.0.0.1:${port}/health`)).ok;
+      } catch {
+        return false;
+      }
+    });
+    try {
+      for (const { method, route } of declared)
+        note(
+          method,
+          route,
+          await rawRequest(`http://127.0.0.1:${port}`, method, concrete(route), {
+            host: `127.0.0.1:${port}`,
+            ...AUTH,
+          }),
+        );
+    } finally {
+      await waiting.close();
+    }
+
+    // 500 is declared everywhere and provoked nowhere: no test can make a route fail inside.
+    const missing = declared.flatMap(({ method, route, statuses }) =>
+      statuses
+        .filter((s) => s !== 500 && !seen.has(`${method} ${route} ${s}`))
+        .map((s) => `${method} ${route} ${s}`),
+    );
+    expect(missing, 'declared but never answered').toEqual([]);
+  }, 60_000);
 
   it('generates TypeScript types that a small client type-checks against', async () => {
     const gw = await startGateway();
@@ -221,6 +382,11 @@ export async function create(base: string, title: string): Promise<Task> {
   const status: 'todo' | 'ready' | 'running' | 'blocked' | 'done' | 'archived' = task.status;
   void status;
   return task;
+}
+// An event's payload is narrowed by its kind.
+type Event = components['schemas']['Event'];
+export function pidOf(event: Event): number | null {
+  return event.kind === 'spawned' ? event.payload.pid : null;
 }
 `,
     );

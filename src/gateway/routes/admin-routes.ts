@@ -19,12 +19,30 @@ export function adminRoutes(
   );
   app.post(
     '/admin/restart',
-    { schema: describe('operations', 'Planned restart: drain, then exit 75', { 200: answer }) },
+    {
+      schema: describe({
+        tag: 'operations',
+        id: 'restartDaemon',
+        summary: 'Planned restart: drain, then exit 75',
+        description:
+          'Answers first, then shuts down in order and exits 75, which the systemd unit restarts; running workers are adopted by the next instance.',
+        ok: { 200: answer },
+      }),
+    },
     plan(ExitCode.restart, 'restart requested over the API'),
   );
   app.post(
     '/admin/stop',
-    { schema: describe('operations', 'Planned stop: drain, then exit 0', { 200: answer }) },
+    {
+      schema: describe({
+        tag: 'operations',
+        id: 'stopDaemon',
+        summary: 'Planned stop: drain, then exit 0',
+        description:
+          'Answers first, then shuts down in order and exits 0, which the systemd unit leaves stopped; running workers keep running and are adopted at the next start.',
+        ok: { 200: answer },
+      }),
+    },
     plan(ExitCode.ok, 'stop requested over the API'),
   );
 }

@@ -10,7 +10,7 @@ import Fastify, {
   type RouteOptions,
 } from 'fastify';
 import { VERSION } from '../../version.js';
-import { COMPONENTS } from './responses.js';
+import { COMPONENTS, withCommonErrors } from './responses.js';
 
 /** Headers of the docs' app's answer that this server sets for its own connection. */
 const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date']);
@@ -33,7 +33,12 @@ async function buildDocs(routes: readonly RouteOptions[]): Promise<FastifyInstan
         version: VERSION,
         description:
           'Task board, dispatcher and platforms. Live events: the websocket GET /events/stream?after=ID&task=ID&kinds=a,b (see docs/api.md). Errors are {"error": {"code", "message"}} with the codes of docs/errors.md.',
+        license: { name: 'MIT', identifier: 'MIT' },
+        // Whoever runs this gatehouse; the project's docs/ say the rest.
+        contact: { name: 'gatehouse' },
       },
+      // Relative: the document is served by the gatehouse it describes.
+      servers: [{ url: '/', description: 'the gatehouse serving this document' }],
       tags: [
         { name: 'tasks', description: 'The board: tasks and operator transitions' },
         { name: 'workers', description: 'Worker routes, authorised by the run token' },
@@ -66,7 +71,7 @@ async function buildDocs(routes: readonly RouteOptions[]): Promise<FastifyInstan
     docs.route({
       method,
       url,
-      schema: schema ?? {},
+      schema: withCommonErrors(String(method), url, schema ?? {}),
       handler: (_req, reply) => reply.callNotFound(),
     });
   await docs.ready();

@@ -19,7 +19,14 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
     {
       schema: {
         querystring: EventsQuery,
-        ...describe('history', 'Events after an id (backfill)', { 200: EventList }),
+        ...describe({
+          tag: 'history',
+          id: 'listEvents',
+          summary: 'Events after an id (backfill)',
+          description:
+            'Every host’s events in one strictly increasing id order, after `after`, at most `limit`. The websocket /events/stream carries the same events live and resumes from an id.',
+          ok: { 200: EventList },
+        }),
       },
     },
     async (req) => {
@@ -34,17 +41,20 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
       schema: {
         params: RunIdParams,
         querystring: LogQuery,
-        ...describe(
-          'history',
-          'The tail of a run’s log (at most 1 MiB)',
-          {
+        ...describe({
+          tag: 'history',
+          id: 'getRunLog',
+          summary: 'The tail of a run’s log (at most 1 MiB)',
+          description:
+            'The last `tail` lines of what the run’s worker wrote to stdout and stderr. 404 for an unknown run, or one whose files retention removed.',
+          ok: {
             200: {
               description: 'the log, as text',
               content: { 'text/plain': { schema: { type: 'string' } } },
             },
           },
-          [404],
-        ),
+          errors: [404],
+        }),
       },
     },
     async (req, reply) => {

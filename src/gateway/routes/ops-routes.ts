@@ -18,10 +18,17 @@ export function opsRoutes(app: FastifyInstance, metrics: Metrics, board: Board):
   app.get(
     '/metrics',
     {
-      schema: describe('operations', 'Prometheus metrics', {
-        200: {
-          description: 'Prometheus text exposition format',
-          content: { 'text/plain': { schema: { type: 'string' } } },
+      schema: describe({
+        tag: 'operations',
+        id: 'getMetrics',
+        summary: 'Prometheus metrics',
+        description:
+          'Counters, histograms and gauges in the Prometheus text format; contrib/prometheus has a scrape config and alerting rules.',
+        ok: {
+          200: {
+            description: 'Prometheus text exposition format',
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
         },
       }),
     },
@@ -31,8 +38,13 @@ export function opsRoutes(app: FastifyInstance, metrics: Metrics, board: Board):
   app.get(
     '/hosts',
     {
-      schema: describe('operations', 'The daemons sharing the board, with their leases', {
-        200: HostList,
+      schema: describe({
+        tag: 'operations',
+        id: 'listHosts',
+        summary: 'The daemons sharing the board, with their leases',
+        description:
+          'Every host that has served the board: active, draining or dead, with its lease (by the database clock), running workers and capacity.',
+        ok: { 200: HostList },
       }),
     },
     async () => ({ hosts: await board.hosts.list() }),

@@ -67,12 +67,23 @@ function parseInbound(raw: Buffer): { channel: string; text: string } {
   return { channel: v.channel as string, text: v.text as string };
 }
 
+const ACTION_DESCRIPTIONS = {
+  pause: 'Stops polling and sending until resumed; inbound webhooks answer 503 meanwhile.',
+  resume: 'Starts polling and sending again, with the breaker reset.',
+  reconnect: 'Drops the connection and connects anew, with the breaker reset.',
+} as const;
+
 export function platformRoutes(app: FastifyInstance, platforms: Platforms): void {
   app.get(
     '/platform',
     {
-      schema: describe('platforms', 'Every platform: state, breaker, counters', {
-        200: PlatformList,
+      schema: describe({
+        tag: 'platforms',
+        id: 'listPlatforms',
+        summary: 'Every platform: state, breaker, counters',
+        description:
+          'Each configured chat or webhook platform with its connection state (standby on a host that does not hold it), its circuit breaker and its message counters.',
+        ok: { 200: PlatformList },
       }),
     },
     () => ({ platforms: platforms.views() }),
@@ -82,7 +93,14 @@ export function platformRoutes(app: FastifyInstance, platforms: Platforms): void
     {
       schema: {
         params: NameParams,
-        ...describe('platforms', 'One platform', { 200: Platform }, [404]),
+        ...describe({
+          tag: 'platforms',
+          id: 'getPlatform',
+          summary: 'One platform',
+          description: 'The platform’s state, breaker and counters, as in the list.',
+          ok: { 200: Platform },
+          errors: [404],
+        }),
       },
     },
     (req) => platforms.get(req.params.name).view(),
@@ -94,12 +112,17 @@ export function platformRoutes(app: FastifyInstance, platforms: Platforms): void
       {
         schema: {
           params: NameParams,
-          ...describe(
-            'platforms',
-            `${action[0]!.toUpperCase()}${action.slice(1)} a platform (resume and reconnect reset its breaker)`,
-            { 200: Platform },
-            [404],
-          ),
+          ...describe({
+            tag: 'platforms',
+            id: `${action}Platform`,
+            summary: `${action[0]!.toUpperCase()}${action.slice(1)} a platform (resume and reconnect reset its breaker)`,
+            description: ACTION_DESCRIPTIONS[action],
+            ok: { 200: Platform },
+            errors: [
+              404,
+              { status: 503, reason: 'the platform is on standby here: another host holds it' },
+            ],
+          }),
         },
       },
       async (req) => {
@@ -118,12 +141,15 @@ export function platformRoutes(app: FastifyInstance, platforms: Platforms): void
       schema: {
         params: NameParams,
         body: SendBody,
-        ...describe(
-          'platforms',
-          'Send a message through the platform’s breaker',
-          { 200: SendResult },
-          [404, 413, 415, 503],
-        ),
+        ...describe({
+          tag: 'platforms',
+          id: 'sendToPlatform',
+          summary: 'Send a message through the platform’s breaker',
+          description:
+            'Sends `text` to `channel` (else the platform’s homeChannel). 503 with Retry-After while the breaker is open, the platform paused, rate limited or on standby.',
+          ok: { 200: SendResult },
+          errors: [404],
+        }),
       },
     },
     async (req) => {
@@ -158,13 +184,23 @@ export function platformRoutes(app: FastifyInstance, platforms: Platforms): void
         bodyLimit: INBOUND_LIMIT,
         schema: {
           params: NameParams,
-          ...describe(
-            'platforms',
-            'A signed inbound webhook delivery (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature)',
-            { 202: InboundResult, 200: InboundResult },
-            [404, 413, 415, 503],
-            { public: true },
-          ),
+          ...describe({
+            tag: 'platforms',
+            id: 'receiveWebhook',
+            summary:
+              'A signed inbound webhook delivery (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature)',
+            description:
+              'Needs no token: the signature is checked instead. 202 creates the task once; a delivery whose webhook-id was seen before answers 200 with the same task. 503 while the platform is paused.',
+            ok: { 202: InboundResult, 200: InboundResult },
+            errors: [
+              {
+                status: 401,
+                reason: 'a missing or wrong signature, or a timestamp out of the tolerance',
+              },
+              404,
+            ],
+            public: true,
+          }),
         },
       },
       async (req, reply) => {

@@ -1,7 +1,9 @@
 // What every route answers, as named schemas: the OpenAPI document's components, and what the
 // contract test checks real answers against. They document; answers are serialized as is.
+import type { FastifySchema } from 'fastify';
 import { Type, type TSchema } from '../../schema-types.js';
-import { ALL_EVENT_KINDS } from '../../kanban/model/events.js';
+import { BEARER_CHALLENGE, ERROR_STATUS } from '../../errors.js';
+import { EventSchema, OriginSchema } from './event-schemas.js';
 import { HOST_STATES, RUN_OUTCOMES, TASK_STATUSES } from '../../kanban/model/types.js';
 
 const closed = { additionalProperties: false } as const;
@@ -13,25 +15,17 @@ export const ErrorBody = Type.Object(
   {
     error: Type.Object(
       {
-        code: Type.String({ description: 'stable code, see docs/errors.md' }),
+        code: Type.Union(
+          Object.keys(ERROR_STATUS).map((code) => Type.Literal(code)),
+          { description: 'stable code, see docs/errors.md' },
+        ),
         message: Type.String(),
       },
       closed,
     ),
   },
-  { ...closed, $id: 'Error' },
-);
-
-export const OriginSchema = Type.Union(
-  [
-    Type.Object({ kind: Type.Literal('api') }, closed),
-    Type.Object({ kind: Type.Literal('cli') }, closed),
-    Type.Object(
-      { kind: Type.Literal('platform'), platform: Type.String(), channel: Type.String() },
-      closed,
-    ),
-  ],
-  { $id: 'Origin' },
+  // Not "Error": generated clients would shadow the global Error with it.
+  { ...closed, $id: 'ApiError' },
 );
 
 const taskFields = {
@@ -100,18 +94,6 @@ export const TaskDetailSchema = Type.Object(
     ),
   },
   { ...closed, $id: 'TaskDetail' },
-);
-
-export const EventSchema = Type.Object(
-  {
-    id: Type.Integer(),
-    taskId: nullable(Type.String()),
-    runId: nullable(Type.String()),
-    kind: literals(ALL_EVENT_KINDS),
-    payload: Type.Object({}, { additionalProperties: true, description: 'depends on the kind' }),
-    at: millis,
-  },
-  { ...closed, $id: 'Event' },
 );
 
 export const CommentSchema = Type.Object(
@@ -232,9 +214,6 @@ export const Comment = Type.Ref(CommentSchema);
 export const Platform = Type.Ref(PlatformSchema);
 export const Ready = Type.Ref(ReadySchema);
 
-/** Errors any route can answer: bad input, no token, a Host that is not ours, a failure. */
-const ALWAYS = [400, 401, 421, 500] as const;
-
 const REASONS: Record<number, string> = {
   400: 'bad input (malformed JSON, wrong types, unknown fields, too deep)',
   401: 'missing or wrong token',
@@ -245,30 +224,89 @@ const REASONS: Record<number, string> = {
   415: 'not application/json',
   421: 'Host is not this gatehouse (server.allowedHosts)',
   500: 'internal error (says nothing internal)',
-  503: 'unavailable now (storage, a platform, shutting down); see Retry-After',
+  503: 'unavailable now (the board database, a platform); see Retry-After',
 };
 
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 /**
- * A route's OpenAPI description: tag, summary, its answers (the shared Error schema for every
- * error status) and, for public routes, `security: []`.
+ * The errors a route can answer whatever it does, from its method and schema: 421 (a Host not
+ * ours), 500, 503 (the board database unreachable; not /health, which always answers), 401
+ * unless public, 400 when it takes input, and for the methods that change something 403 (a
+ * web page of another origin), 413 and 415 (the body).
  */
-export function describe(
-  tag: string,
-  summary: string,
-  ok: Record<number, TSchema | { description: string; content?: object }>,
-  errors: readonly number[] = [],
-  opts: { public?: boolean; worker?: boolean } = {},
-) {
-  const response: Record<number, unknown> = {};
-  for (const [status, schema] of Object.entries(ok))
-    response[Number(status)] = { description: 'success', ...schema };
-  for (const status of [...new Set([...ALWAYS, ...errors])])
-    response[status] = { ...Type.Ref(ErrorBody), description: REASONS[status] ?? 'error' };
+export function commonErrors(method: string, url: string, schema: FastifySchema): number[] {
+  const out = [421, 500];
+  if (url !== '/health') out.push(503);
+  const security = (schema as { security?: unknown }).security;
+  const isPublic = Array.isArray(security) && security.length === 0;
+  if (!isPublic) out.push(401);
+  const mutating = MUTATING.has(method);
+  if (mutating || schema.params || schema.querystring || schema.body) out.push(400);
+  if (mutating) out.push(403, 413, 415);
+  return out;
+}
+
+/** The schema with its common errors (commonErrors) added to what the route described. */
+export function withCommonErrors(
+  method: string,
+  url: string,
+  schema: FastifySchema,
+): FastifySchema {
+  const response: Record<number, unknown> = { ...(schema.response as object | undefined) };
+  for (const status of commonErrors(method, url, schema)) response[status] ??= errorAnswer(status);
+  return { ...schema, response };
+}
+
+/** An error answer; a route's own reason replaces the common one (and a 401's bearer header). */
+function errorAnswer(status: number, reason?: string) {
   return {
-    tags: [tag],
-    summary,
+    ...Type.Ref(ErrorBody),
+    description: reason ?? REASONS[status] ?? 'error',
+    ...(status === 401 && reason === undefined
+      ? {
+          headers: {
+            'WWW-Authenticate': { type: 'string', description: `always ${BEARER_CHALLENGE}` },
+          },
+        }
+      : {}),
+  };
+}
+
+export interface RouteDescription {
+  tag: string;
+  /** The operation's name in generated clients (camelCase, unique). */
+  id: string;
+  summary: string;
+  description: string;
+  ok: Record<number, TSchema | { description: string; content?: object }>;
+  /**
+   * Errors of this route's own (404, 409…), each with the common reason or one of its own; the
+   * common errors are added by commonErrors.
+   */
+  errors?: readonly (number | { status: number; reason: string })[];
+  /** No token needed (`security: []`). */
+  public?: boolean;
+  /** Authorised by the run token. */
+  worker?: boolean;
+}
+
+/** A route's OpenAPI description, with the shared error schema for each of its own errors. */
+export function describe(route: RouteDescription) {
+  const response: Record<number, unknown> = {};
+  for (const [status, schema] of Object.entries(route.ok))
+    response[Number(status)] = { description: 'success', ...schema };
+  for (const error of route.errors ?? []) {
+    if (typeof error === 'number') response[error] = errorAnswer(error);
+    else response[error.status] = errorAnswer(error.status, error.reason);
+  }
+  return {
+    tags: [route.tag],
+    operationId: route.id,
+    summary: route.summary,
+    description: route.description,
     response,
-    ...(opts.public ? { security: [] } : {}),
-    ...(opts.worker ? { security: [{ runToken: [] }] } : {}),
+    ...(route.public ? { security: [] } : {}),
+    ...(route.worker ? { security: [{ runToken: [] }] } : {}),
   };
 }

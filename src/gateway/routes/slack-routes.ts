@@ -49,13 +49,19 @@ export function slackRoutes(app: FastifyInstance, platforms: Platforms): void {
         bodyLimit: EVENTS_LIMIT,
         schema: {
           params: NameParams,
-          ...describe(
-            'platforms',
-            "Slack's Events API (signed with the app's signing secret)",
-            { 200: EventsAnswer },
-            [404, 413, 415, 503],
-            { public: true },
-          ),
+          ...describe({
+            tag: 'platforms',
+            id: 'receiveSlackEvent',
+            summary: "Slack's Events API (signed with the app's signing secret)",
+            description:
+              'Needs no token: the signature is checked instead. Answers url_verification challenges; a message creates its task once, however often Slack retries it. 503 while the platform is paused.',
+            ok: { 200: EventsAnswer },
+            errors: [
+              { status: 401, reason: 'a missing or wrong signature, or a stale timestamp' },
+              404,
+            ],
+            public: true,
+          }),
         },
       },
       async (req) => {

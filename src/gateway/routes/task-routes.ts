@@ -60,7 +60,14 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
     {
       schema: {
         body: CreateTaskBody,
-        ...describe('tasks', 'Create a task', { 201: Task }, [404, 413, 415]),
+        ...describe({
+          tag: 'tasks',
+          id: 'createTask',
+          summary: 'Create a task',
+          description:
+            'A task in `todo` (with parents not yet done) or `ready`. An unknown parent or an assignee no host runs is a 400.',
+          ok: { 201: Task },
+        }),
       },
     },
     async (req, reply) => {
@@ -74,7 +81,14 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
     {
       schema: {
         querystring: ListTasksQuery,
-        ...describe('tasks', 'List tasks, oldest first, a page at a time', { 200: TaskList }),
+        ...describe({
+          tag: 'tasks',
+          id: 'listTasks',
+          summary: 'List tasks, oldest first, a page at a time',
+          description:
+            'Filtered by status and assignee, `limit` at a time; `nextCursor` fetches the next page (null on the last). `order=desc` lists newest first.',
+          ok: { 200: TaskList },
+        }),
       },
     },
     (req) =>
@@ -92,7 +106,15 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
     {
       schema: {
         params,
-        ...describe('tasks', 'One task with its runs and live worker', { 200: TaskDetail }, [404]),
+        ...describe({
+          tag: 'tasks',
+          id: 'getTask',
+          summary: 'One task with its runs and live worker',
+          description:
+            'The task, every run it had (outcome, exit status, host, CPU and memory peaks) and, while it runs on this host, its worker’s pid, CPU and memory.',
+          ok: { 200: TaskDetail },
+          errors: [404],
+        }),
       },
     },
     async (req: IdRequest) => {
@@ -111,7 +133,15 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       schema: {
         params,
         body: PatchTaskBody,
-        ...describe('tasks', 'Edit a task', { 200: Task }, [404, 409, 413, 415]),
+        ...describe({
+          tag: 'tasks',
+          id: 'editTask',
+          summary: 'Edit a task',
+          description:
+            'Changes title, body, assignee, priority, max runtime or max retries, in any status but archived (409).',
+          ok: { 200: Task },
+          errors: [404, 409],
+        }),
       },
     },
     async (req) => {
@@ -125,12 +155,14 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
     {
       schema: {
         params,
-        ...describe(
-          'tasks',
-          'Delete an archived task (and its run folders)',
-          { 204: { description: 'deleted' } },
-          [404, 409],
-        ),
+        ...describe({
+          tag: 'tasks',
+          id: 'deleteTask',
+          summary: 'Delete an archived task (and its run folders)',
+          description: 'Only an archived task can be deleted (409 otherwise); its events stay.',
+          ok: { 204: { description: 'deleted' } },
+          errors: [404, 409],
+        }),
       },
     },
     async (req: IdRequest, reply) => {
@@ -149,12 +181,15 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
     {
       schema: {
         params,
-        ...describe(
-          'tasks',
-          'Archive a task, terminating its worker first',
-          { 200: Task },
-          [404, 409],
-        ),
+        ...describe({
+          tag: 'tasks',
+          id: 'archiveTask',
+          summary: 'Archive a task, terminating its worker first',
+          description:
+            'A running task’s worker and its children are ended first (on another host, by that host, and the answer waits for it). 409 when a worker survived SIGKILL.',
+          ok: { 200: Task },
+          errors: [404, 409],
+        }),
       },
     },
     (req: IdRequest) => operator.archive(req.params.id),
@@ -166,7 +201,15 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       schema: {
         params,
         body: ReclaimBody,
-        ...describe('tasks', 'Release a running task to ready', { 200: Task }, [404, 409, 415]),
+        ...describe({
+          tag: 'tasks',
+          id: 'reclaimTask',
+          summary: 'Release a running task to ready',
+          description:
+            'Ends the running worker and its children, then puts the task back to `ready`. 409 for a task that is not running (unless `force`).',
+          ok: { 200: Task },
+          errors: [404, 409],
+        }),
       },
     },
     (req) => operator.reclaim(req.params.id, req.body?.force ?? false),
@@ -174,7 +217,20 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
 
   app.post(
     '/tasks/:id/unblock',
-    { schema: { params, ...describe('tasks', 'Unblock a task', { 200: Task }, [404, 409]) } },
+    {
+      schema: {
+        params,
+        ...describe({
+          tag: 'tasks',
+          id: 'unblockTask',
+          summary: 'Unblock a task',
+          description:
+            'A blocked task goes back to `ready` (or `todo` while a parent is not done), its failure count reset. 409 for a task that is not blocked.',
+          ok: { 200: Task },
+          errors: [404, 409],
+        }),
+      },
+    },
     (req: IdRequest) => operator.unblock(req.params.id),
   );
 
@@ -184,7 +240,15 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       schema: {
         params,
         body: CommentBody,
-        ...describe('tasks', 'Comment on a task', { 201: Comment }, [404, 413, 415]),
+        ...describe({
+          tag: 'tasks',
+          id: 'commentOnTask',
+          summary: 'Comment on a task',
+          description:
+            'Adds a comment (author defaults to "operator"); it is in the task’s events as `commented`.',
+          ok: { 201: Comment },
+          errors: [404],
+        }),
       },
     },
     async (req, reply) =>
@@ -198,7 +262,14 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
     {
       schema: {
         params,
-        ...describe('history', 'A task’s runs, oldest first', { 200: RunList }, [404]),
+        ...describe({
+          tag: 'history',
+          id: 'listTaskRuns',
+          summary: 'A task’s runs, oldest first',
+          description: 'Every run of the task with its outcome, exit status, host and peaks.',
+          ok: { 200: RunList },
+          errors: [404],
+        }),
       },
     },
     async (req: IdRequest) => ({
@@ -212,7 +283,14 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       schema: {
         params,
         querystring: EventsQuery,
-        ...describe('history', 'A task’s events', { 200: EventList }, [404]),
+        ...describe({
+          tag: 'history',
+          id: 'listTaskEvents',
+          summary: 'A task’s events',
+          description: 'The task’s events after `after`, oldest first, at most `limit`.',
+          ok: { 200: EventList },
+          errors: [404],
+        }),
       },
     },
     async (req) => {

@@ -17,13 +17,16 @@ export function workerRoutes(app: FastifyInstance, worker: WorkerActions): void 
       schema: {
         params: TaskIdParams,
         body: CompleteBody,
-        ...describe(
-          'workers',
-          'Complete the run (its verdict)',
-          { 200: Task },
-          [403, 404, 409, 413, 415],
-          { worker: true },
-        ),
+        ...describe({
+          tag: 'workers',
+          id: 'completeTask',
+          summary: 'Complete the run (its verdict)',
+          description:
+            'Ends the run as completed with a summary and result; the task goes to done. 409 for a run token that is not the task’s current run (a stale attempt): nothing changes.',
+          ok: { 200: Task },
+          errors: [{ status: 403, reason: 'a run token of another task' }, 404, 409],
+          worker: true,
+        }),
       },
     },
     (req) => worker.complete(req.params.id, bearerToken(req), req.body ?? {}),
@@ -35,13 +38,16 @@ export function workerRoutes(app: FastifyInstance, worker: WorkerActions): void 
       schema: {
         params: TaskIdParams,
         body: BlockBody,
-        ...describe(
-          'workers',
-          'Block the task with a reason (its verdict)',
-          { 200: Task },
-          [403, 404, 409, 413, 415],
-          { worker: true },
-        ),
+        ...describe({
+          tag: 'workers',
+          id: 'blockTask',
+          summary: 'Block the task with a reason (its verdict)',
+          description:
+            'Ends the run and blocks the task with a reason for an operator to read. 409 for a stale run token.',
+          ok: { 200: Task },
+          errors: [{ status: 403, reason: 'a run token of another task' }, 404, 409],
+          worker: true,
+        }),
       },
     },
     (req) => worker.block(req.params.id, bearerToken(req), req.body.reason),
@@ -53,13 +59,16 @@ export function workerRoutes(app: FastifyInstance, worker: WorkerActions): void 
       schema: {
         params: TaskIdParams,
         body: HeartbeatBody,
-        ...describe(
-          'workers',
-          'Show progress and refresh the lease',
-          { 200: Task },
-          [403, 404, 409, 415],
-          { worker: true },
-        ),
+        ...describe({
+          tag: 'workers',
+          id: 'heartbeatTask',
+          summary: 'Show progress and refresh the lease',
+          description:
+            'Records a note and pushes the run’s deadline for staleness forward. 409 for a stale run token.',
+          ok: { 200: Task },
+          errors: [{ status: 403, reason: 'a run token of another task' }, 404, 409],
+          worker: true,
+        }),
       },
     },
     (req) => worker.heartbeat(req.params.id, bearerToken(req), req.body?.note),

@@ -1,0 +1,134 @@
+// Each event kind's payload as a schema, for the OpenAPI document: `Event` is a union on
+// `kind`, so generated clients narrow the payload by kind. The compile-time check at the end
+// keeps every schema equal to the payload type the board writes (model/events.ts).
+import { Type, type Static, type TSchema } from '../../schema-types.js';
+import type { EventKind, EventPayloads } from '../../kanban/model/events.js';
+import { TASK_STATUSES } from '../../kanban/model/types.js';
+
+const Optional = Type.Optional;
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const int = Type.Integer();
+const str = Type.String();
+const bool = Type.Boolean();
+const status = Type.Union(TASK_STATUSES.map((s) => Type.Literal(s)));
+const closed = { additionalProperties: false } as const;
+
+/** Where a task came from (the API, the CLI, a platform's channel). */
+export const OriginSchema = Type.Union(
+  [
+    Type.Object({ kind: Type.Literal('api') }, closed),
+    Type.Object({ kind: Type.Literal('cli') }, closed),
+    Type.Object({ kind: Type.Literal('platform'), platform: str, channel: str }, closed),
+  ],
+  { $id: 'Origin' },
+);
+
+const RunEnd = Type.Object(
+  {
+    exitCode: nullable(int),
+    signal: nullable(str),
+    error: Optional(str),
+    summary: Optional(str),
+    reason: Optional(str),
+    prevPid: nullable(int),
+    failures: int,
+    durationMs: Optional(nullable(int)),
+    terminated: Optional(bool),
+    sigkill: Optional(bool),
+    survived: Optional(bool),
+    ended: Optional(Type.Array(int)),
+    forced: Optional(bool),
+  },
+  { description: 'how the run ended' },
+);
+
+const terminationFields = {
+  prevPid: nullable(int),
+  terminated: bool,
+  sigkill: bool,
+  survived: bool,
+};
+const Termination = Type.Object(terminationFields, {
+  description: 'what a termination did to the worker’s process group',
+});
+
+const Host = { hostId: int, name: str, version: str };
+const PlatformPayload = Type.Object({ platform: str }, { additionalProperties: true });
+
+/** One schema per kind; a kind missing here is a type error. */
+export const EVENT_PAYLOADS = {
+  created: Type.Object({ title: str, status, origin: Type.Ref(OriginSchema) }),
+  edited: Type.Object({ fields: Type.Array(str) }),
+  deleted: Type.Object({}),
+  commented: Type.Object({ commentId: int, author: str, text: str }),
+  promoted: Type.Object({ after: nullable(str), reason: Optional(str) }),
+  claimed: Type.Object({ profile: str, waitedMs: Optional(Type.Number()), retry: Optional(bool) }),
+  spawned: Type.Object({ pid: int, profile: str }),
+  adopted: Type.Object({ pid: int }),
+  heartbeat: Type.Object({ note: Optional(str) }),
+  claim_extended: Type.Object({ until: int }),
+  completed: RunEnd,
+  blocked: Type.Union([RunEnd, Type.Object({ reason: str, parent: str })]),
+  crashed: RunEnd,
+  protocol_violation: RunEnd,
+  rate_limited: RunEnd,
+  timed_out: RunEnd,
+  stale: RunEnd,
+  reclaimed: RunEnd,
+  archived: Type.Union([RunEnd, Termination]),
+  spawn_failed: RunEnd,
+  interrupted: RunEnd,
+  lost: RunEnd,
+  host_joined: Type.Object(Host),
+  host_dead: Type.Object({ ...Host, lostRuns: int }),
+  unblocked: Type.Object({ status }),
+  reclaim_deferred: Type.Object({
+    ...terminationFields,
+    op: str,
+    pids: Optional(Type.Array(int)),
+  }),
+  gave_up: Type.Object({
+    failures: Optional(int),
+    outcome: Optional(str),
+    reason: nullable(str),
+  }),
+  worker_terminated: Type.Object({ pids: Type.Array(int), sigkill: bool, survived: bool }),
+  notification_dropped: Type.Object({ platform: str, channel: str, eventId: int, reason: str }),
+  platform_connected: PlatformPayload,
+  platform_disconnected: PlatformPayload,
+  breaker_opened: PlatformPayload,
+  breaker_half_open: PlatformPayload,
+  breaker_closed: PlatformPayload,
+  platform_paused: PlatformPayload,
+  platform_resumed: PlatformPayload,
+} satisfies Record<EventKind, TSchema>;
+
+/** Each kind's event as the API answers it: `payload` narrowed by `kind`. */
+export const EventSchema = Type.Union(
+  (Object.keys(EVENT_PAYLOADS) as EventKind[]).map((kind) =>
+    Type.Object(
+      {
+        id: int,
+        taskId: nullable(str),
+        runId: nullable(str),
+        kind: Type.Literal(kind),
+        payload: EVENT_PAYLOADS[kind],
+        at: Type.Integer({ description: 'epoch milliseconds' }),
+      },
+      closed,
+    ),
+  ),
+  { $id: 'Event', description: 'an event; its payload depends on its kind' },
+);
+
+/** Both ways assignable: the schema says exactly what the board writes. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** The kinds whose schema and payload type differ; never when they all agree. */
+type Mismatched = {
+  [K in EventKind]: Same<Static<(typeof EVENT_PAYLOADS)[K]>, EventPayloads[K]> extends true
+    ? never
+    : K;
+}[EventKind];
+// A compile error naming the kind whose schema no longer matches its payload type.
+const agree: [Mismatched] extends [never] ? true : Mismatched = true;
+void agree;
