@@ -5,6 +5,7 @@ export default tseslint.config(
   {
     ignores: [
       'dist/**',
+      'src/cli/api-types.ts',
       'node_modules/**',
       'bin/**',
       'examples/**',

@@ -1,6 +1,26 @@
 // One JSON call to a gatehouse API, with its errors made plain. Imports no configuration, so
 // the worker helper a run calls starts quickly.
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
+import type { components, paths } from './api-types.js';
+
+/** The API's schemas as its document declares them (generated: src/cli/api-types.ts). */
+export type Schemas = components['schemas'];
+
+type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+
+/** The JSON body a route takes, as declared. */
+export type RequestBody<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends {
+  requestBody?: infer B;
+}
+  ? JsonOf<NonNullable<B>>
+  : never;
+
+/** The JSON a route answers with a 2xx `status`, as declared. */
+export type Answer<
+  P extends keyof paths,
+  M extends keyof paths[P],
+  S extends number = 200,
+> = paths[P][M] extends { responses: infer R } ? (S extends keyof R ? JsonOf<R[S]> : never) : never;
 
 export interface ApiResponse {
   status: number;

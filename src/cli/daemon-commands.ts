@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { locateDataDir } from '../config/locate.js';
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
 import { pidExists, waitUntil } from '../proc/index.js';
-import { callApi } from './api-client.js';
+import { callApi, type Schemas } from './api-client.js';
 import { parseFlags, parseInteger } from './args.js';
 import {
   cliConfig,
@@ -77,11 +77,10 @@ export async function statusCommand(args: string[], env: NodeJS.ProcessEnv): Pro
     return 0;
   }
   if (ready.status === 401) throw unauthorized(url);
-  const report = ready.body as {
-    ready?: boolean;
-    platforms?: { name: string; state: string }[];
-    board?: Record<string, number>;
-  };
+  // Ready or not (503), the answer is the readiness report; anything else says nothing of it.
+  const report = (ready.status === 200 || ready.status === 503 ? ready.body : {}) as Partial<
+    Schemas['Ready']
+  >;
   const where = record
     ? {
         pid: record.pid,

@@ -1,8 +1,7 @@
 // `gatehouse task …`: board operations through the running instance's API.
 import { open } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Run, Task } from '../kanban/model/types.js';
-import { callApi, expectOk } from './api-client.js';
+import { callApi, expectOk, type Answer, type RequestBody, type Schemas } from './api-client.js';
 import { parseDuration, parseFlags, parseInteger, usageError } from './args.js';
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
 import {
@@ -15,6 +14,9 @@ import {
 import { print } from './output.js';
 
 const common = { ...targetFlags, json: { type: 'boolean' } } as const;
+
+type Task = Schemas['Task'];
+type TaskDetail = Schemas['TaskDetail'];
 
 interface Api {
   call: (method: string, path: string, body?: unknown) => Promise<unknown>;
@@ -46,7 +48,7 @@ function taskLine(t: Task): string {
 
 const LIST_HEADER = `${'ID'.padEnd(14)}  ${'STATUS'.padEnd(8)}  PRIO  ${'ASSIGNEE'.padEnd(10)}  TITLE`;
 
-function taskDetail(t: Task & { runs?: Run[] }): string {
+function taskDetail(t: TaskDetail): string {
   const lines = [
     `${t.id}  ${t.title}`,
     `status: ${t.status}${t.blockReason ? ` (${t.blockReason})` : ''}`,
@@ -56,7 +58,7 @@ function taskDetail(t: Task & { runs?: Run[] }): string {
   if (t.summary) lines.push(`summary: ${t.summary}`);
   if (t.lastFailureError) lines.push(`last failure: ${t.lastFailureError}`);
   if (t.body) lines.push('', t.body);
-  for (const r of t.runs ?? []) {
+  for (const r of t.runs) {
     const how = r.outcome ?? 'running';
     const code = r.signal ?? (r.exitCode === null ? '' : `exit ${r.exitCode}`);
     lines.push(`run ${r.id}  ${how}  ${code}  pid ${r.pid ?? '-'}`);
@@ -88,7 +90,7 @@ async function add(args: string[]): Promise<void> {
   );
   const title = positionals[0];
   if (!title) throw usageError('task add needs a TITLE');
-  const body: Record<string, unknown> = { title };
+  const body: RequestBody<'/tasks', 'post'> = { title };
   if (values.body !== undefined) body.body = values.body;
   if (values.assignee !== undefined) body.assignee = values.assignee;
   if (values.priority !== undefined)
@@ -98,7 +100,11 @@ async function add(args: string[]): Promise<void> {
     body.maxRuntimeSeconds = parseDuration('--max-runtime', values['max-runtime']);
   if (values['max-retries'] !== undefined)
     body.maxRetries = parseInteger('--max-retries', values['max-retries'], 1, 1000);
-  const task = (await connect(values).call('POST', '/tasks', body)) as Task;
+  const task = (await connect(values).call('POST', '/tasks', body)) as Answer<
+    '/tasks',
+    'post',
+    201
+  >;
   print(values.json ?? false, task, () => taskLine(task));
 }
 
@@ -122,10 +128,7 @@ async function list(args: string[]): Promise<void> {
   const tasks: Task[] = [];
   let nextCursor: string | null = null;
   do {
-    const page = (await api.call('GET', `/tasks?${query.toString()}`)) as {
-      tasks: Task[];
-      nextCursor: string | null;
-    };
+    const page = (await api.call('GET', `/tasks?${query.toString()}`)) as Answer<'/tasks', 'get'>;
     tasks.push(...page.tasks);
     nextCursor = page.nextCursor;
     if (nextCursor) query.set('cursor', nextCursor);
@@ -141,7 +144,7 @@ async function list(args: string[]): Promise<void> {
 async function show(args: string[]): Promise<void> {
   const { values, positionals } = parseFlags(args, common, 1);
   const id = oneId(positionals, 'task show');
-  const task = (await connect(values).call('GET', `/tasks/${id}`)) as Task;
+  const task = (await connect(values).call('GET', `/tasks/${id}`)) as Answer<'/tasks/{id}', 'get'>;
   print(values.json ?? false, task, () => taskDetail(task));
 }
 
@@ -157,9 +160,8 @@ function transition(action: 'archive' | 'unblock') {
 async function reclaim(args: string[]): Promise<void> {
   const { values, positionals } = parseFlags(args, { ...common, force: { type: 'boolean' } }, 1);
   const id = oneId(positionals, 'task reclaim');
-  const task = (await connect(values).call('POST', `/tasks/${id}/reclaim`, {
-    force: values.force ?? false,
-  })) as Task;
+  const body: RequestBody<'/tasks/{id}/reclaim', 'post'> = { force: values.force ?? false };
+  const task = (await connect(values).call('POST', `/tasks/${id}/reclaim`, body)) as Task;
   print(values.json ?? false, task, () => taskLine(task));
 }
 
@@ -168,10 +170,12 @@ async function comment(args: string[]): Promise<void> {
   const id = oneId(positionals, 'task comment');
   const text = positionals[1];
   if (!text) throw usageError('task comment needs TEXT');
-  const made = await connect(values).call('POST', `/tasks/${id}/comments`, {
-    text,
-    author: 'cli',
-  });
+  const body: RequestBody<'/tasks/{id}/comments', 'post'> = { text, author: 'cli' };
+  const made = (await connect(values).call('POST', `/tasks/${id}/comments`, body)) as Answer<
+    '/tasks/{id}/comments',
+    'post',
+    201
+  >;
   print(values.json ?? false, made, () => `commented on ${id}`);
 }
 
@@ -184,7 +188,7 @@ async function log(args: string[]): Promise<void> {
       'task log --follow reads the log file beside the daemon; with --url or GATEHOUSE_URL, task log without --follow prints it',
     );
   const latest = async () => {
-    const task = (await api.call('GET', `/tasks/${id}`)) as Task & { runs: Run[] };
+    const task = (await api.call('GET', `/tasks/${id}`)) as Answer<'/tasks/{id}', 'get'>;
     return { task, run: task.runs.at(-1) ?? null };
   };
   let { task, run } = await latest();
