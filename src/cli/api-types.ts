@@ -24,7 +24,7 @@ export type paths = {
   "/tasks": {
     /**
      * List tasks, oldest first, a page at a time
-     * @description Filtered by status and assignee, `limit` at a time; `nextCursor` fetches the next page (null on the last). `order=desc` lists newest first.
+     * @description Filtered by status, assignee and `q` (a task id, or text anywhere in the title, ASCII letters in any case), `limit` at a time; `nextCursor` fetches the next page (null on the last). `order=desc` lists newest first.
      */
     get: operations["listTasks"];
     /**
@@ -32,6 +32,13 @@ export type paths = {
      * @description A task in `todo` (with parents not yet done) or `ready`. An unknown parent or an assignee no host runs is a 400.
      */
     post: operations["createTask"];
+  };
+  "/tasks/counts": {
+    /**
+     * How many tasks are in each status
+     * @description Counted by the database, for the tasks the filters pick (as GET /tasks takes them): every status is present, 0 when none.
+     */
+    get: operations["countTasks"];
   };
   "/tasks/{id}": {
     /**
@@ -126,6 +133,20 @@ export type paths = {
      * @description The last `tail` lines of what the run’s worker wrote to stdout and stderr. 404 for an unknown run, or one whose files retention removed.
      */
     get: operations["getRunLog"];
+  };
+  "/workers": {
+    /**
+     * Every live worker, on any host
+     * @description Each run not ended yet with its task, host, pid and start; CPU and memory now for this host’s workers, and the peaks every host records. With this host’s profiles, their running workers and caps.
+     */
+    get: operations["listWorkers"];
+  };
+  "/stats/throughput": {
+    /**
+     * Runs finished over the last hour or day, by outcome
+     * @description Counted from the runs the board keeps (not from what a page saw): 60 buckets of a minute for `hour`, 96 of a quarter hour for `day`, each with its runs by outcome.
+     */
+    get: operations["getThroughput"];
   };
   "/platform": {
     /**
@@ -1059,7 +1080,7 @@ export type operations = {
   };
   /**
    * List tasks, oldest first, a page at a time
-   * @description Filtered by status and assignee, `limit` at a time; `nextCursor` fetches the next page (null on the last). `order=desc` lists newest first.
+   * @description Filtered by status, assignee and `q` (a task id, or text anywhere in the title, ASCII letters in any case), `limit` at a time; `nextCursor` fetches the next page (null on the last). `order=desc` lists newest first.
    */
   listTasks: {
     parameters: {
@@ -1069,6 +1090,7 @@ export type operations = {
         limit?: number;
         cursor?: string;
         order?: "asc" | "desc";
+        q?: string;
       };
     };
     responses: {
@@ -1172,6 +1194,69 @@ export type operations = {
       };
       /** @description not application/json */
       415: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * How many tasks are in each status
+   * @description Counted by the database, for the tasks the filters pick (as GET /tasks takes them): every status is present, 0 when none.
+   */
+  countTasks: {
+    parameters: {
+      query?: {
+        assignee?: string;
+        q?: string;
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": {
+            counts: {
+              todo: number;
+              ready: number;
+              running: number;
+              blocked: number;
+              done: number;
+              archived: number;
+            };
+          };
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
         content: {
           "application/json": components["schemas"]["ApiError"];
         };
@@ -2265,6 +2350,140 @@ export type operations = {
       };
       /** @description no such task, run or platform */
       404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Every live worker, on any host
+   * @description Each run not ended yet with its task, host, pid and start; CPU and memory now for this host’s workers, and the peaks every host records. With this host’s profiles, their running workers and caps.
+   */
+  listWorkers: {
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": {
+            workers: ({
+                runId: string;
+                taskId: string;
+                title: string;
+                profile: string;
+                host: string | null;
+                pid: number | null;
+                /** @description epoch milliseconds */
+                startedAt: number;
+                cpuPercent: number | null;
+                rssBytes: number | null;
+                cpuPercentMax: number | null;
+                rssBytesMax: number | null;
+              })[];
+            /** @description this host’s profiles: running workers and cap */
+            profiles: ({
+                name: string;
+                running: number;
+                maxConcurrent: number | null;
+              })[];
+          };
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Runs finished over the last hour or day, by outcome
+   * @description Counted from the runs the board keeps (not from what a page saw): 60 buckets of a minute for `hour`, 96 of a quarter hour for `day`, each with its runs by outcome.
+   */
+  getThroughput: {
+    parameters: {
+      query: {
+        window: "hour" | "day";
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": {
+            window: "hour" | "day";
+            /** @description epoch milliseconds, the first bucket’s start */
+            from: number;
+            bucketMs: number;
+            /** @description every bucket of the window, oldest first, empty ones included */
+            buckets: {
+                /** @description the bucket’s start, epoch milliseconds */
+                at: number;
+                /** @description runs ended in the bucket, by outcome (absent: none) */
+                outcomes: {
+                  [key: string]: number;
+                };
+              }[];
+            /** @description runs ended in the window, by outcome */
+            totals: {
+              [key: string]: number;
+            };
+          };
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
         content: {
           "application/json": components["schemas"]["ApiError"];
         };

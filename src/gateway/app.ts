@@ -17,6 +17,7 @@ import { browserGuard } from './browser-guard.js';
 import { installJsonParser } from './json-body.js';
 import type { EventStreamHub } from './event-stream.js';
 import { healthRoutes, type ReadyReport } from './health-routes.js';
+import { activityRoutes, type ProfileLoad } from './routes/activity-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import type { Metrics } from './metrics.js';
@@ -48,6 +49,7 @@ export interface AppDeps {
   metrics: Metrics;
   profiles: () => Promise<readonly string[]>;
   workerInfo: (taskId: string) => WorkerSample | null;
+  profileLoad: () => ProfileLoad[];
   requestStop: (code: number, reason: string) => void;
 }
 
@@ -169,6 +171,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     taskRoutes(scope, deps);
     workerRoutes(scope, deps.worker);
     eventRoutes(scope, deps.board, deps.hub);
+    activityRoutes(scope, deps);
     platformRoutes(scope, deps.platforms);
     slackRoutes(scope, deps.platforms);
     opsRoutes(scope, deps.metrics, deps.board);

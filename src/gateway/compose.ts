@@ -121,6 +121,14 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     metrics,
     profiles: () => kanban.board.profilesServed(Object.keys(config.workers.profiles)),
     workerInfo: (taskId) => dispatcher.workerInfo(taskId),
+    profileLoad: () => {
+      const running = dispatcher.liveByProfile();
+      return Object.values(config.workers.profiles).map((p) => ({
+        name: p.name,
+        running: running[p.name] ?? 0,
+        maxConcurrent: p.maxConcurrent,
+      }));
+    },
     requestStop: deps.requestStop,
   });
   return {

@@ -19,7 +19,7 @@ import type {
   TaskReads,
 } from './store/contract.js';
 import type { RunRecord } from './store/run-store.js';
-import type { TaskFilter } from './store/task-store.js';
+import type { TaskFilter, TaskMatch } from './store/task-store.js';
 
 export class Board {
   readonly tasks: TaskReads;
@@ -186,8 +186,8 @@ export class Board {
     return [...served];
   }
 
-  counts(): Promise<Record<TaskStatus, number>> {
-    return this.tasks.counts();
+  counts(match: TaskMatch = {}): Promise<Record<TaskStatus, number>> {
+    return this.tasks.counts(match);
   }
 }
 

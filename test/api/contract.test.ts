@@ -81,6 +81,8 @@ const VALID_BODY: Record<string, unknown> = {
 const BAD_QUERY: Record<string, string> = {
   'GET /tasks': '?limit=0',
   'GET /events': '?after=-1',
+  'GET /tasks/counts': '?q=',
+  'GET /stats/throughput': '?window=week',
 };
 
 describe('the OpenAPI document', () => {
@@ -193,6 +195,8 @@ describe('the OpenAPI document', () => {
     ).body as { id: string };
     await call('POST', '/tasks', '/tasks', { title: 'orphan', parents: ['t_000000000000'] });
     await call('GET', '/tasks', '/tasks?limit=1');
+    await call('GET', '/tasks', '/tasks?q=DESCRIBED&status=todo');
+    await call('GET', '/tasks/counts', '/tasks/counts?q=described');
     await call('GET', '/tasks/{id}', `/tasks/${task.id}`);
     await call('PATCH', '/tasks/{id}', `/tasks/${task.id}`, { priority: 3 });
     await call('PATCH', '/tasks/{id}', `/tasks/${task.id}`, { bogus: 1 });
@@ -273,6 +277,9 @@ describe('the OpenAPI document', () => {
     await call('POST', '/platform/{name}/events', '/platform/sl/events', event.body, {
       'content-type': 'application/json',
     });
+    await call('GET', '/workers', '/workers');
+    await call('GET', '/stats/throughput', '/stats/throughput?window=hour');
+    await call('GET', '/stats/throughput', '/stats/throughput?window=day');
     await call('GET', '/health', '/health');
     // Not ready: it dispatches nothing. A gateway that dispatches is.
     await call('GET', '/ready', '/ready');

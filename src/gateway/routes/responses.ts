@@ -207,6 +207,15 @@ export const PlatformList = Type.Object(
   { platforms: Type.Array(Type.Ref(PlatformSchema)) },
   closed,
 );
+export const TaskCounts = Type.Object(
+  {
+    counts: Type.Object(
+      Object.fromEntries(TASK_STATUSES.map((s) => [s, Type.Integer({ minimum: 0 })])),
+      closed,
+    ),
+  },
+  closed,
+);
 export const HostList = Type.Object({ hosts: Type.Array(Type.Ref(HostSchema)) }, closed);
 export const Task = Type.Ref(TaskSchema);
 export const TaskDetail = Type.Ref(TaskDetailSchema);

@@ -46,6 +46,9 @@ export const PatchTaskBody = Type.Object(
   { ...strict, minProperties: 1 },
 );
 
+/** A search: a task id, or text found anywhere in titles (ASCII letters in any case). */
+const search = Type.String({ minLength: 1, maxLength: 200 });
+
 export const ListTasksQuery = Type.Object(
   {
     status: Type.Optional(Type.Union(TASK_STATUSES.map((s) => Type.Literal(s)))),
@@ -53,7 +56,21 @@ export const ListTasksQuery = Type.Object(
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     cursor: Type.Optional(Type.String({ maxLength: 100 })),
     order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+    q: Type.Optional(search),
   },
+  strict,
+);
+
+export const CountTasksQuery = Type.Object(
+  {
+    assignee: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    q: Type.Optional(search),
+  },
+  strict,
+);
+
+export const ThroughputQuery = Type.Object(
+  { window: Type.Union([Type.Literal('hour'), Type.Literal('day')]) },
   strict,
 );
 

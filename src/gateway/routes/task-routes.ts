@@ -8,6 +8,7 @@ import { publicRun } from '../../kanban/store/run-store.js';
 import type { Origin } from '../../kanban/model/types.js';
 import {
   CommentBody,
+  CountTasksQuery,
   CreateTaskBody,
   EventsQuery,
   ListTasksQuery,
@@ -15,7 +16,16 @@ import {
   ReclaimBody,
   TaskIdParams,
 } from './schemas.js';
-import { Comment, EventList, RunList, Task, TaskDetail, TaskList, describe } from './responses.js';
+import {
+  Comment,
+  EventList,
+  RunList,
+  Task,
+  TaskCounts,
+  TaskDetail,
+  TaskList,
+  describe,
+} from './responses.js';
 
 export interface WorkerSample {
   pid: number;
@@ -86,7 +96,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
           id: 'listTasks',
           summary: 'List tasks, oldest first, a page at a time',
           description:
-            'Filtered by status and assignee, `limit` at a time; `nextCursor` fetches the next page (null on the last). `order=desc` lists newest first.',
+            'Filtered by status, assignee and `q` (a task id, or text anywhere in the title, ASCII letters in any case), `limit` at a time; `nextCursor` fetches the next page (null on the last). `order=desc` lists newest first.',
           ok: { 200: TaskList },
         }),
       },
@@ -95,10 +105,31 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       board.list({
         status: req.query.status,
         assignee: req.query.assignee,
+        q: req.query.q,
         limit: req.query.limit ?? 100,
         cursor: req.query.cursor,
         order: req.query.order,
       }),
+  );
+
+  app.get<{ Querystring: Static<typeof CountTasksQuery> }>(
+    '/tasks/counts',
+    {
+      schema: {
+        querystring: CountTasksQuery,
+        ...describe({
+          tag: 'tasks',
+          id: 'countTasks',
+          summary: 'How many tasks are in each status',
+          description:
+            'Counted by the database, for the tasks the filters pick (as GET /tasks takes them): every status is present, 0 when none.',
+          ok: { 200: TaskCounts },
+        }),
+      },
+    },
+    async (req) => ({
+      counts: await board.counts({ assignee: req.query.assignee, q: req.query.q }),
+    }),
   );
 
   app.get(

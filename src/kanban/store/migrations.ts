@@ -246,4 +246,8 @@ export const MIGRATIONS: readonly string[] = [
     host_id INTEGER NOT NULL REFERENCES hosts (id)
   );
   `,
+  // 8: runs by when they ended, for the dashboard's throughput over the last hour and day.
+  `
+  CREATE INDEX runs_ended ON runs (ended_at) WHERE ended_at IS NOT NULL;
+  `,
 ];

@@ -92,6 +92,8 @@ export class RunStore {
   private readonly known;
   private readonly openByHost;
   private readonly reassign;
+  private readonly openRuns;
+  private readonly endedBuckets;
 
   constructor(db: Db) {
     this.insert = db.prepare(`INSERT INTO runs (id, task_id, profile, host, host_id, token_hash,
@@ -136,6 +138,13 @@ export class RunStore {
     );
     this.openByHost = db.prepare<[number], RunRow>(
       'SELECT * FROM runs WHERE host_id = ? AND ended_at IS NULL ORDER BY seq',
+    );
+    this.openRuns = db.prepare<[], RunRow>(
+      'SELECT * FROM runs WHERE ended_at IS NULL ORDER BY seq',
+    );
+    this.endedBuckets = db.prepare<{ from: number; bucket: number }, EndedBucket>(
+      `SELECT (ended_at / @bucket) * @bucket AS at, outcome, count(*) AS n FROM runs
+        WHERE ended_at >= @from GROUP BY 1, 2 ORDER BY 1`,
     );
     this.unreapedRuns = db.prepare<[], RunRow>(
       'SELECT * FROM runs WHERE proc_gone_at IS NULL AND ended_at IS NOT NULL ORDER BY seq',
@@ -242,6 +251,23 @@ export class RunStore {
   async openOnHost(hostId: number): Promise<RunRecord[]> {
     return this.openByHost.all(hostId).map(toRecord);
   }
+
+  /** Every run not ended yet, on any host, oldest first. */
+  async open(): Promise<RunRecord[]> {
+    return this.openRuns.all().map(toRecord);
+  }
+
+  /** Runs ended since `from`, counted by outcome in buckets of `bucketMs` (each at its start). */
+  async endedByBucket(from: number, bucketMs: number): Promise<EndedBucket[]> {
+    return this.endedBuckets.all({ from, bucket: bucketMs });
+  }
+}
+
+/** How many runs ended with one outcome within one bucket of time. */
+export interface EndedBucket {
+  at: number;
+  outcome: RunOutcome;
+  n: number;
 }
 
 /** A run from its row, on either engine. */

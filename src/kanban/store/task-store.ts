@@ -64,9 +64,17 @@ export interface RunningDeadline extends TaskLease {
   maxRuntimeSeconds: number | null;
 }
 
-export interface TaskFilter {
-  status?: TaskStatus | undefined;
+/** Which tasks: by assignee, and by a search in the title (any case) or the exact id. */
+export interface TaskMatch {
   assignee?: string | undefined;
+  q?: string | undefined;
+}
+
+/** A search: the exact id, or the text anywhere in the title, in any case (ASCII). */
+const SEARCH = '(id = @q OR instr(lower(title), lower(@q)) > 0)';
+
+export interface TaskFilter extends TaskMatch {
+  status?: TaskStatus | undefined;
   /** Oldest first (asc, the default) or newest first (desc). */
   order: 'asc' | 'desc';
   /** Continue after this seq (in the chosen order); null from the start. */
@@ -152,12 +160,13 @@ export class TaskStore {
   async list(
     filter: TaskFilter,
   ): Promise<{ tasks: Task[]; lastSeq: number | null; more: boolean }> {
-    const key = `${filter.status ? 's' : ''}${filter.assignee !== undefined ? 'a' : ''}${filter.order}`;
+    const key = `${filter.status ? 's' : ''}${filter.assignee !== undefined ? 'a' : ''}${filter.q !== undefined ? 'q' : ''}${filter.order}`;
     let stmt = this.listStatements.get(key);
     if (!stmt) {
       const where = [filter.order === 'asc' ? 'seq > @afterSeq' : 'seq < @afterSeq'];
       if (filter.status) where.push('status = @status');
       if (filter.assignee !== undefined) where.push('assignee = @assignee');
+      if (filter.q !== undefined) where.push(SEARCH);
       stmt = this.db
         .prepare(
           `SELECT ${TASK_COLUMNS} FROM tasks WHERE ${where.join(' AND ')} ORDER BY seq ${filter.order} LIMIT @limit`,
@@ -177,10 +186,26 @@ export class TaskStore {
     return this.childrenOf.all(id).map((r) => r.task_id);
   }
 
-  async counts(): Promise<Record<TaskStatus, number>> {
+  /** Tasks per status, of those `match` picks (all by default). */
+  async counts(match: TaskMatch = {}): Promise<Record<TaskStatus, number>> {
     const counts = { todo: 0, ready: 0, running: 0, blocked: 0, done: 0, archived: 0 };
-    for (const { status, n } of this.countByStatus.all()) counts[status] = n;
+    const found =
+      match.assignee === undefined && match.q === undefined
+        ? this.countByStatus.all()
+        : this.countMatching(match);
+    for (const { status, n } of found) counts[status] = n;
     return counts;
+  }
+
+  private countMatching(match: TaskMatch): { status: TaskStatus; n: number }[] {
+    const where = ['1'];
+    if (match.assignee !== undefined) where.push('assignee = @assignee');
+    if (match.q !== undefined) where.push(SEARCH);
+    return this.db
+      .prepare<[TaskMatch], { status: TaskStatus; n: number }>(
+        `SELECT status, count(*) AS n FROM tasks WHERE ${where.join(' AND ')} GROUP BY status`,
+      )
+      .all({ assignee: match.assignee, q: match.q });
   }
 
   /**

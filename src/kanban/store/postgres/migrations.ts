@@ -157,4 +157,8 @@ export const PG_MIGRATIONS: readonly string[] = [
     host_id bigint NOT NULL REFERENCES hosts (id)
   );
   `,
+  // 6: runs by when they ended, for the dashboard's throughput over the last hour and day.
+  `
+  CREATE INDEX runs_ended ON runs (ended_at) WHERE ended_at IS NOT NULL;
+  `,
 ];

@@ -1,5 +1,12 @@
 // Runs on PostgreSQL: the same reads and writes as SQLite's (../run-store.ts).
-import { toRecord, type NewRun, type RunEnd, type RunRecord, type RunRow } from '../run-store.js';
+import {
+  toRecord,
+  type EndedBucket,
+  type NewRun,
+  type RunEnd,
+  type RunRecord,
+  type RunRow,
+} from '../run-store.js';
 import { rows, run, type Queryable } from './query.js';
 
 export class PgRunStore {
@@ -159,6 +166,23 @@ export class PgRunStore {
       this.db,
       'UPDATE runs SET host_id = $2, host = $3 WHERE id = $1 AND host_id IS DISTINCT FROM $2',
       [id, hostId, host],
+    );
+  }
+
+  async open(): Promise<RunRecord[]> {
+    const found = await rows<RunRow>(
+      this.db,
+      'SELECT * FROM runs WHERE ended_at IS NULL ORDER BY seq',
+    );
+    return found.map(toRecord);
+  }
+
+  async endedByBucket(from: number, bucketMs: number): Promise<EndedBucket[]> {
+    return rows<EndedBucket>(
+      this.db,
+      `SELECT ((ended_at / $2) * $2)::double precision AS at, outcome, count(*)::integer AS n
+        FROM runs WHERE ended_at >= $1 GROUP BY 1, 2 ORDER BY 1`,
+      [from, bucketMs],
     );
   }
 

@@ -7,6 +7,7 @@ import {
   toTask,
   type RunningDeadline,
   type TaskFilter,
+  type TaskMatch,
   type TaskLease,
   type TaskRow,
 } from '../task-store.js';
@@ -16,6 +17,14 @@ import { arrays, rows, type Queryable } from './query.js';
 const COLUMNS = taskColumns(
   "(SELECT coalesce(json_agg(parent_id ORDER BY ord), '[]')::text FROM task_parents WHERE task_id = tasks.id)",
 );
+
+/**
+ * A search as SQLite's: the exact id, or the text anywhere in the title, ASCII letters in any
+ * case (SQLite's lower() folds only those; translate() does the same whatever the locale).
+ */
+const fold = (sql: string) =>
+  `translate(${sql}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`;
+const search = (n: number) => `(id = $${n} OR strpos(${fold('title')}, ${fold(`$${n}`)}) > 0)`;
 
 export class PgTaskStore {
   constructor(private readonly db: Queryable) {}
@@ -52,6 +61,7 @@ export class PgTaskStore {
     ];
     if (filter.status) where.push(`status = $${values.push(filter.status)}`);
     if (filter.assignee !== undefined) where.push(`assignee = $${values.push(filter.assignee)}`);
+    if (filter.q !== undefined) where.push(search(values.push(filter.q)));
     const found = await arrays<TaskRow>(
       this.db,
       `SELECT ${COLUMNS} FROM tasks WHERE ${where.join(' AND ')} ORDER BY seq ${filter.order === 'asc' ? 'ASC' : 'DESC'} LIMIT $2`,
@@ -72,11 +82,16 @@ export class PgTaskStore {
     return found.map((r) => r.task_id);
   }
 
-  async counts(): Promise<Record<TaskStatus, number>> {
+  async counts(match: TaskMatch = {}): Promise<Record<TaskStatus, number>> {
     const counts = { todo: 0, ready: 0, running: 0, blocked: 0, done: 0, archived: 0 };
+    const where = ['true'];
+    const values: unknown[] = [];
+    if (match.assignee !== undefined) where.push(`assignee = $${values.push(match.assignee)}`);
+    if (match.q !== undefined) where.push(search(values.push(match.q)));
     const found = await rows<{ status: TaskStatus; n: number }>(
       this.db,
-      'SELECT status, count(*)::integer AS n FROM tasks GROUP BY status',
+      `SELECT status, count(*)::integer AS n FROM tasks WHERE ${where.join(' AND ')} GROUP BY status`,
+      values,
     );
     for (const { status, n } of found) counts[status] = n;
     return counts;
