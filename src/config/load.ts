@@ -60,6 +60,12 @@ function readConfigFile(path: string): Json {
   return parsed;
 }
 
+/**
+ * What systemd tells the daemon alone (its notify socket, its watchdog): a worker that saw them
+ * could report the daemon ready or alive.
+ */
+const SERVICE_MANAGER_ENV = new Set(['NOTIFY_SOCKET', 'WATCHDOG_USEC', 'WATCHDOG_PID']);
+
 function fromEnvironment(env: NodeJS.ProcessEnv): Json {
   const out: Json = {};
   if (env.GATEHOUSE_DATA_DIR) out.dataDir = env.GATEHOUSE_DATA_DIR;
@@ -335,7 +341,8 @@ export function loadConfig(
     journalStream: env.JOURNAL_STREAM ?? null,
     workerEnv: Object.fromEntries(
       Object.entries(env).filter(
-        (e): e is [string, string] => e[1] !== undefined && !e[0].startsWith('GATEHOUSE_'),
+        (e): e is [string, string] =>
+          e[1] !== undefined && !e[0].startsWith('GATEHOUSE_') && !SERVICE_MANAGER_ENV.has(e[0]),
       ),
     ),
   });

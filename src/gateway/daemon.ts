@@ -15,6 +15,7 @@ import { listenWithRetry } from './listen.js';
 import { createLogger } from './logger.js';
 import type { Logger } from 'pino';
 import { removePidFileIfOurs, writePidFile } from './pid-file.js';
+import { serviceManager, type ServiceManager } from './service-manager.js';
 import { Shutdown } from './shutdown.js';
 import { WaitingServer } from './waiting-server.js';
 import { TAKEOVER_FILE, readTakeover } from './takeover.js';
@@ -39,6 +40,8 @@ export async function runDaemon(opts: RunOptions): Promise<void> {
   const config = readConfig(opts.overrides);
   prepareDataDir(config.dataDir);
   const log = createLogger(config.log.level, config.journalStream);
+  // From here the start is held open under systemd, until the daemon serves.
+  const manager = serviceManager(process.env, (msg) => log.warn(msg));
   let instance: Instance;
   try {
     instance = await acquireInstance({
@@ -55,12 +58,13 @@ export async function runDaemon(opts: RunOptions): Promise<void> {
   }
 
   try {
-    await serve(config, instance, log);
+    await serve(config, instance, log, manager);
   } catch (err) {
     // A start that failed after taking the data dir leaves it as a clean stop would, and says
     // so in starts.log when it exits 1, so that a loop of such starts is paced.
     removePidFileIfOurs(instance.pidPath, instance.self);
     instance.lock.release();
+    manager.close();
     if (isDiskFull(err)) throw diskFull(config.dataDir);
     if (!isExitError(err) || err.exitCode === ExitCode.failure) {
       try {
@@ -73,18 +77,28 @@ export async function runDaemon(opts: RunOptions): Promise<void> {
   }
 }
 
-async function serve(config: Config, instance: Instance, log: Logger): Promise<void> {
+async function serve(
+  config: Config,
+  instance: Instance,
+  log: Logger,
+  manager: ServiceManager,
+): Promise<void> {
   const shutdown = new Shutdown({
     deadlineMs: config.shutdown.timeoutSeconds * 1000,
     log: (msg, err) => (err ? log.error({ err }, msg) : log.info(msg)),
+    begin: (reason) => manager.stopping(`shutting down: ${reason}`),
     exit: (code) => {
       log.flush();
+      manager.close();
       process.exit(code);
     },
   });
   installSignals(shutdown, instance, config, log.warn.bind(log));
 
-  await crashLoopGuard(config, instance, (msg) => log.warn(msg));
+  await crashLoopGuard(config, instance, (msg) => {
+    log.warn(msg);
+    manager.waiting(msg);
+  });
   let listenPort: number;
 
   // A database that is not up yet is waited for with the port answering: /ready says why.
@@ -96,7 +110,10 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
   );
   let store: BoardStore;
   try {
-    store = await openBoardStore(config, log, (why) => waiting.waiting(why));
+    store = await openBoardStore(config, log, (why) => {
+      waiting.waiting(why);
+      manager.waiting(why);
+    });
   } finally {
     listenPort = (await waiting.close()) ?? config.server.port;
   }
@@ -135,6 +152,7 @@ async function serve(config: Config, instance: Instance, log: Logger): Promise<v
   gateway.retention.start();
   await gateway.platforms.start();
   log.info({ host: config.server.host, port, dataDir: config.dataDir }, 'gatehouse serving');
+  manager.ready(`serving on port ${port}`);
 }
 
 /** The URL workers call back on: a wildcard bind is reached through loopback. */

@@ -7,6 +7,8 @@ export interface ShutdownStep {
 export interface ShutdownOptions {
   deadlineMs: number;
   log: (msg: string, err?: unknown) => void;
+  /** Called once as the shutdown begins, before any step. */
+  begin?: (reason: string) => void;
   /** Called once with the final exit code (the planned one, or 1 when the deadline was missed). */
   exit: (code: number) => void;
 }
@@ -34,6 +36,7 @@ export class Shutdown {
 
   private async execute(code: number, reason: string): Promise<void> {
     this.opts.log(`shutting down: ${reason}`);
+    this.opts.begin?.(reason);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), this.opts.deadlineMs);

@@ -34,7 +34,13 @@ export function pidExists(pid: number, identity?: ProcessIdentity): boolean {
   const live = identityOf(pid);
   if (!live) return false;
   if (!identity) return true;
-  return sameIdentity(live, identity);
+  if (sameIdentity(live, identity)) return true;
+  // A process in another mount namespace may be shown another boot id: a container's own (as
+  // systemd-nspawn gives it) beside a sandboxed unit's, which sees the machine's. The one the
+  // process sees itself is the one it recorded.
+  return (
+    live.startTime === identity.startTime && readBootId(`/proc/${pid}/root`) === identity.bootId
+  );
 }
 
 export function sameIdentity(a: ProcessIdentity, b: ProcessIdentity): boolean {

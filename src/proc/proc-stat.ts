@@ -189,9 +189,10 @@ export function readEnviron(pid: number): string[] | null {
 }
 
 /** Identifies this boot, so start times from a previous boot never match. */
-export function readBootId(): string {
+/** The boot id, as seen from `root` (a process's own root, /proc/PID/root: its mount namespace). */
+export function readBootId(root = ''): string {
   try {
-    if (hasProc) return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    if (hasProc) return readFileSync(`${root}/proc/sys/kernel/random/boot_id`, 'utf8').trim();
     return execFileSync('sysctl', ['-n', 'kern.boottime'], { encoding: 'utf8' }).trim();
   } catch {
     return 'unknown';

@@ -50,6 +50,34 @@ describe('pidExists', () => {
     expect(pidExists(pid, { ...identity, bootId: 'another-boot' })).toBe(false);
   });
 
+  it('knows a process by the boot id it sees itself, in a mount namespace shown another one', async () => {
+    // As in a systemd-nspawn container: the container's root sees a boot id of its own, a
+    // sandboxed unit in it the machine's. The process below is shown a boot id of its own.
+    const dir = tempDir();
+    const fake = '00000000-1111-2222-3333-444444444444';
+    writeFileSync(join(dir, 'boot_id'), `${fake}\n`);
+    const shown = spawnTracked([
+      'unshare',
+      '--mount',
+      '--propagation',
+      'private',
+      'sh',
+      '-c',
+      'mount --bind "$0" /proc/sys/kernel/random/boot_id && echo mounted && exec sleep 60',
+      join(dir, 'boot_id'),
+    ]);
+    await waitFor('the boot id shown', () => shown.output().includes('mounted'));
+    const live = identityOf(shown.pid)!;
+    expect(live.bootId).not.toBe(fake);
+    expect(pidExists(shown.pid, { ...live, bootId: fake })).toBe(true);
+    expect(pidExists(shown.pid, { ...live, bootId: '55555555-6666-7777-8888-999999999999' })).toBe(
+      false,
+    );
+    expect(pidExists(shown.pid, { ...live, startTime: live.startTime + 1, bootId: fake })).toBe(
+      false,
+    );
+  });
+
   it('rejects pids that are not pids', () => {
     for (const bad of [0, -5, 1.5, Number.NaN, 2 ** 40]) expect(pidExists(bad)).toBe(false);
     expect(isPid(32768)).toBe(true);

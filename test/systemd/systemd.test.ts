@@ -4,7 +4,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
-  chownSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -20,8 +19,13 @@ import { ROOT } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
 import { reportsWhenToldProfile } from '../helpers/workers.js';
 
-const NOBODY = 65534;
 const PORT = 8787;
+const TOKEN = 'systemd-test-token-0123456789';
+/** Where the unit expects things; the container is volatile, so these are its own. */
+const DATA = '/var/lib/gatehouse/data';
+const CONFIG = '/etc/gatehouse/gatehouse.json';
+/** This checkout, bound where the unit runs gatehouse from. */
+const WORKER_BIN = '/opt/gatehouse/bin/gatehouse.js';
 const UNIT = 'gatehouse';
 const CGROUP = `gatehouse-systemd-test-${process.pid}`;
 const HIERARCHIES = ['/sys/fs/cgroup/systemd', '/sys/fs/cgroup/unified'];
@@ -46,9 +50,14 @@ function show(property: string): string {
   return inside(['systemctl', 'show', '-p', property, '--value', UNIT]);
 }
 
-/** GET/POST inside the container's network (it has a private one). */
+/** GET/POST inside the container's network (it has a private one), with the API token. */
 function http(method: string, path: string, body?: object): { status: number; body: any } {
-  const script = `fetch('http://127.0.0.1:${PORT}${path}', ${body ? `{ method: '${method}', headers: { 'content-type': 'application/json' }, body: '${JSON.stringify(body)}' }` : `{ method: '${method}' }`}).then(async (r) => console.log(JSON.stringify({ status: r.status, body: await r.json().catch(() => null) })), () => console.log('{"status":0}'))`;
+  const headers = {
+    authorization: `Bearer ${TOKEN}`,
+    ...(body ? { 'content-type': 'application/json' } : {}),
+  };
+  const init = { method, headers, ...(body ? { body: JSON.stringify(body) } : {}) };
+  const script = `fetch('http://127.0.0.1:${PORT}${path}', ${JSON.stringify(init)}).then(async (r) => console.log(JSON.stringify({ status: r.status, body: await r.json().catch(() => null) })), () => console.log('{"status":0}'))`;
   return JSON.parse(inside(['node', '-e', script]) || '{"status":0}');
 }
 
@@ -78,23 +87,41 @@ function childNamed(parent: number, name: string): number | null {
   return null;
 }
 
+/** Writes `text` to `path` inside the container (its /etc and /var are its own). */
+function put(path: string, text: string, mode = '0644'): void {
+  const staged = join(scratch, 'staged');
+  writeFileSync(staged, text);
+  inside(['install', '-D', '-m', mode, staged, path]);
+}
+
+const shippedUnit = () => readFileSync(join(ROOT, 'contrib/gatehouse.service'), 'utf8');
+
+/** systemd-analyze security's overall exposure of the running unit (0 best, 10 worst). */
+function exposure(): number {
+  const report = inside(['systemd-analyze', 'security', '--no-pager', UNIT]);
+  return Number(/Overall exposure level for gatehouse\.service: ([\d.]+)/.exec(report)![1]);
+}
+
 function installUnit(): void {
-  // The shipped unit with only its paths (and an existing user) adapted.
-  const unit = readFileSync(join(ROOT, 'contrib/gatehouse.service'), 'utf8')
-    .replace(/^User=.*$/m, 'User=nobody')
-    .replace(/^WorkingDirectory=.*$/m, `WorkingDirectory=${scratch}`)
-    .replace(/GATEHOUSE_DATA_DIR=\S+/, `GATEHOUSE_DATA_DIR=${scratch}/data`)
-    .replace(/^ExecStart=\/usr\/bin\/node /m, `ExecStart=${process.execPath} `)
-    .replace('/opt/gatehouse/bin/gatehouse.js', `${ROOT}/bin/gatehouse.js`)
-    .replace('/etc/gatehouse/gatehouse.json', `${scratch}/gatehouse.json`);
-  writeFileSync(join(scratch, 'gatehouse.service'), unit);
-  inside(['cp', join(scratch, 'gatehouse.service'), '/etc/systemd/system/gatehouse.service']);
+  // The shipped unit and its user as an operator installs them; only node's path may differ.
+  const unit = shippedUnit().replace(
+    /^ExecStart=\/usr\/bin\/node /m,
+    `ExecStart=${process.execPath} `,
+  );
+  put('/etc/systemd/system/gatehouse.service', unit);
+  put(
+    '/etc/sysusers.d/gatehouse.conf',
+    readFileSync(join(ROOT, 'contrib/sysusers.d/gatehouse.conf'), 'utf8'),
+  );
+  inside(['systemd-sysusers']);
+  // The token from the environment file, as the README says: root's, mode 0600.
+  put('/etc/gatehouse/env', `GATEHOUSE_TOKEN=${TOKEN}\n`, '0600');
   inside(['systemctl', 'daemon-reload']);
 }
 
 function writeConfig(extra: object = {}): void {
-  writeFileSync(
-    join(scratch, 'gatehouse.json'),
+  put(
+    CONFIG,
     JSON.stringify({
       server: { port: PORT },
       crashLoop: { maxStarts: 5, windowSeconds: 120, maxBackoffSeconds: 4 },
@@ -102,7 +129,7 @@ function writeConfig(extra: object = {}): void {
         tickSeconds: 0.2,
         defaultProfile: 'waits',
         profiles: {
-          waits: reportsWhenToldProfile('done'),
+          waits: reportsWhenToldProfile('done', [], WORKER_BIN),
         },
       },
       ...extra,
@@ -121,7 +148,7 @@ async function createRunningTask(): Promise<{ id: string; run: { id: string; pid
 }
 
 async function finish(id: string, runId: string) {
-  writeFileSync(join(scratch, 'data', 'runs', runId, 'go'), '');
+  inside(['touch', `${DATA}/runs/${runId}/go`]);
   return waitFor(
     'done',
     () => {
@@ -136,8 +163,6 @@ beforeAll(async () => {
   // Not tempDir(): that is emptied after each test, and this one lives across them.
   scratch = mkdtempSync(join(tmpdir(), 'gatehouse-systemd-'));
   chmodSync(scratch, 0o755);
-  mkdirSync(join(scratch, 'data'));
-  chownSync(join(scratch, 'data'), NOBODY, NOBODY);
   for (const h of HIERARCHIES) mkdirSync(join(h, CGROUP), { recursive: true });
   const join_ = HIERARCHIES.map((h) => `echo $$ > ${h}/${CGROUP}/cgroup.procs`).join(' && ');
   // Not spawnTracked: the machine outlives each test (afterEach ends tracked processes); it is
@@ -146,7 +171,7 @@ beforeAll(async () => {
     'sh',
     [
       '-c',
-      `${join_} && exec systemd-nspawn -D / --volatile=yes --keep-unit --register=no --private-network --bind=${ROOT} --bind=${scratch} -M gh${process.pid} -b -- systemd.firstboot=off systemd.mask=systemd-networkd-wait-online.service systemd.mask=NetworkManager-wait-online.service`,
+      `${join_} && exec systemd-nspawn -D / --volatile=yes --keep-unit --register=no --private-network --bind=${ROOT}:/opt/gatehouse --bind=${scratch} -M gh${process.pid} -b -- systemd.firstboot=off systemd.mask=systemd-networkd-wait-online.service systemd.mask=NetworkManager-wait-online.service`,
     ],
     { stdio: 'ignore', detached: true },
   );
@@ -260,16 +285,75 @@ describe('the shipped unit under a real systemd', () => {
     expect(show('ActiveState')).toBe('active');
   }, 120_000);
 
+  it('systemctl start returns once gatehouse serves: the first request after it is answered', () => {
+    inside(['systemctl', 'stop', UNIT]);
+    inside(['systemctl', 'start', UNIT]);
+    expect(http('GET', '/tasks?limit=1').status).toBe(200);
+    expect(show('StatusText')).toBe(`serving on port ${PORT}`);
+  });
+
+  it('rates 5.0 or less in systemd-analyze security, with a worker running under it', async () => {
+    const { id, run } = await createRunningTask();
+    const rated = exposure();
+    console.log(`systemd-analyze security, shipped unit: ${rated}`);
+    expect(rated).toBeLessThanOrEqual(5.0);
+    // What systemd gives the daemon alone does not reach its workers.
+    const environ = inside(['cat', `/proc/${run.pid}/environ`]).split('\0');
+    expect(environ.filter((e) => /^(NOTIFY_SOCKET|WATCHDOG_|GATEHOUSE_TOKEN)/.test(e))).toEqual([]);
+    const done = await finish(id, run.id);
+    expect(done.runs.map((r: { outcome: string }) => r.outcome)).toEqual(['completed']);
+  }, 120_000);
+
+  it('with the strict drop-in rates lower still, and workers still finish', async () => {
+    const shipped = exposure();
+    put(
+      '/etc/systemd/system/gatehouse.service.d/strict.conf',
+      readFileSync(join(ROOT, 'contrib/gatehouse-strict.conf'), 'utf8'),
+    );
+    try {
+      inside(['systemctl', 'daemon-reload']);
+      inside(['systemctl', 'restart', UNIT]);
+      const strict = exposure();
+      console.log(`systemd-analyze security, with the strict drop-in: ${strict}`);
+      expect(strict).toBeLessThan(shipped);
+      expect(strict).toBeLessThanOrEqual(2.0);
+      const { id, run } = await createRunningTask();
+      const done = await finish(id, run.id);
+      expect(done.runs.map((r: { outcome: string }) => r.outcome)).toEqual(['completed']);
+    } finally {
+      inside(['rm', '-r', '/etc/systemd/system/gatehouse.service.d']);
+      inside(['systemctl', 'daemon-reload']);
+      inside(['systemctl', 'restart', UNIT]);
+    }
+  }, 120_000);
+
+  it('a frozen daemon is killed by the watchdog and restarted; its worker is adopted and ends done', async () => {
+    const watchdogMs = Number(/^WatchdogSec=(\d+)s$/m.exec(shippedUnit())![1]) * 1000;
+    const { id, run } = await createRunningTask();
+    const before = mainPid();
+    const frozen = Date.now();
+    inside(['kill', '-STOP', String(before)]);
+    await waitFor(
+      'a new main process',
+      () => mainPid() !== before && mainPid() !== 0,
+      watchdogMs + 30_000,
+    );
+    await waitFor('serving again', serving, 60_000);
+    const took = Date.now() - frozen;
+    console.log(`SIGSTOP → serving again: ${took} ms (WatchdogSec ${watchdogMs / 1000} s)`);
+    // systemd counts from the last ping, sent every half of WatchdogSec: 15 to 30 s after it.
+    expect(took).toBeGreaterThanOrEqual(watchdogMs / 2 - 1000);
+    expect(took).toBeLessThan(watchdogMs + 20_000);
+    expect(inside(['journalctl', '-u', UNIT, '--no-pager', '-o', 'cat'])).toContain(
+      'Watchdog timeout',
+    );
+    expect(inside(['kill', '-0', String(run.pid)], { ok: true })).toBe('');
+    const done = await finish(id, run.id);
+    expect(done.runs.map((r: { outcome: string }) => r.outcome)).toEqual(['completed']);
+  }, 180_000);
+
   it('an operator’s stop (gatehouse stop, POST /admin/stop) leaves the unit stopped', async () => {
-    inside([
-      process.execPath,
-      join(ROOT, 'bin/gatehouse.js'),
-      'stop',
-      '--data-dir',
-      join(scratch, 'data'),
-      '--config',
-      join(scratch, 'gatehouse.json'),
-    ]);
+    inside([process.execPath, WORKER_BIN, 'stop', '--data-dir', DATA, '--config', CONFIG]);
     await stoppedForGood();
     inside(['systemctl', 'start', UNIT]);
     await waitFor('serving', serving, 60_000);
