@@ -4,11 +4,9 @@
 // and websocket fan-out to 200 clients against bare ws.
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
-import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { openDatabase } from '../dist/kanban/store/db.js';
 import {
   envWithout,
   gatehouse,
@@ -16,6 +14,7 @@ import {
   p99,
   printTable,
   removeDir,
+  seedTasks,
   start,
   stopAll,
   tempDir,
@@ -152,23 +151,6 @@ async function postsOneAtATime(url, n) {
     if (i >= 50) latencies.push(ms);
   }
   return latencies;
-}
-
-/** 100,000 tasks written straight into a fresh board database. */
-function seedTasks(dataDir, n) {
-  const db = openDatabase(join(dataDir, 'gatehouse.db'));
-  const insert = db.prepare(
-    'INSERT INTO tasks (id, title, status, created_at, updated_at, origin, block_reason) VALUES (?, ?, ?, ?, ?, \'{"kind":"api"}\', ?)',
-  );
-  const statuses = ['ready', 'done', 'blocked', 'archived'];
-  db.transaction(() => {
-    for (let i = 0; i < n; i++) {
-      const status = statuses[i % 4];
-      const reason = status === 'blocked' ? 'seeded' : null;
-      insert.run(`t_${randomBytes(6).toString('hex')}`, `task ${i}`, status, i, i, reason);
-    }
-  })();
-  db.close();
 }
 
 /** Connects `n` clients, POSTs `events` messages 10 at a time, and times full delivery. */

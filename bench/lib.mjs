@@ -1,10 +1,12 @@
 // Shared bench helpers: timing statistics, a results table, and the built daemon as a process.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { claimTask } from '../dist/kanban/moves/claim.js';
+import { openDatabase } from '../dist/kanban/store/db.js';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 export const BIN = join(ROOT, 'bin/gatehouse.js');
@@ -140,4 +142,21 @@ export async function claimForDemo(board, taskId, logPathFor) {
 
 export function envWithout(prefix) {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith(prefix)));
+}
+
+/** `n` tasks (ready, done, blocked, archived in turn) written straight into a fresh board database. */
+export function seedTasks(dataDir, n) {
+  const db = openDatabase(join(dataDir, 'gatehouse.db'));
+  const insert = db.prepare(
+    'INSERT INTO tasks (id, title, status, created_at, updated_at, origin, block_reason) VALUES (?, ?, ?, ?, ?, \'{"kind":"api"}\', ?)',
+  );
+  const statuses = ['ready', 'done', 'blocked', 'archived'];
+  db.transaction(() => {
+    for (let i = 0; i < n; i++) {
+      const status = statuses[i % 4];
+      const reason = status === 'blocked' ? 'seeded' : null;
+      insert.run(`t_${randomBytes(6).toString('hex')}`, `task ${i}`, status, i, i, reason);
+    }
+  })();
+  db.close();
 }

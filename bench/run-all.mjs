@@ -15,6 +15,7 @@ const SUITES = [
   'platforms',
   'footprint',
   'retention',
+  'dashboard',
 ];
 
 const fmt = (n) => (Number.isFinite(n) ? (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2)) : '-');

@@ -43,7 +43,7 @@ export type paths = {
   "/tasks/{id}": {
     /**
      * One task with its runs and live worker
-     * @description The task, every run it had (outcome, exit status, host, CPU and memory peaks) and, while it runs on this host, its worker’s pid, CPU and memory.
+     * @description The task, every run it had (outcome, exit status, host, CPU and memory peaks), the tasks that wait on it (`children`) and, while it runs on this host, its worker’s pid, CPU and memory.
      */
     get: operations["getTask"];
     /**
@@ -329,6 +329,8 @@ export type components = {
       notBefore: number | null;
       origin: components["schemas"]["Origin"];
       runs: components["schemas"]["Run"][];
+      /** @description the tasks that have this one as a parent */
+      children: string[];
       worker: ({
         pid: number;
         cpuPercent: number | null;
@@ -1283,7 +1285,7 @@ export type operations = {
   };
   /**
    * One task with its runs and live worker
-   * @description The task, every run it had (outcome, exit status, host, CPU and memory peaks) and, while it runs on this host, its worker’s pid, CPU and memory.
+   * @description The task, every run it had (outcome, exit status, host, CPU and memory peaks), the tasks that wait on it (`children`) and, while it runs on this host, its worker’s pid, CPU and memory.
    */
   getTask: {
     parameters: {
@@ -2403,6 +2405,8 @@ export type operations = {
                 name: string;
                 running: number;
                 maxConcurrent: number | null;
+                /** @description runs the tasks with no assignee */
+                isDefault: boolean;
               })[];
           };
         };

@@ -55,6 +55,7 @@ function taskDetail(t: TaskDetail): string {
     `assignee: ${t.assignee ?? '(default profile)'}  priority: ${t.priority}  failures: ${t.consecutiveFailures}`,
   ];
   if (t.parents.length > 0) lines.push(`parents: ${t.parents.join(', ')}`);
+  if (t.children.length > 0) lines.push(`children: ${t.children.join(', ')}`);
   if (t.summary) lines.push(`summary: ${t.summary}`);
   if (t.lastFailureError) lines.push(`last failure: ${t.lastFailureError}`);
   if (t.body) lines.push('', t.body);

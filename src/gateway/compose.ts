@@ -127,6 +127,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
         name: p.name,
         running: running[p.name] ?? 0,
         maxConcurrent: p.maxConcurrent,
+        isDefault: p.name === config.workers.defaultProfile,
       }));
     },
     requestStop: deps.requestStop,

@@ -14,6 +14,8 @@ export interface ProfileLoad {
   running: number;
   /** The profile's cap on this host (null: only workers.maxConcurrent). */
   maxConcurrent: number | null;
+  /** The profile of tasks with no assignee. */
+  isDefault: boolean;
 }
 
 export interface ActivityDeps {
@@ -58,7 +60,12 @@ const WorkersAnswer = Type.Object(
     workers: Type.Array(WorkerView),
     profiles: Type.Array(
       Type.Object(
-        { name: Type.String(), running: Type.Integer(), maxConcurrent: nullable(Type.Integer()) },
+        {
+          name: Type.String(),
+          running: Type.Integer(),
+          maxConcurrent: nullable(Type.Integer()),
+          isDefault: Type.Boolean({ description: 'runs the tasks with no assignee' }),
+        },
         closed,
       ),
       { description: 'this host’s profiles: running workers and cap' },
@@ -155,7 +162,7 @@ export function activityRoutes(app: FastifyInstance, deps: ActivityDeps): void {
         buckets.push({ at, outcomes: {} as Partial<Record<RunOutcome, number>> });
       const totals: Partial<Record<RunOutcome, number>> = {};
       for (const row of rows) {
-        const bucket = buckets[Math.round((Number(row.at) - from) / bucketMs)];
+        const bucket = buckets[Math.floor((Number(row.at) - from) / bucketMs)];
         if (!bucket || !RUN_OUTCOMES.includes(row.outcome)) continue;
         bucket.outcomes[row.outcome] = (bucket.outcomes[row.outcome] ?? 0) + row.n;
         totals[row.outcome] = (totals[row.outcome] ?? 0) + row.n;

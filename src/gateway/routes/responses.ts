@@ -82,6 +82,9 @@ export const TaskDetailSchema = Type.Object(
   {
     ...taskFields,
     runs: Type.Array(Type.Ref(RunSchema)),
+    children: Type.Array(Type.String(), {
+      description: 'the tasks that have this one as a parent',
+    }),
     worker: nullable(
       Type.Object(
         {

@@ -142,7 +142,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
           id: 'getTask',
           summary: 'One task with its runs and live worker',
           description:
-            'The task, every run it had (outcome, exit status, host, CPU and memory peaks) and, while it runs on this host, its worker’s pid, CPU and memory.',
+            'The task, every run it had (outcome, exit status, host, CPU and memory peaks), the tasks that wait on it (`children`) and, while it runs on this host, its worker’s pid, CPU and memory.',
           ok: { 200: TaskDetail },
           errors: [404],
         }),
@@ -153,6 +153,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       // The task read is this request's own: extended in place, not copied (26 fields).
       return Object.assign(task, {
         runs: runs.map(publicRun),
+        children: await board.tasks.children(task.id),
         worker: deps.workerInfo(task.id),
       });
     },

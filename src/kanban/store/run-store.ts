@@ -143,7 +143,8 @@ export class RunStore {
       'SELECT * FROM runs WHERE ended_at IS NULL ORDER BY seq',
     );
     this.endedBuckets = db.prepare<{ from: number; bucket: number }, EndedBucket>(
-      `SELECT (ended_at / @bucket) * @bucket AS at, outcome, count(*) AS n FROM runs
+      // % works on integers (better-sqlite3 binds a number as a real, so / would not).
+      `SELECT ended_at - ended_at % @bucket AS at, outcome, count(*) AS n FROM runs
         WHERE ended_at >= @from GROUP BY 1, 2 ORDER BY 1`,
     );
     this.unreapedRuns = db.prepare<[], RunRow>(

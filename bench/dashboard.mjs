@@ -1,0 +1,108 @@
+// The dashboard's load in headless Chromium (Debian's): from navigation until the board's six
+// columns, their counts and the throughput chart are drawn, on a board of 100,000 tasks beside
+// the same on an empty board, and how many requests the page makes that are not data calls.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import {
+  envWithout,
+  gatehouse,
+  median,
+  p99,
+  printTable,
+  removeDir,
+  seedTasks,
+  stopAll,
+  tempDir,
+  waitServing,
+} from './lib.mjs';
+
+const LOADS = Number(process.env.BENCH_DASHBOARD_LOADS ?? 15);
+const TASKS = 100_000;
+const env = envWithout('GATEHOUSE_');
+
+/** A daemon that starts no worker: the seeded ready tasks stay where they are. */
+async function daemon(dataDir) {
+  const config = join(dataDir, 'config.json');
+  writeFileSync(config, JSON.stringify({ workers: { maxConcurrent: 0 } }));
+  const d = gatehouse(['run', '--data-dir', dataDir, '--port', '0', '--config', config], { env });
+  return waitServing(dataDir, d.pid, 60_000);
+}
+
+/** Milliseconds from navigation to the board drawn, and the page's non-data requests. */
+async function load(browser, url) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const assets = [];
+  page.on('request', (req) => {
+    const path = new URL(req.url()).pathname;
+    if (req.resourceType() !== 'fetch' && req.resourceType() !== 'websocket') assets.push(path);
+  });
+  const t0 = performance.now();
+  await page.goto(url);
+  await page.waitForFunction(() => {
+    const d = document.documentElement.dataset;
+    return Number(d.board) >= 1 && Number(d.chart) >= 1;
+  });
+  const ms = performance.now() - t0;
+  const cards = await page.locator('.card').count();
+  await context.close();
+  return { ms, assets, cards };
+}
+
+export async function run() {
+  const dirs = [tempDir(), tempDir()];
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+  try {
+    seedTasks(dirs[1], TASKS);
+    const [empty, full] = [await daemon(dirs[0]), await daemon(dirs[1])];
+    const times = { empty: [], full: [] };
+    let assets = [];
+    let cards = 0;
+    for (let i = 0; i < LOADS + 2; i++) {
+      // Interleaved, the first two of each left out (Chromium and the daemons warming up).
+      const a = await load(browser, empty);
+      const b = await load(browser, full);
+      if (i < 2) continue;
+      times.empty.push(a.ms);
+      times.full.push(b.ms);
+      assets = b.assets;
+      cards = b.cards;
+    }
+    const rows = [
+      {
+        figure: `dashboard drawn, ${TASKS.toLocaleString('en')} tasks (median)`,
+        value: median(times.full),
+        unit: 'ms',
+        baselineName: 'empty board',
+        baseline: median(times.empty),
+        goal: '< 1000 ms',
+      },
+      {
+        figure: `dashboard drawn, ${TASKS.toLocaleString('en')} tasks (p99)`,
+        value: p99(times.full),
+        unit: 'ms',
+        baselineName: 'empty board',
+        baseline: p99(times.empty),
+        goal: '< 1000 ms',
+      },
+      {
+        figure: 'requests to load the page, data calls aside',
+        value: assets.length,
+        unit: `(${assets.join(', ')}; ${cards} cards drawn)`,
+        goal: '1',
+      },
+    ];
+    printTable('dashboard', rows);
+    return rows;
+  } finally {
+    await browser.close();
+    stopAll();
+    for (const dir of dirs) removeDir(dir);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run();
