@@ -46,9 +46,11 @@ export class WaitingServer {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     res.setHeader('connection', 'close');
     if (req.method === 'GET' && path === '/health') return send(res, 200, { status: 'ok' });
-    // Signed deliveries need no token: their senders hear "come back", never "unauthorized",
-    // which some take as final.
-    if (!isSigned(req.method, path) && !this.authorized(req)) {
+    // Routes that authenticate otherwise (a signature, a run token) cannot be checked here:
+    // their callers hear "come back", never "unauthorized", which webhook senders and
+    // `gatehouse worker` take as final. They are told nothing of why.
+    const own = ownAuth(req.method, path);
+    if (!own && !this.authorized(req)) {
       res.setHeader('www-authenticate', BEARER_CHALLENGE);
       return send(res, 401, {
         error: {
@@ -68,7 +70,9 @@ export class WaitingServer {
     send(res, 503, {
       error: {
         code: 'STORAGE_UNAVAILABLE',
-        message: `the board database cannot be reached yet: ${this.why}`,
+        message: own
+          ? 'the board database cannot be reached yet; try again'
+          : `the board database cannot be reached yet: ${this.why}`,
       },
     });
   }
@@ -80,9 +84,16 @@ export class WaitingServer {
   }
 }
 
-/** The routes that authenticate by signature (webhook deliveries, Slack's events). */
-function isSigned(method: string | undefined, path: string): boolean {
-  return method === 'POST' && /^\/platform\/[^/]+\/(?:inbound|events)$/.test(path);
+/**
+ * The routes that authenticate without the API token: signed deliveries (webhooks, Slack's
+ * events) and the worker routes (the run token).
+ */
+function ownAuth(method: string | undefined, path: string): boolean {
+  return (
+    method === 'POST' &&
+    (/^\/platform\/[^/]+\/(?:inbound|events)$/.test(path) ||
+      /^\/tasks\/[^/]+\/(?:complete|block|heartbeat)$/.test(path))
+  );
 }
 
 function send(res: ServerResponse, status: number, body: object): void {

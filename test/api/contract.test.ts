@@ -358,6 +358,29 @@ describe('the OpenAPI document', () => {
             ...AUTH,
           }),
         );
+      // Without the API token, the routes that authenticate otherwise (a signature, a run
+      // token) hear "come back" too, not "unauthorized" (which their callers take as final),
+      // and nothing of why: their callers need no token.
+      for (const path of [
+        '/platform/ops/inbound',
+        '/platform/sl/events',
+        '/tasks/t_000000000000/complete',
+        '/tasks/t_000000000000/heartbeat',
+      ]) {
+        const res = await rawRequest(`http://127.0.0.1:${port}`, 'POST', path, {
+          host: `127.0.0.1:${port}`,
+        });
+        expect(res.status, path).toBe(503);
+        expect(res.headers['retry-after'], path).toBe('1');
+        expect(JSON.stringify(res.body), path).not.toContain('keeps it away');
+      }
+      expect(
+        (
+          await rawRequest(`http://127.0.0.1:${port}`, 'GET', '/tasks', {
+            host: `127.0.0.1:${port}`,
+          })
+        ).status,
+      ).toBe(401);
     } finally {
       await waiting.close();
     }
