@@ -1,5 +1,5 @@
 // Process identity (pid + start time + boot id) and the one liveness test everything uses.
-import { readBootId, readProcStat, type ProcStat } from './proc-stat.js';
+import { bootIdSeenBy, readBootId, readProcStat, type ProcStat } from './proc-stat.js';
 
 export interface ProcessIdentity {
   pid: number;
@@ -38,9 +38,7 @@ export function pidExists(pid: number, identity?: ProcessIdentity): boolean {
   // A process in another mount namespace may be shown another boot id: a container's own (as
   // systemd-nspawn gives it) beside a sandboxed unit's, which sees the machine's. The one the
   // process sees itself is the one it recorded.
-  return (
-    live.startTime === identity.startTime && readBootId(`/proc/${pid}/root`) === identity.bootId
-  );
+  return live.startTime === identity.startTime && bootIdSeenBy(pid) === identity.bootId;
 }
 
 export function sameIdentity(a: ProcessIdentity, b: ProcessIdentity): boolean {

@@ -1,6 +1,15 @@
 // The kernel's facts about one process (state, parent, group, session, start time), from /proc or ps.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+} from 'node:fs';
 import { endianness } from 'node:os';
 
 export interface ProcStat {
@@ -189,13 +198,45 @@ export function readEnviron(pid: number): string[] | null {
 }
 
 /** Identifies this boot, so start times from a previous boot never match. */
-/** The boot id, as seen from `root` (a process's own root, /proc/PID/root: its mount namespace). */
-export function readBootId(root = ''): string {
+export function readBootId(): string {
   try {
-    if (hasProc) return readFileSync(`${root}/proc/sys/kernel/random/boot_id`, 'utf8').trim();
+    if (hasProc) return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
     return execFileSync('sysctl', ['-n', 'kern.boottime'], { encoding: 'utf8' }).trim();
   } catch {
     return 'unknown';
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The boot id process `pid` sees, when it lives in another mount namespace of the same user
+ * namespace (a sandboxed unit beside a container's shell), else null. Read through its root
+ * without following a last symlink or blocking, from a regular file, as a UUID only: the path
+ * is inside a root the process may shape.
+ */
+export function bootIdSeenBy(pid: number): string | null {
+  if (!hasProc) return null;
+  let fd: number | undefined;
+  try {
+    const ns = (kind: string, who: string) => readlinkSync(`/proc/${who}/ns/${kind}`);
+    if (ns('user', String(pid)) !== ns('user', 'self')) return null;
+    if (ns('mnt', String(pid)) === ns('mnt', 'self')) return null;
+    fd = openSync(
+      `/proc/${pid}/root/proc/sys/kernel/random/boot_id`,
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
+    if (!fstatSync(fd).isFile()) return null;
+    const buf = Buffer.alloc(64);
+    const id = buf
+      .subarray(0, readSync(fd, buf, 0, 64, 0))
+      .toString('utf8')
+      .trim();
+    return UUID.test(id) ? id : null;
+  } catch {
+    return null;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

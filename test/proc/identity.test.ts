@@ -76,6 +76,21 @@ describe('pidExists', () => {
     expect(pidExists(shown.pid, { ...live, startTime: live.startTime + 1, bootId: fake })).toBe(
       false,
     );
+
+    // In a user namespace of its own, a process shapes what it is shown as it likes (an
+    // unprivileged one could fake an old boot id): that is no proof.
+    const own = spawnTracked([
+      'unshare',
+      '--user',
+      '--map-root-user',
+      '--mount',
+      'sh',
+      '-c',
+      'mount --bind "$0" /proc/sys/kernel/random/boot_id && echo mounted && exec sleep 60',
+      join(dir, 'boot_id'),
+    ]);
+    await waitFor('the boot id shown in a user namespace', () => own.output().includes('mounted'));
+    expect(pidExists(own.pid, { ...identityOf(own.pid)!, bootId: fake })).toBe(false);
   });
 
   it('rejects pids that are not pids', () => {
