@@ -101,7 +101,7 @@ export class TaskStore {
   private readonly runningDeadlineRows;
   private readonly openTasks;
   private readonly pendingTermination;
-  private readonly listStatements = new Map<string, ReturnType<Db['prepare']>>();
+  private readonly filterStatements = new Map<string, ReturnType<Db['prepare']>>();
 
   constructor(private readonly db: Db) {
     this.byId = db
@@ -161,7 +161,7 @@ export class TaskStore {
     filter: TaskFilter,
   ): Promise<{ tasks: Task[]; lastSeq: number | null; more: boolean }> {
     const key = `${filter.status ? 's' : ''}${filter.assignee !== undefined ? 'a' : ''}${filter.q !== undefined ? 'q' : ''}${filter.order}`;
-    let stmt = this.listStatements.get(key);
+    let stmt = this.filterStatements.get(key);
     if (!stmt) {
       const where = [filter.order === 'asc' ? 'seq > @afterSeq' : 'seq < @afterSeq'];
       if (filter.status) where.push('status = @status');
@@ -172,7 +172,7 @@ export class TaskStore {
           `SELECT ${TASK_COLUMNS} FROM tasks WHERE ${where.join(' AND ')} ORDER BY seq ${filter.order} LIMIT @limit`,
         )
         .raw(true);
-      this.listStatements.set(key, stmt);
+      this.filterStatements.set(key, stmt);
     }
     const start = filter.afterSeq ?? (filter.order === 'asc' ? 0 : Number.MAX_SAFE_INTEGER);
     const rows = stmt.all({ ...filter, afterSeq: start, limit: filter.limit + 1 }) as TaskRow[];
@@ -198,14 +198,21 @@ export class TaskStore {
   }
 
   private countMatching(match: TaskMatch): { status: TaskStatus; n: number }[] {
-    const where = ['1'];
-    if (match.assignee !== undefined) where.push('assignee = @assignee');
-    if (match.q !== undefined) where.push(SEARCH);
-    return this.db
-      .prepare<[TaskMatch], { status: TaskStatus; n: number }>(
+    const key = `count${match.assignee !== undefined ? 'a' : ''}${match.q !== undefined ? 'q' : ''}`;
+    let stmt = this.filterStatements.get(key);
+    if (!stmt) {
+      const where = ['1'];
+      if (match.assignee !== undefined) where.push('assignee = @assignee');
+      if (match.q !== undefined) where.push(SEARCH);
+      stmt = this.db.prepare(
         `SELECT status, count(*) AS n FROM tasks WHERE ${where.join(' AND ')} GROUP BY status`,
-      )
-      .all({ assignee: match.assignee, q: match.q });
+      );
+      this.filterStatements.set(key, stmt);
+    }
+    return stmt.all({ assignee: match.assignee, q: match.q }) as {
+      status: TaskStatus;
+      n: number;
+    }[];
   }
 
   /**
