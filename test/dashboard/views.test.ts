@@ -126,6 +126,11 @@ describe('the dashboard views, in a real browser', () => {
     await page.keyboard.press('Escape');
     await detail.waitFor({ state: 'hidden' });
     expect(new URL(page.url()).hash).toBe('#/');
+    // A done card says when it finished and how long it took, and no "0 failures" or profile.
+    const doneCard = column(page, 'done').locator('.card', { hasText: 'the parent' });
+    const meta = await doneCard.locator('.meta').first().textContent();
+    expect(meta).toMatch(/done \d+[smhd] ago · took \d/);
+    expect(meta).not.toMatch(/failure|default/);
   });
 
   it('searches and filters from the URL, with counts from the server, and pages a column past its first cards', async () => {
