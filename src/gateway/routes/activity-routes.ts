@@ -113,26 +113,23 @@ export function activityRoutes(app: FastifyInstance, deps: ActivityDeps): void {
     },
     async () => {
       const runs = await deps.board.runs.open();
-      const workers = await Promise.all(
-        runs.map(async (run) => {
-          const task = await deps.board.tasks.get(run.taskId);
-          const here = deps.workerInfo(run.taskId);
-          const live = here !== null && here.pid === run.pid;
-          return {
-            runId: run.id,
-            taskId: run.taskId,
-            title: task?.title ?? '',
-            profile: run.profile,
-            host: run.host,
-            pid: run.pid,
-            startedAt: run.startedAt,
-            cpuPercent: live ? here.cpuPercent : null,
-            rssBytes: live ? here.rssBytes : null,
-            cpuPercentMax: run.cpuPercentMax,
-            rssBytesMax: run.rssBytesMax,
-          };
-        }),
-      );
+      const workers = runs.map((run) => {
+        const here = deps.workerInfo(run.taskId);
+        const live = here !== null && here.pid === run.pid;
+        return {
+          runId: run.id,
+          taskId: run.taskId,
+          title: run.title,
+          profile: run.profile,
+          host: run.host,
+          pid: run.pid,
+          startedAt: run.startedAt,
+          cpuPercent: live ? here.cpuPercent : null,
+          rssBytes: live ? here.rssBytes : null,
+          cpuPercentMax: run.cpuPercentMax,
+          rssBytesMax: run.rssBytesMax,
+        };
+      });
       return { workers, profiles: deps.profileLoad() };
     },
   );

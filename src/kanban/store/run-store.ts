@@ -139,9 +139,7 @@ export class RunStore {
     this.openByHost = db.prepare<[number], RunRow>(
       'SELECT * FROM runs WHERE host_id = ? AND ended_at IS NULL ORDER BY seq',
     );
-    this.openRuns = db.prepare<[], RunRow>(
-      'SELECT * FROM runs WHERE ended_at IS NULL ORDER BY seq',
-    );
+    this.openRuns = db.prepare<[], RunRow & { task_title: string }>(OPEN_RUNS);
     this.endedBuckets = db.prepare<{ from: number; bucket: number }, EndedBucket>(
       // % works on integers (better-sqlite3 binds a number as a real, so / would not).
       `SELECT ended_at - ended_at % @bucket AS at, outcome, count(*) AS n FROM runs
@@ -254,8 +252,8 @@ export class RunStore {
   }
 
   /** Every run not ended yet, on any host, oldest first. */
-  async open(): Promise<RunRecord[]> {
-    return this.openRuns.all().map(toRecord);
+  async open(): Promise<OpenRun[]> {
+    return this.openRuns.all().map((row) => ({ ...toRecord(row), title: row.task_title }));
   }
 
   /** Runs ended since `from`, counted by outcome in buckets of `bucketMs` (each at its start). */
@@ -263,6 +261,13 @@ export class RunStore {
     return this.endedBuckets.all({ from, bucket: bucketMs });
   }
 }
+
+/** Every run not ended yet with its task's title, oldest first (one query, on either engine). */
+export const OPEN_RUNS = `SELECT runs.*, tasks.title AS task_title FROM runs
+  JOIN tasks ON tasks.id = runs.task_id WHERE runs.ended_at IS NULL ORDER BY runs.seq`;
+
+/** A run not ended yet, with its task's title. */
+export type OpenRun = RunRecord & { title: string };
 
 /** How many runs ended with one outcome within one bucket of time. */
 export interface EndedBucket {

@@ -1,7 +1,9 @@
 // Runs on PostgreSQL: the same reads and writes as SQLite's (../run-store.ts).
 import {
+  OPEN_RUNS,
   toRecord,
   type EndedBucket,
+  type OpenRun,
   type NewRun,
   type RunEnd,
   type RunRecord,
@@ -169,12 +171,9 @@ export class PgRunStore {
     );
   }
 
-  async open(): Promise<RunRecord[]> {
-    const found = await rows<RunRow>(
-      this.db,
-      'SELECT * FROM runs WHERE ended_at IS NULL ORDER BY seq',
-    );
-    return found.map(toRecord);
+  async open(): Promise<OpenRun[]> {
+    const found = await rows<RunRow & { task_title: string }>(this.db, OPEN_RUNS);
+    return found.map((row) => ({ ...toRecord(row), title: row.task_title }));
   }
 
   async endedByBucket(from: number, bucketMs: number): Promise<EndedBucket[]> {
