@@ -153,8 +153,12 @@ describe('hosts sharing a board on PostgreSQL', () => {
 
     // alpha's data dir names a host now dead: started again, it joins as a new host.
     const again = startDaemon({ dataDir: dirA, config: hostConfig(dirA, 'alpha', store) });
-    const baseAgain = await waitServing(dirA, again.pid, 30_000);
-    const all = await hosts(baseAgain);
+        const baseAgain = await waitServing(dirA, again.pid, 30_000);
+    // It answers /health from the moment it listens; it joins the board just after.
+    const all = await waitFor('alpha to join again', async () => {
+      const list = await hosts(baseAgain);
+      return list.length === 3 ? list : null;
+    });
     expect(all.map((h: { name: string; state: string }) => [h.name, h.state])).toEqual([
       ['alpha', 'dead'],
       ['beta', 'active'],
