@@ -53,7 +53,11 @@ describe('hosts', () => {
       const config = hostConfig(dataDir, 'alpha', store);
       const first = startDaemon({ dataDir, config });
       const base = await waitServing(dataDir, first.pid, 30_000);
-      const [host, ...others] = await hosts(base);
+      // It answers /health from the moment it listens; it joins the board just after.
+      const [host, ...others] = await waitFor('alpha to join', async () => {
+        const list = await hosts(base);
+        return list.length > 0 ? list : null;
+      });
       expect(others).toEqual([]);
       expect(host).toMatchObject({
         name: 'alpha',
@@ -153,7 +157,7 @@ describe('hosts sharing a board on PostgreSQL', () => {
 
     // alpha's data dir names a host now dead: started again, it joins as a new host.
     const again = startDaemon({ dataDir: dirA, config: hostConfig(dirA, 'alpha', store) });
-        const baseAgain = await waitServing(dirA, again.pid, 30_000);
+    const baseAgain = await waitServing(dirA, again.pid, 30_000);
     // It answers /health from the moment it listens; it joins the board just after.
     const all = await waitFor('alpha to join again', async () => {
       const list = await hosts(baseAgain);
