@@ -53,7 +53,12 @@ async function daemon(extra: object = {}) {
 }
 
 /** A page that has been given the token (kept in the tab's sessionStorage, as the form does). */
-async function pageWithToken(url: string, path = '/', viewport = { width: 1280, height: 900 }) {
+async function pageWithToken(
+  url: string,
+  path = '/',
+  viewport = { width: 1280, height: 900 },
+  before: (page: Page) => Promise<void> = async () => undefined,
+) {
   const context = await browser.newContext({ viewport });
   await context.addInitScript(
     (token) =>
@@ -65,6 +70,7 @@ async function pageWithToken(url: string, path = '/', viewport = { width: 1280, 
   );
   const page = await context.newPage();
   page.on('dialog', (dialog) => void dialog.accept());
+  await before(page);
   await page.goto(`${url}${path}`);
   await page.locator('#conn.live').waitFor();
   return page;
@@ -175,10 +181,22 @@ describe('the dashboard views, in a real browser', () => {
     // They would block again once unblocked: a slow profile keeps them out of blocked.
     for (const id of ids) await call('PATCH', `/tasks/${id}`, { assignee: 'slow' });
 
-    const page = await pageWithToken(url);
+    // The counts are held back until the confirmation shows: it must say how many tasks it
+    // will act on, not what the page has counted so far.
     const dialogs: string[] = [];
-    page.on('dialog', (d) => dialogs.push(d.message()));
-    await column(page, 'blocked').locator('h2', { hasText: 'blocked (3)' }).waitFor();
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const page = await pageWithToken(url, '/', undefined, async (p) => {
+      await p.route('**/tasks/counts*', async (route) => {
+        await released;
+        await route.continue().catch(() => undefined);
+      });
+      p.on('dialog', (d) => {
+        dialogs.push(d.message());
+        release();
+      });
+    });
+    await column(page, 'blocked').locator('.card').nth(2).waitFor();
     await page.getByRole('button', { name: 'Unblock all blocked' }).click();
     await page.locator('#bulk-status', { hasText: 'Unblocked 3 of 3' }).waitFor();
     expect(dialogs).toEqual(['Unblock all: 3 blocked tasks?']);
