@@ -1,33 +1,12 @@
 // The dashboard's load in headless Chromium (Debian's): from navigation until the board's six
 // columns, their counts and the throughput chart are drawn, on a board of 100,000 tasks beside
 // the same on an empty board, and how many requests the page makes that are not data calls.
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import {
-  envWithout,
-  gatehouse,
-  median,
-  p99,
-  printTable,
-  removeDir,
-  seedTasks,
-  stopAll,
-  tempDir,
-  waitServing,
-} from './lib.mjs';
+import { startGatehouse } from './api.mjs';
+import { median, p99, printTable, removeDir, seedTasks, stopAll, tempDir } from './lib.mjs';
 
 const LOADS = Number(process.env.BENCH_DASHBOARD_LOADS ?? 15);
 const TASKS = 100_000;
-const env = envWithout('GATEHOUSE_');
-
-/** A daemon that starts no worker: the seeded ready tasks stay where they are. */
-async function daemon(dataDir) {
-  const config = join(dataDir, 'config.json');
-  writeFileSync(config, JSON.stringify({ workers: { maxConcurrent: 0 } }));
-  const d = gatehouse(['run', '--data-dir', dataDir, '--port', '0', '--config', config], { env });
-  return waitServing(dataDir, d.pid, 60_000);
-}
 
 /** Milliseconds from navigation to the board drawn, and the page's non-data requests. */
 async function load(browser, url) {
@@ -58,7 +37,11 @@ export async function run() {
   });
   try {
     seedTasks(dirs[1], TASKS);
-    const [empty, full] = [await daemon(dirs[0]), await daemon(dirs[1])];
+    // No worker starts: the seeded ready tasks stay where they are.
+    const [empty, full] = [
+      (await startGatehouse(dirs[0])).url,
+      (await startGatehouse(dirs[1])).url,
+    ];
     const times = { empty: [], full: [] };
     let assets = [];
     let cards = 0;

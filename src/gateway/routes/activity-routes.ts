@@ -6,6 +6,7 @@ import type { Board } from '../../kanban/board.js';
 import { RUN_OUTCOMES, type RunOutcome } from '../../kanban/model/types.js';
 import { Type } from '../../schema-types.js';
 import { describe } from './responses.js';
+import { closed, nullable } from './schema-parts.js';
 import { ThroughputQuery } from './schemas.js';
 
 export interface ProfileLoad {
@@ -33,10 +34,6 @@ const WINDOWS = {
   hour: { ms: 3_600_000, bucketMs: 60_000 },
   day: { ms: 86_400_000, bucketMs: 900_000 },
 } as const;
-
-const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
-const closed = { additionalProperties: false } as const;
 
 const WorkerView = Type.Object(
   {

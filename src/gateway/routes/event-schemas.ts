@@ -1,17 +1,16 @@
 // Each event kind's payload as a schema, for the OpenAPI document: `Event` is a union on
 // `kind`, so generated clients narrow the payload by kind. The compile-time check at the end
 // keeps every schema equal to the payload type the board writes (model/events.ts).
+import { closed, nullable } from './schema-parts.js';
 import { Type, type Static, type TSchema } from '../../schema-types.js';
 import type { EventKind, EventPayloads } from '../../kanban/model/events.js';
 import { TASK_STATUSES } from '../../kanban/model/types.js';
 
 const Optional = Type.Optional;
-const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const int = Type.Integer();
 const str = Type.String();
 const bool = Type.Boolean();
 const status = Type.Union(TASK_STATUSES.map((s) => Type.Literal(s)));
-const closed = { additionalProperties: false } as const;
 
 /** Where a task came from (the API, the CLI, a platform's channel). */
 export const OriginSchema = Type.Union(

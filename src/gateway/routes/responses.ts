@@ -1,13 +1,12 @@
 // What every route answers, as named schemas: the OpenAPI document's components, and what the
 // contract test checks real answers against. They document; answers are serialized as is.
 import type { FastifySchema } from 'fastify';
+import { closed, nullable } from './schema-parts.js';
 import { Type, type TSchema } from '../../schema-types.js';
 import { BEARER_CHALLENGE, ERROR_STATUS } from '../../errors.js';
 import { EventSchema, OriginSchema } from './event-schemas.js';
 import { HOST_STATES, RUN_OUTCOMES, TASK_STATUSES } from '../../kanban/model/types.js';
 
-const closed = { additionalProperties: false } as const;
-const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const literals = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
 const millis = Type.Integer({ description: 'epoch milliseconds' });
 

@@ -8,6 +8,19 @@ import { BlockBody, CompleteBody, HeartbeatBody, TaskIdParams } from './schemas.
 
 type P = Static<typeof TaskIdParams>;
 
+/** A worker route's description: its answers are the same for all three. */
+function workerRoute(id: string, summary: string, description: string) {
+  return describe({
+    tag: 'workers',
+    id,
+    summary,
+    description,
+    ok: { 200: Task },
+    errors: [{ status: 403, reason: 'a run token of another task' }, 404, 409],
+    worker: true,
+  });
+}
+
 export function workerRoutes(app: FastifyInstance, worker: WorkerActions): void {
   const config = { auth: 'worker' as const };
   app.post<{ Params: P; Body: Static<typeof CompleteBody> }>(
@@ -17,16 +30,11 @@ export function workerRoutes(app: FastifyInstance, worker: WorkerActions): void 
       schema: {
         params: TaskIdParams,
         body: CompleteBody,
-        ...describe({
-          tag: 'workers',
-          id: 'completeTask',
-          summary: 'Complete the run (its verdict)',
-          description:
-            'Ends the run as completed with a summary and result; the task goes to done. 409 for a run token that is not the task’s current run (a stale attempt): nothing changes.',
-          ok: { 200: Task },
-          errors: [{ status: 403, reason: 'a run token of another task' }, 404, 409],
-          worker: true,
-        }),
+        ...workerRoute(
+          'completeTask',
+          'Complete the run (its verdict)',
+          'Ends the run as completed with a summary and result; the task goes to done. 409 for a run token that is not the task’s current run (a stale attempt): nothing changes.',
+        ),
       },
     },
     (req) => worker.complete(req.params.id, bearerToken(req), req.body ?? {}),
@@ -38,16 +46,11 @@ export function workerRoutes(app: FastifyInstance, worker: WorkerActions): void 
       schema: {
         params: TaskIdParams,
         body: BlockBody,
-        ...describe({
-          tag: 'workers',
-          id: 'blockTask',
-          summary: 'Block the task with a reason (its verdict)',
-          description:
-            'Ends the run and blocks the task with a reason for an operator to read. 409 for a stale run token.',
-          ok: { 200: Task },
-          errors: [{ status: 403, reason: 'a run token of another task' }, 404, 409],
-          worker: true,
-        }),
+        ...workerRoute(
+          'blockTask',
+          'Block the task with a reason (its verdict)',
+          'Ends the run and blocks the task with a reason for an operator to read. 409 for a stale run token.',
+        ),
       },
     },
     (req) => worker.block(req.params.id, bearerToken(req), req.body.reason),
@@ -59,16 +62,11 @@ export function workerRoutes(app: FastifyInstance, worker: WorkerActions): void 
       schema: {
         params: TaskIdParams,
         body: HeartbeatBody,
-        ...describe({
-          tag: 'workers',
-          id: 'heartbeatTask',
-          summary: 'Show progress and refresh the lease',
-          description:
-            'Records a note and pushes the run’s deadline for staleness forward. 409 for a stale run token.',
-          ok: { 200: Task },
-          errors: [{ status: 403, reason: 'a run token of another task' }, 404, 409],
-          worker: true,
-        }),
+        ...workerRoute(
+          'heartbeatTask',
+          'Show progress and refresh the lease',
+          'Records a note and pushes the run’s deadline for staleness forward. 409 for a stale run token.',
+        ),
       },
     },
     (req) => worker.heartbeat(req.params.id, bearerToken(req), req.body?.note),
