@@ -285,6 +285,42 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** Seconds a host's lease needs beyond its kill grace: three renewals, and 2 s of margin. */
+function fenceRoom(renewSeconds: number, killGraceSeconds: number): number {
+  return renewSeconds * 3 + killGraceSeconds + 2;
+}
+
+/**
+ * The cluster's timings, checked only where they apply: a board shared by many hosts (on
+ * SQLite no lease can break a run, so any kill grace goes). There, a lease the operator did not
+ * set is derived to fit the kill grace; one they set must fit it, or it is refused.
+ */
+function clusterTimings(raw: RawConfig, layers: Json[]): RawConfig['cluster'] {
+  if (raw.store.kind !== 'postgres') return raw.cluster;
+  const { renewSeconds } = raw.cluster;
+  const grace = raw.workers.killGraceSeconds;
+  const room = fenceRoom(renewSeconds, grace);
+  const leaseSet = layers.some((l) => isPlainObject(l.cluster) && 'leaseSeconds' in l.cluster);
+  const leaseSeconds = leaseSet
+    ? raw.cluster.leaseSeconds
+    : Math.max(raw.cluster.leaseSeconds, room);
+  if (renewSeconds * 2 > leaseSeconds) {
+    throw new ConfigError(
+      'cluster.renewSeconds',
+      `must be at most half of cluster.leaseSeconds (${leaseSeconds}): a lease must outlast a renewal that fails once`,
+    );
+  }
+  // Workers are sent TERM killGraceSeconds before KILL, which comes 2 s before the lease ends:
+  // that TERM must survive a failed renewal, with a renewal to spare.
+  if (leaseSeconds < room) {
+    throw new ConfigError(
+      'cluster.leaseSeconds',
+      `must be at least 3 × cluster.renewSeconds + workers.killGraceSeconds + 2 (${room}) on a shared board: a host's workers are ended before its lease runs out, and a renewal that fails once must not end them (leave it unset to have it derived)`,
+    );
+  }
+  return { ...raw.cluster, leaseSeconds };
+}
+
 /** Builds the configuration; throws ConfigError naming the first thing that is wrong. */
 export function loadConfig(
   overrides: ConfigOverrides,
@@ -306,21 +342,7 @@ export function loadConfig(
       `no profile named "${raw.workers.defaultProfile}"`,
     );
   }
-  if (raw.cluster.renewSeconds * 2 > raw.cluster.leaseSeconds) {
-    throw new ConfigError(
-      'cluster.renewSeconds',
-      `must be at most half of cluster.leaseSeconds (${raw.cluster.leaseSeconds}): a lease must outlast a renewal that fails once`,
-    );
-  }
-  // On a shared board, workers are sent TERM killGraceSeconds before KILL, which comes 2 s
-  // before the lease ends: that TERM must survive a failed renewal, with a renewal to spare.
-  const fenceRoom = raw.cluster.renewSeconds * 3 + raw.workers.killGraceSeconds + 2;
-  if (raw.cluster.leaseSeconds < fenceRoom) {
-    throw new ConfigError(
-      'cluster.leaseSeconds',
-      `must be at least 3 × cluster.renewSeconds + workers.killGraceSeconds + 2 (${fenceRoom}): a host's workers are ended before its lease runs out, and a renewal that fails once must not end them`,
-    );
-  }
+  const cluster = clusterTimings(raw, layers);
   const baseDir = file ? dirname(file) : cwd;
   return deepFreeze({
     ...raw,
@@ -336,7 +358,7 @@ export function loadConfig(
             schema: raw.store.schema ?? 'gatehouse',
             poolSize: raw.store.poolSize ?? 10,
           },
-    cluster: { ...raw.cluster, hostName: raw.cluster.hostName ?? hostname() },
+    cluster: { ...cluster, hostName: raw.cluster.hostName ?? hostname() },
     source: file,
     journalStream: env.JOURNAL_STREAM ?? null,
     workerEnv: Object.fromEntries(

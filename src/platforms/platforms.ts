@@ -239,12 +239,15 @@ export class Platforms {
    * A signed webhook delivery: handled once, whatever the sender repeats within the replay
    * window; a repeat answers with what the first one created.
    */
-  receive(
+  async receive(
     platform: string,
     delivery: { id: string; signature: string },
     message: InboundMessage,
   ): Promise<{ duplicate: boolean; taskId: string | null }> {
-    return this.onMessage(platform, message, { delivery });
+    const handled = await this.onMessage(platform, message, { delivery });
+    // A message, not a delivery: a sender's repeat of one is not counted again.
+    if (!handled.duplicate) this.get(platform).countReceived();
+    return handled;
   }
 
   /**

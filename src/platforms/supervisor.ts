@@ -180,6 +180,11 @@ export class PlatformSupervisor {
     return this.deps.config.name;
   }
 
+  /** A message reached this platform by another way than its adapter (a signed webhook). */
+  countReceived(): void {
+    this.counters.received++;
+  }
+
   get connected(): boolean {
     return this.state === 'connected';
   }

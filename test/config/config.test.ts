@@ -89,16 +89,34 @@ describe('loadConfig', () => {
     expect(load({ cluster: { hostName: 'build-7' } }).cluster.hostName).toBe('build-7');
     expect(keyOf(() => load({ cluster: { hostName: 'two words' } }))).toBe('cluster.hostName');
     expect(keyOf(() => load({ cluster: { leaseSeconds: 0 } }))).toBe('cluster.leaseSeconds');
-    expect(keyOf(() => load({ cluster: { renewSeconds: 20 } }))).toBe('cluster.renewSeconds');
-    expect(() => load({ cluster: { renewSeconds: 20 } })).toThrow(
-      'must be at most half of cluster.leaseSeconds (30)',
-    );
     expect(keyOf(() => load({ cluster: { hosts: 3 } }))).toBe('cluster.hosts');
-    // Room for the fence: TERM, killGraceSeconds, KILL, 2 s, all after three renewals.
-    expect(() => load({ cluster: { leaseSeconds: 12, renewSeconds: 2 } })).toThrow(
-      'must be at least 3 × cluster.renewSeconds + workers.killGraceSeconds + 2 (13)',
+  });
+
+  it('checks the cluster timings only on a shared board, and there derives a lease that fits the kill grace', () => {
+    const shared = { store: { kind: 'postgres', url: 'postgres://db/board' } };
+    // One host on SQLite has no lease to break: an agent may have a long grace to save its work.
+    const alone = load({ workers: { killGraceSeconds: 60 }, cluster: { renewSeconds: 20 } });
+    expect(alone.workers.killGraceSeconds).toBe(60);
+    expect(alone.cluster.leaseSeconds).toBe(30);
+    // Shared, with the lease left unset: derived to fit three renewals, the grace and 2 s.
+    expect(load({ ...shared, workers: { killGraceSeconds: 60 } }).cluster.leaseSeconds).toBe(77);
+    expect(load(shared).cluster.leaseSeconds).toBe(30);
+    // Set by the operator: it must fit, or it is refused naming what it needs.
+    expect(load({ ...shared, cluster: { renewSeconds: 20 } }).cluster.leaseSeconds).toBe(67);
+    const slow = { ...shared, cluster: { leaseSeconds: 30, renewSeconds: 20 } };
+    expect(keyOf(() => load(slow))).toBe('cluster.renewSeconds');
+    expect(() => load(slow)).toThrow('must be at most half of cluster.leaseSeconds (30)');
+    expect(() => load({ ...shared, cluster: { leaseSeconds: 12, renewSeconds: 2 } })).toThrow(
+      'must be at least 3 × cluster.renewSeconds + workers.killGraceSeconds + 2 (13) on a shared board',
     );
-    expect(load({ cluster: { leaseSeconds: 13, renewSeconds: 2 } }).cluster.leaseSeconds).toBe(13);
+    expect(
+      load({ ...shared, cluster: { leaseSeconds: 13, renewSeconds: 2 } }).cluster.leaseSeconds,
+    ).toBe(13);
+    // From the environment too: GATEHOUSE_DATABASE_URL makes the board shared.
+    expect(
+      load({ workers: { killGraceSeconds: 40 } }, { GATEHOUSE_DATABASE_URL: 'postgres://db/b' })
+        .cluster.leaseSeconds,
+    ).toBe(57);
   });
 
   it('refuses a file that is not JSON or not an object, naming the file', () => {

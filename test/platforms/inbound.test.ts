@@ -44,6 +44,9 @@ describe('signed webhook deliveries', () => {
     const replayed = await api(gw.url, 'POST', '/platform/ops/inbound', body, renamed);
     expect(replayed.status).toBe(401);
     expect((await gw.kanban.board.counts()).ready).toBe(1);
+    // One message received, however often it was delivered.
+    const metrics = await fetch(`${gw.url}/metrics`).then((r) => r.text());
+    expect(metrics).toContain('gatehouse_platform_messages_received_total{platform="ops"} 1\n');
   });
 
   it('takes two deliveries with the same channel and text in the same second for two', async () => {
