@@ -110,7 +110,8 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
           state: p.state,
           status: p.state === 'connected' && p.breaker.state === 'closed' ? 'ok' : 'degraded',
         })),
-        board: store.open ? await kanban.board.counts() : {},
+        // The report is the answer, whatever fails: never an error in /ready's place.
+        board: store.open ? await kanban.board.counts().catch(() => ({})) : {},
       };
     },
     board: kanban.board,

@@ -7,6 +7,7 @@ import { api } from '../helpers/app.js';
 import { launchChromium } from '../helpers/browser.js';
 import { startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
 import { pidExists } from '../../src/proc/index.js';
+import { waitFor } from '../helpers/wait.js';
 
 let browser: Browser;
 
@@ -73,6 +74,63 @@ describe('a page on another origin', () => {
     } finally {
       evil.closeAllConnections();
       await new Promise((r) => evil.close(r));
+    }
+  });
+});
+
+describe('the dashboard framed by a page on another origin', () => {
+  it('shows nothing in the frame, so no button of it can be clicked, and runs under its own policy at home', async () => {
+    const dataDir = tempDir();
+    const daemon = startDaemon({
+      dataDir,
+      config: writeConfig(tempDir(), { workers: { maxConcurrent: 0 } }),
+    });
+    const url = await waitServing(dataDir, daemon.pid);
+    await api(url, 'POST', '/tasks', { title: 'keep me' });
+    // The hostile page frames the dashboard, and a page of its own as the control.
+    const framer = createServer((req, res) => {
+      if (req.url === '/inner')
+        return res.writeHead(200, { 'content-type': 'text/html' }).end('<p id="inner">framed</p>');
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(
+          `<!doctype html><iframe id="own" src="/inner"></iframe><iframe id="board" src="${url}/"></iframe>`,
+        );
+    });
+    await new Promise<void>((r) => framer.listen(0, '127.0.0.1', r));
+    const framerUrl = `http://127.0.0.1:${(framer.address() as { port: number }).port}/`;
+    try {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await page.goto(framerUrl);
+      await page.frameLocator('#own').locator('#inner').waitFor();
+      const framed = page
+        .frames()
+        .find((f) => f.parentFrame() !== null && f.url() !== `${framerUrl}inner`);
+      expect(framed).toBeDefined();
+      // Refused by frame-ancestors: the frame holds Chromium's error page, not the board.
+      await waitFor('the frame refused', () => framed!.url().startsWith('chrome-error://'));
+      expect(await page.frameLocator('#board').locator('#board, button').count()).toBe(0);
+
+      // At home the page runs under the same policy without one violation.
+      const violations: string[] = [];
+      const own = await context.newPage();
+      own.on('console', (m) => {
+        if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+      });
+      const answer = await own.goto(url);
+      expect(answer?.headers()['x-content-type-options']).toBe('nosniff');
+      expect(answer?.headers()['referrer-policy']).toBe('no-referrer');
+      await own.locator('#conn.live').waitFor();
+      await own.getByText('keep me').waitFor();
+      expect(violations).toEqual([]);
+      expect(
+        (await api(url, 'GET', '/tasks')).body.tasks.map((t: { status: string }) => t.status),
+      ).toEqual(['ready']);
+      await context.close();
+    } finally {
+      framer.closeAllConnections();
+      await new Promise((r) => framer.close(r));
     }
   });
 });

@@ -174,6 +174,34 @@ describe('the dashboard views, in a real browser', () => {
     expect(await cold.getByLabel('Search').inputValue()).toBe('unrelated');
   });
 
+  it('reads a long column a page of at most 200 cards at a time, however far it is shown', async () => {
+    const { url, call } = await daemon({ workers: { maxConcurrent: 0 } });
+    for (let i = 0; i < 260; i++) await call('POST', '/tasks', { title: `queued ${i}` });
+    const page = await pageWithToken(url);
+    const limits: number[] = [];
+    page.on('request', (req) => {
+      const asked = new URL(req.url());
+      if (asked.pathname === '/tasks' && asked.searchParams.get('status') === 'ready')
+        limits.push(Number(asked.searchParams.get('limit')));
+    });
+    await column(page, 'ready').locator('h2', { hasText: 'ready (260)' }).waitFor();
+    for (let shown = 25; shown < 260; shown += 25) {
+      await page.getByRole('button', { name: 'Show more ready' }).click();
+      const want = Math.min(260, shown + 25);
+      await waitFor(
+        `${want} cards`,
+        async () => (await column(page, 'ready').locator('.card').count()) === want,
+      );
+    }
+    expect(await page.getByRole('button', { name: 'Show more ready' }).count()).toBe(0);
+    expect(limits.length).toBeGreaterThan(0);
+    expect(Math.max(...limits)).toBeLessThanOrEqual(200);
+    // Every card once, newest first.
+    const titles = await column(page, 'ready').locator('.card h3').allTextContents();
+    expect(new Set(titles).size).toBe(260);
+    expect(titles[0]).toBe('queued 259');
+  });
+
   it('unblocks every blocked task at once after a confirmation', async () => {
     const { url, call } = await daemon();
     const ids: string[] = [];

@@ -1,6 +1,7 @@
 // What operators look at besides the API: the dashboard page, /metrics and /hosts (the API's own
 // description is in api-docs.ts).
 import type { FastifyInstance } from 'fastify';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../config/defaults.js';
@@ -10,10 +11,44 @@ import { HostList, describe } from './responses.js';
 
 const DASHBOARD = readFileSync(join(PACKAGE_ROOT, 'public/index.html'));
 
+/** The base64 SHA-256 of each inline element's text, as a Content-Security-Policy source. */
+function inlineHashes(html: string, tag: 'script' | 'style'): string {
+  const found = [...html.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g'))];
+  return found
+    .map((m) => `'sha256-${createHash('sha256').update(m[1]!).digest('base64')}'`)
+    .join(' ');
+}
+
+/**
+ * What a hardened admin page sends: only its own inline script and style run, it talks only to
+ * its own origin, and no other page may frame it (a framed dashboard's buttons would work with
+ * no token set, the loopback default).
+ */
+const DASHBOARD_HEADERS = (() => {
+  const html = DASHBOARD.toString('utf8');
+  return {
+    'content-security-policy': [
+      "default-src 'none'",
+      `script-src ${inlineHashes(html, 'script')}`,
+      `style-src ${inlineHashes(html, 'style')}`,
+      "connect-src 'self'",
+      "img-src 'self' data:",
+      "base-uri 'none'",
+      "form-action 'self'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'cross-origin-opener-policy': 'same-origin',
+    'cache-control': 'no-cache',
+  };
+})();
+
 export function opsRoutes(app: FastifyInstance, metrics: Metrics, board: Board): void {
   // The page itself is public; it asks for the API token before it calls the API.
   app.get('/', { config: { auth: 'none' }, schema: { hide: true } }, (_req, reply) =>
-    reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(DASHBOARD),
+    reply.type('text/html; charset=utf-8').headers(DASHBOARD_HEADERS).send(DASHBOARD),
   );
   app.get(
     '/metrics',
