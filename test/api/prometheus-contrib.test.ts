@@ -96,6 +96,13 @@ describe('contrib for Prometheus and Grafana', () => {
     const exprs: string[] = dashboard.panels.flatMap((p: { targets: { expr: string }[] }) =>
       p.targets.map((t) => t.expr),
     );
+    // The hosts of a shared board have panels of their own: by state, lease left, declared dead.
+    for (const family of [
+      'gatehouse_hosts',
+      'gatehouse_host_lease_expiry_timestamp_seconds',
+      'gatehouse_hosts_declared_dead_total',
+    ])
+      expect(exprs.some((e) => metricNames(e).includes(family))).toBe(true);
     const rules = readFileSync(join(CONTRIB, 'prometheus/gatehouse.rules.yml'), 'utf8');
     exprs.push(...[...rules.matchAll(/expr: (\|\n(?:\s{10}.*\n)+|.*)/g)].map((m) => m[1]!));
     expect(exprs.length).toBeGreaterThan(15);

@@ -171,4 +171,72 @@ describe('hosts sharing a board on PostgreSQL', () => {
     again.child.kill('SIGTERM');
     await again.exited;
   }, 90_000);
+
+  it("keeps renewing a host's lease while an operator's LOCK TABLE holds a dashboard's worth of readers, whose reads answer 503 within seconds", async () => {
+    const { url, schema, pool } = testSchema();
+    const dataDir = tempDir();
+    const daemon = startDaemon({
+      dataDir,
+      config: hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema }),
+    });
+    const base = await waitServing(dataDir, daemon.pid, 30_000);
+    const { id } = (await api(base, 'POST', '/tasks', { title: 'long', assignee: 'hang' })).body;
+    const worker = await workerOf(base, id);
+    const [alpha] = await waitFor('alpha to join', async () => {
+      const list = await hosts(base);
+      return list.length > 0 ? list : null;
+    });
+
+    const operator = await pool.connect();
+    const answers: { status: number; ms: number; code?: string }[] = [];
+    const renewals: number[] = [];
+    let locked = true;
+    try {
+      await operator.query('BEGIN');
+      await operator.query(`LOCK TABLE "${schema}".tasks IN ACCESS EXCLUSIVE MODE`);
+      const lockedUntil = Date.now() + 20_000;
+      // The hosts table is not locked: the test reads the lease the host keeps there.
+      const watch = (async () => {
+        while (Date.now() < lockedUntil) {
+          const { rows } = await pool.query(
+            `SELECT renewed_at FROM "${schema}".hosts WHERE id = $1`,
+            [alpha.id],
+          );
+          renewals.push(Number(rows[0].renewed_at));
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      })();
+      const reader = async (path: string) => {
+        while (Date.now() < lockedUntil) {
+          const sent = Date.now();
+          const res = await api(base, 'GET', path);
+          answers.push({ status: res.status, ms: Date.now() - sent, code: res.body?.error?.code });
+        }
+      };
+      await Promise.all([
+        watch,
+        ...Array.from({ length: 16 }, (_, i) => reader(i % 2 ? '/tasks?limit=5' : `/tasks/${id}`)),
+      ]);
+      await operator.query('COMMIT');
+      locked = false;
+    } finally {
+      if (locked) await operator.query('ROLLBACK').catch(() => undefined);
+      operator.release();
+    }
+    // Renewed all along (every renewSeconds, never near the 10 s lease), and still this host's.
+    const gaps = renewals.slice(1).map((at, i) => at - renewals[i]!);
+    expect(Math.max(...gaps)).toBeLessThan(4000);
+    expect((await hosts(base))[0]).toMatchObject({ id: alpha.id, state: 'active' });
+    expect(pidExists(worker.pid, worker)).toBe(true);
+    // Every read answered, 503 while the lock held it, each within seconds; none was a 500.
+    expect(answers.length).toBeGreaterThan(16);
+    expect(answers.filter((a) => a.status !== 200 && a.status !== 503)).toEqual([]);
+    expect(answers.some((a) => a.status === 503 && a.code === 'STORAGE_BUSY')).toBe(true);
+    expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(8000);
+    // The lock gone, the board serves again.
+    expect((await api(base, 'GET', `/tasks/${id}`)).body.status).toBe('running');
+    await api(base, 'POST', `/tasks/${id}/archive`);
+    daemon.child.kill('SIGTERM');
+    await daemon.exited;
+  }, 90_000);
 });

@@ -8,7 +8,11 @@ import { rows, type Queryable } from './query.js';
 export const NOW = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 
 export class PgHostStore {
-  constructor(private readonly db: Queryable) {}
+  /** `leaseDb` renews the lease: a session of its own, never queued behind the pool's work. */
+  constructor(
+    private readonly db: Queryable,
+    private readonly leaseDb: Queryable = db,
+  ) {}
 
   async register(h: NewHost): Promise<Host> {
     const [row] = await rows<HostRow>(
@@ -24,7 +28,7 @@ export class PgHostStore {
 
   async renew(id: number, r: HostRenewal): Promise<Host | null> {
     const [row] = await rows<HostRow>(
-      this.db,
+      this.leaseDb,
       `UPDATE hosts SET renewed_at = t.now_ms, lease_expires_at = t.now_ms + $2, running = $3,
         capacity = $4
       FROM (SELECT ${NOW} AS now_ms) t
@@ -35,11 +39,16 @@ export class PgHostStore {
     return row ? toHost(row) : null;
   }
 
+  /**
+   * The lease holds, and goes on holding until this transaction ends: a host is not declared
+   * dead meanwhile (markDead's FOR UPDATE waits), while renewals (which change no key) go on
+   * beside it, however long this transaction waits on other locks.
+   */
   async holdsLease(id: number): Promise<boolean> {
     const found = await rows<{ id: string }>(
       this.db,
       `SELECT id FROM hosts WHERE id = $1 AND state = 'active' AND lease_expires_at > ${NOW}
-        FOR SHARE`,
+        FOR KEY SHARE`,
       [id],
     );
     return found.length > 0;
@@ -66,8 +75,11 @@ export class PgHostStore {
   async markDead(id: number, leaseExpiresAt: number): Promise<Host | null> {
     const [row] = await rows<HostRow>(
       this.db,
+      // FOR UPDATE: waits for every transaction that found the lease held (holdsLease).
       `UPDATE hosts SET state = 'dead', running = 0
-        WHERE id = $1 AND state <> 'dead' AND lease_expires_at = $2 RETURNING *`,
+        WHERE id = (SELECT id FROM hosts WHERE id = $1 AND state <> 'dead'
+          AND lease_expires_at = $2 FOR UPDATE)
+        RETURNING *`,
       [id, leaseExpiresAt],
     );
     return row ? toHost(row) : null;

@@ -9,6 +9,7 @@ import { EventWatch } from './event-watch.js';
 import { OlderDaemonsFence, type OlderDaemonsOptions } from './older-daemons.js';
 import { PgEventStore } from './event-store.js';
 import { PgHostStore } from './host-store.js';
+import { LeaseConnection } from './lease-connection.js';
 import { PgPlatformStore } from './platform-store.js';
 import { run, type Queryable } from './query.js';
 import { PgRunStore } from './run-store.js';
@@ -50,18 +51,19 @@ function connectionLost(err: unknown): boolean {
   if (state !== null) return state.startsWith('08') || state.startsWith('57P');
   // pg's own errors about its connection carry no code.
   const message = err instanceof Error && err.constructor === Error ? err.message : '';
-  return /connection terminated|connection error|not queryable|timeout exceeded when trying to connect/i.test(
+  return /connection terminated|connection error|not queryable|timeout exceeded when trying to connect|query read timeout/i.test(
     message,
   );
 }
 
-function tables(db: Queryable, schema: string): Tables {
+/** The tables on `db`; a host's lease is renewed on `leaseDb` (its own session, outside a transaction). */
+function tables(db: Queryable, schema: string, leaseDb: Queryable = db): Tables {
   return {
     tasks: new PgTaskStore(db),
     runs: new PgRunStore(db),
     events: new PgEventStore(db, schema),
     platforms: new PgPlatformStore(db),
-    hosts: new PgHostStore(db),
+    hosts: new PgHostStore(db, leaseDb),
   };
 }
 
@@ -142,6 +144,7 @@ export class PgStore implements BoardStore {
     private readonly schema: string,
     private readonly url: string,
     private readonly fence: OlderDaemonsFence | null,
+    private readonly lease: LeaseConnection,
   ) {
     ({
       tasks: this.tasks,
@@ -149,7 +152,7 @@ export class PgStore implements BoardStore {
       events: this.events,
       platforms: this.platforms,
       hosts: this.hosts,
-    } = tables(pool, schema));
+    } = tables(pool, schema, lease));
   }
 
   watch(onChange: () => void, onError: (err: unknown) => void): () => Promise<void> {
@@ -199,7 +202,8 @@ export class PgStore implements BoardStore {
 
   failureOf(err: unknown): StorageFailure | null {
     const state = sqlState(err);
-    if (state === '40001' || state === '40P01' || state === '55P03')
+    // A lock or statement that took longer than the session allows (see SESSION_LIMITS).
+    if (state === '40001' || state === '40P01' || state === '55P03' || state === '57014')
       return { kind: 'busy', message: `the board database asked for a retry (${state})` };
     if (connectionLost(err) || (state !== null && /^(53|58|XX)/.test(state))) {
       const why = state ?? (err as { code?: string }).code ?? (err as Error).message;
@@ -211,6 +215,7 @@ export class PgStore implements BoardStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.lease.close();
     await this.pool.end();
     await this.fence?.release();
   }
@@ -227,37 +232,53 @@ export interface PostgresOptions {
 }
 
 /** Connects, creates or migrates the schema, and returns the store. */
+/**
+ * A read or write of the pool waits at most this long for a lock (an operator's LOCK TABLE,
+ * another host's transaction) and runs at most this long: the API answers 503 within seconds
+ * instead of holding a connection, and the pool is never full of waiters.
+ */
+const SESSION_LIMITS = '-c lock_timeout=2000 -c statement_timeout=5000';
+/** The most one lease renewal may take, connecting included (lease-connection.ts). */
+const RENEWAL_BOUND_MS = 3000;
+
 export async function openPostgresStore(opts: PostgresOptions): Promise<PgStore> {
   const ident = schemaIdent(opts.schema);
+  // A session of a host that froze or was cut off in the middle of a transaction would hold
+  // its row locks (a task, its host row, the event counter) until the server noticed, which
+  // TCP alone takes hours to: every other host's writes would wait. The server ends such a
+  // session after 5 s idle in its transaction (ours are a few ms), and asks an idle peer
+  // every 5 s.
+  const session = `-c search_path=${ident} -c idle_in_transaction_session_timeout=5000 -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2`;
   const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.poolSize,
-    // A session of a host that froze or was cut off in the middle of a transaction would hold
-    // its row locks (a task, its host row, the event counter) until the server noticed, which
-    // TCP alone takes hours to: every other host's writes would wait. The server ends such a
-    // session after 5 s idle in its transaction (ours are a few ms), and asks an idle peer
-    // every 5 s.
-    options: `-c search_path=${ident} -c idle_in_transaction_session_timeout=5000 -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2`,
+    options: `${session} ${SESSION_LIMITS}`,
     // Seen in pg_stat_activity as what it is.
     application_name: 'gatehouse',
-    connectionTimeoutMillis: 10_000,
+    // Waiting for a free connection counts too: the answer is a 503, not a hung request.
+    connectionTimeoutMillis: 5_000,
     // A statement is sent without waiting for the answer to the one before (see PgStore.pipe);
     // pg 8.23 has the option, its type definitions not yet.
     ...{ pipeline: true },
     // A peer that vanished without a word (a host cut off) is found by TCP keep-alive, and no
     // statement waits longer than this for it.
     keepAlive: true,
-    query_timeout: 30_000,
+    query_timeout: 8_000,
     types: pgTypes,
   });
   // An idle connection that breaks (a database restart) must not take the daemon down.
   pool.on('error', (err) => opts.onIdleError?.(err));
   try {
     const client = await pool.connect();
+    let usable = false;
     try {
+      // An upgrade may wait for another host's and take its time: no session limits for it.
+      await client.query('SET lock_timeout = 0; SET statement_timeout = 0');
       await migratePostgres(client, opts.schema);
+      usable = true;
     } finally {
-      client.release();
+      // Not handed on with the upgrade's settings.
+      client.release(usable);
     }
   } catch (err) {
     await pool.end().catch(() => undefined);
@@ -276,5 +297,11 @@ export async function openPostgresStore(opts: PostgresOptions): Promise<PgStore>
       throw err;
     }
   }
-  return new PgStore(pool, opts.schema, opts.url, fence);
+  const lease = new LeaseConnection({
+    url: opts.url,
+    sessionOptions: session,
+    types: pgTypes,
+    boundMs: RENEWAL_BOUND_MS,
+  });
+  return new PgStore(pool, opts.schema, opts.url, fence, lease);
 }
