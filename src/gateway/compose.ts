@@ -11,7 +11,6 @@ import type { AdapterFactory } from '../platforms/adapter.js';
 import { openPlatforms, type Platforms } from '../platforms/platforms.js';
 import { buildApp } from './app.js';
 import { CLOSE_RESTARTING, EventStreamHub, type StreamOptions } from './event-stream.js';
-import { ExitCode } from './exit-codes.js';
 import { createMetrics } from './metrics.js';
 import { RepeatLimiter } from '../repeat-limit.js';
 
@@ -77,7 +76,6 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     kanban,
     log: logger,
     observeTick: (ms) => metrics.observeTick(ms),
-    onHostLost: (why) => deps.requestStop(ExitCode.failure, why),
   });
   const retention = new Retention(
     kanban.board,
@@ -97,9 +95,11 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     allowedHosts: config.server.allowedHosts,
     readiness: async () => {
       const writes = store.open ? await kanban.board.writable() : { ok: false, error: 'closed' };
+      const host = dispatcher.host.status();
       return {
-        ready: store.open && writes.ok && dispatcher.running,
+        ready: store.open && writes.ok && dispatcher.running && host.status !== 'down',
         subsystems: {
+          host,
           database: writes.ok
             ? { status: 'ok' }
             : { status: 'down', detail: `cannot be written: ${writes.error}` },

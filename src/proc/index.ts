@@ -17,3 +17,4 @@ export type { RunProof, TerminateOptions, TerminateResult } from './terminate.js
 export { processUsage } from './usage.js';
 export type { Usage } from './usage.js';
 export { waitUntil } from './wait.js';
+export { bootNowMs } from './boot-clock.js';

@@ -1,7 +1,9 @@
 // Two hosts, each a daemon in a network namespace of its own, one PostgreSQL: the first host is
 // cut off from the database (its link set down) while its worker runs. The process table is
 // sampled throughout: the cut-off host's worker is ended before its lease runs out, the second
-// host takes the task over, and there is never more than one live worker for it.
+// host takes the task over, and there is never more than one live worker for it. Healed, the
+// first host comes back by itself as a new host, with nothing restarting it.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { startCluster } from '../../scripts/pg-cluster.mjs';
@@ -46,7 +48,8 @@ describe('hosts in network namespaces on one PostgreSQL', () => {
           workers: {
             tickSeconds: 0.2,
             killGraceSeconds: 1,
-            profiles: { hang: profile('hang') },
+            // A profile only host-1 has: a task for it shows host-1 claiming again.
+            profiles: { hang: profile('hang'), ...(i === 0 ? { 'only-1': profile('hang') } : {}) },
             defaultProfile: 'hang',
           },
         });
@@ -118,11 +121,63 @@ describe('hosts in network namespaces on one PostgreSQL', () => {
         ['host-2', 'active'],
       ]);
 
-      // Reconnected, the first daemon finds its lease gone and stops.
+      // While cut off, it says what it is doing (read from inside its namespace).
+      const cutOff = JSON.parse(
+        execFileSync(
+          'ip',
+          [
+            'netns',
+            'exec',
+            hosts[0]!.ns,
+            'curl',
+            '-s',
+            `${first.base}/ready`,
+            '-H',
+            `authorization: Bearer ${TOKEN}`,
+          ],
+          { encoding: 'utf8' },
+        ),
+      );
+      expect(cutOff.ready).toBe(false);
+      expect(cutOff.subsystems.host.status).not.toBe('ok');
+
+      // Reconnected, the first daemon finds its lease gone and comes back by itself, in the same
+      // process, as a new host: nothing restarts it.
       hosts[0]!.mend();
-      const { code } = await daemons[0]!.exited;
-      expect(code).toBe(1);
+      const healed = Date.now();
+      await waitFor(
+        'host-1 serving again',
+        async () => {
+          if (daemons[0]!.child.exitCode !== null)
+            throw new Error(`it exited: ${daemons[0]!.output()}`);
+          const res = await api(first.base, 'GET', '/ready', undefined, auth).catch(() => null);
+          return res?.status === 200 && res.body.subsystems.host.status === 'ok';
+        },
+        30_000,
+      );
+      const backAfter = Date.now() - healed;
+      const rejoined = (await api(second.base, 'GET', '/hosts', undefined, auth)).body.hosts;
+      expect(rejoined.map((h: { name: string; state: string }) => [h.name, h.state])).toEqual([
+        ['host-1', 'dead'],
+        ['host-2', 'active'],
+        ['host-1', 'active'],
+      ]);
+      expect(backAfter).toBeLessThan(15_000);
+      expect(daemons[0]!.child.exitCode).toBeNull();
       expect([...liveRunsOf(id)]).toEqual([detail.runs[1].id]);
+      // It claims again: a task only it can run runs there.
+      const only = (
+        await api(second.base, 'POST', '/tasks', { title: 'on host-1', assignee: 'only-1' }, auth)
+      ).body;
+      const onFirst = await waitFor(
+        'a run on host-1',
+        async () => {
+          const t = (await api(second.base, 'GET', `/tasks/${only.id}`, undefined, auth)).body;
+          return t.runs?.[0]?.pid > 0 ? t.runs[0] : null;
+        },
+        20_000,
+      );
+      expect(onFirst.host).toBe('host-1');
       await api(second.base, 'POST', `/tasks/${id}/archive`, undefined, auth);
     } finally {
       clearInterval(sampling);

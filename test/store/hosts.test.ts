@@ -1,7 +1,10 @@
 // Hosts and their leases, with the real daemon: it registers and keeps its id across a restart,
 // a frozen daemon's workers are ended by its run wrappers before its lease runs out, and a host
 // that died is declared dead by another, its run lost and its task run there.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readProcStat } from '../../src/proc/proc-stat.js';
 import { currentBootId, pidExists, type ProcessIdentity } from '../../src/proc/index.js';
 import { api } from '../helpers/app.js';
 import { startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
@@ -19,7 +22,12 @@ function hostConfig(dataDir: string, hostName: string, store?: object) {
     workers: {
       tickSeconds: 0.2,
       killGraceSeconds: 1,
-      profiles: { done: profile('complete'), hang: profile('hang') },
+      profiles: {
+        done: profile('complete'),
+        hang: profile('hang'),
+        escape: profile('setsid-job'),
+        forge: profile('forge-fence'),
+      },
       defaultProfile: 'done',
     },
   });
@@ -82,8 +90,87 @@ describe('hosts', () => {
   );
 });
 
+/** Milliseconds left on the (only) host's lease, by the database's clock. */
+async function leaseLeft(pool: import('pg').Pool, schema: string): Promise<number> {
+  const lease = await pool.query(
+    `SELECT lease_expires_at - (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS left
+      FROM "${schema}".hosts`,
+  );
+  return Number(lease.rows[0].left);
+}
+
+/** A pid's identity, read now. */
+function identity(pid: number): ProcessIdentity {
+  return { pid, startTime: readProcStat(pid)!.startTime, bootId: currentBootId() };
+}
+
+describe('the fence on a frozen daemon', () => {
+  it('ends the escapee of a run whose whole group was killed, before the lease runs out', async () => {
+    const { url, schema, pool } = testSchema();
+    const dataDir = tempDir();
+    const config = hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema });
+    const daemon = startDaemon({ dataDir, config });
+    const base = await waitServing(dataDir, daemon.pid, 30_000);
+    const { id } = (await api(base, 'POST', '/tasks', { title: 'escape', assignee: 'escape' }))
+      .body;
+    const worker = await workerOf(base, id);
+    const [run] = (await api(base, 'GET', `/tasks/${id}`)).body.runs;
+    const jobFile = join(dataDir, 'runs', run.id, 'job');
+    const escapee = identity(
+      Number(
+        await waitFor('the escapee', () =>
+          existsSync(jobFile) ? readFileSync(jobFile, 'utf8') : null,
+        ),
+      ),
+    );
+    // The fence's keeper is in no session of the run's.
+    const keeper = Number(readdirSync(join(dataDir, 'keepers'))[0]!.split('.')[0]);
+    expect(readProcStat(keeper)!.sid).not.toBe(readProcStat(worker.pid)!.sid);
+    expect(readProcStat(keeper)!.sid).not.toBe(readProcStat(escapee.pid)!.sid);
+
+    daemon.child.kill('SIGSTOP');
+    try {
+      // An operator's kill -- -PGID: the wrapper and the worker are gone, the escapee runs on.
+      process.kill(-worker.pid, 'SIGKILL');
+      await waitFor('the group gone', () => !pidExists(worker.pid, worker), 5000);
+      expect(pidExists(escapee.pid, escapee)).toBe(true);
+      await waitFor('the escapee ended', () => !pidExists(escapee.pid, escapee), 20_000);
+      expect(await leaseLeft(pool, schema)).toBeGreaterThan(0);
+    } finally {
+      daemon.child.kill('SIGCONT');
+    }
+    daemon.child.kill('SIGTERM');
+    await daemon.exited;
+  }, 60_000);
+
+  it('ends a worker that rewrote the fence file of older versions, before the lease runs out', async () => {
+    const { url, schema, pool } = testSchema();
+    const dataDir = tempDir();
+    const config = hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema });
+    const daemon = startDaemon({ dataDir, config });
+    const base = await waitServing(dataDir, daemon.pid, 30_000);
+    const { id } = (await api(base, 'POST', '/tasks', { title: 'forge', assignee: 'forge' })).body;
+    const worker = await workerOf(base, id);
+    await waitFor(
+      'the forged fence',
+      () =>
+        existsSync(join(dataDir, 'fence')) &&
+        readFileSync(join(dataDir, 'fence'), 'utf8').startsWith('9999'),
+    );
+    daemon.child.kill('SIGSTOP');
+    try {
+      await waitFor('the worker ended', () => !pidExists(worker.pid, worker), 20_000);
+      expect(await leaseLeft(pool, schema)).toBeGreaterThan(0);
+    } finally {
+      daemon.child.kill('SIGCONT');
+    }
+    daemon.child.kill('SIGTERM');
+    await daemon.exited;
+  }, 60_000);
+});
+
 describe('hosts sharing a board on PostgreSQL', () => {
-  it("ends a frozen daemon's worker before its lease runs out, by the run wrapper alone", async () => {
+  it("ends a frozen daemon's worker before its lease runs out, by its fence keeper alone", async () => {
     const { url, schema, pool } = testSchema();
     const dataDir = tempDir();
     const config = hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema });

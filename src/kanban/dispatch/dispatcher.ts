@@ -21,6 +21,7 @@ import { RunReaper } from './run-reaper.js';
 import type { RunTerminator } from './run-terminator.js';
 import { ensureRunsDir, spawnWorker } from './worker-spawn.js';
 import { HostLease } from './host-lease.js';
+import { rejoinBoard } from './rejoin.js';
 import { VERSION } from '../../version.js';
 
 export interface DispatcherDeps {
@@ -29,12 +30,10 @@ export interface DispatcherDeps {
   log: DispatcherLog;
   /** Told each tick's duration in ms (metrics). */
   observeTick?: (ms: number) => void;
-  /** This host's lease on the board is gone: the daemon must not go on as this host. */
-  onHostLost: (why: string) => void;
 }
 
 export class Dispatcher {
-  private readonly live = new LiveWorkers();
+  private readonly live: LiveWorkers;
   private readonly endings: RunEndings;
   private readonly reaper: RunReaper;
   private readonly deadlines: Deadlines;
@@ -56,6 +55,8 @@ export class Dispatcher {
   /** Where the next dispatch pass starts among the profiles (round robin). */
   private nextProfile = 0;
   private stopping = false;
+  /** The lease was lost: its runs are being ended and the host joins again (rejoin.ts). */
+  private rejoining: Promise<void> | null = null;
   private baseUrl = '';
   /** Durations of recent ticks in ms, newest last (for metrics and benchmarks). */
   readonly tickDurations: number[] = [];
@@ -65,6 +66,11 @@ export class Dispatcher {
   constructor(private readonly deps: DispatcherDeps) {
     const { kanban, config } = deps;
     const terminator: RunTerminator = kanban.terminator;
+    // Every run this host supervises is ended at its fence unless it ends first.
+    this.live = new LiveWorkers({
+      added: (w) => this.host.guard(w.runId, w.leader),
+      removed: (w) => this.host.release(w.runId),
+    });
     this.host = new HostLease({
       board: kanban.board,
       ownership: kanban.ownership,
@@ -74,8 +80,19 @@ export class Dispatcher {
       log: deps.log,
       running: () => this.live.size,
       onLost: (why) => {
-        deps.log.error({}, why);
-        deps.onHostLost(why);
+        deps.log.error({}, `${why}: ending its runs, then joining the board again as a new host`);
+        this.rejoining ??= rejoinBoard({
+          host: this.host,
+          live: this.live,
+          settleInFlight: () => this.settleInFlight(5000),
+          stopping: () => this.stopping,
+          graceMs: config.workers.killGraceSeconds * 1000,
+          log: deps.log,
+        })
+          .then(() => (this.stopping ? undefined : this.adopt()))
+          .then(() => this.wake())
+          .catch((err: unknown) => deps.log.error({ err }, 'host: joining the board again failed'))
+          .finally(() => (this.rejoining = null));
       },
     });
 
@@ -126,15 +143,8 @@ export class Dispatcher {
     this.baseUrl = baseUrl;
     ensureRunsDir(this.deps.config.dataDir);
     await this.host.start();
-    for (const ended of await adoptRunning(
-      this.board,
-      this.live,
-      this.deps.config.dataDir,
-      this.deps.log,
-      this.deps.kanban.ownership,
-      this.host,
-    ))
-      this.endRun(ended);
+    await this.adopt();
+    this.host.adopted();
     this.host.keepRenewing();
     this.unsubscribe = this.board.bus.subscribe((event) => {
       // News of a run whose leader has exited (a termination settling it, which its ending
@@ -151,6 +161,28 @@ export class Dispatcher {
     this.wake();
   }
 
+  /** Adopts or settles every running task of this host (at start, and after joining again). */
+  private async adopt(): Promise<void> {
+    for (const ended of await adoptRunning(
+      this.board,
+      this.live,
+      this.deps.config.dataDir,
+      this.deps.log,
+      this.deps.kanban.ownership,
+      this.host,
+    ))
+      this.endRun(ended);
+  }
+
+  /** Waits at most `waitMs` for the work already started (endings, terminations). */
+  private async settleInFlight(waitMs: number): Promise<void> {
+    const deadline = Date.now() + waitMs;
+    while (this.inFlight.size > 0 && Date.now() < deadline) {
+      const left = new Promise((resolve) => setTimeout(resolve, deadline - Date.now()).unref());
+      await Promise.race([Promise.allSettled([...this.inFlight]), left]);
+    }
+  }
+
   /**
    * Stops spawning and supervising, and waits (at most `waitMs`) for the work already started
    * (endings, terminations) so nothing writes to a closed database. Work still going after that
@@ -164,11 +196,8 @@ export class Dispatcher {
     this.unsubscribe?.();
     for (const w of this.live.all()) w.child?.removeAllListeners('exit');
     await this.host.stop();
-    const deadline = Date.now() + waitMs;
-    while (this.inFlight.size > 0 && Date.now() < deadline) {
-      const left = new Promise((resolve) => setTimeout(resolve, deadline - Date.now()).unref());
-      await Promise.race([Promise.allSettled([...this.inFlight]), left]);
-    }
+    await this.rejoining;
+    await this.settleInFlight(waitMs);
   }
 
   /** The live worker of a task: its group leader's pid and the last resource sample. */
@@ -248,7 +277,7 @@ export class Dispatcher {
 
   /** One pass: at most one claim, so that the caps read at its start still hold at its end. */
   private async dispatchOne(): Promise<void> {
-    if (this.stopping || this.live.size >= this.workers.maxConcurrent) return;
+    if (this.stopping || this.rejoining || this.live.size >= this.workers.maxConcurrent) return;
     // A lease that cannot be renewed: the fence will end the workers, so nothing new starts.
     if (!this.host.claimable()) return;
     const now = this.board.clock();
@@ -288,7 +317,6 @@ export class Dispatcher {
     try {
       spawned = spawnWorker({
         claim,
-        fenceFile: this.host.fenceFile,
         profile,
         dataDir: this.deps.config.dataDir,
         baseUrl: this.baseUrl,
@@ -357,7 +385,8 @@ export class Dispatcher {
 
   /** The safety net: adopted workers' liveness, unfinished endings, deadlines, leftovers; then samples. */
   async tick(): Promise<void> {
-    if (this.ticking || this.stopping) return;
+    // While the host joins again, nothing of its old runs is supervised: they are being ended.
+    if (this.ticking || this.stopping || this.rejoining) return;
     this.ticking = true;
     const started = performance.now();
     try {

@@ -7,6 +7,8 @@ import type { Config } from '../../config/schema.js';
 import { RepeatLimiter } from '../../repeat-limit.js';
 import type { Board } from '../board.js';
 import type { Host } from '../model/types.js';
+import { bootNowMs, type ProcessIdentity } from '../../proc/index.js';
+import { Fence } from './fence.js';
 import { declareDead, joinBoard } from '../moves/hosts.js';
 import type { SettlementPolicy } from '../moves/settle.js';
 import type { DispatcherLog } from './log.js';
@@ -15,8 +17,12 @@ import { writeAtomic, writeJsonAtomic } from './run-files.js';
 
 /** The file that names this data dir's host on the board. */
 export const HOST_FILE = 'host.json';
-/** The file the run wrappers read: when to TERM and when to KILL their group (epoch seconds). */
-export const FENCE_FILE = 'fence';
+/**
+ * Read by the run wrappers of gatehouse versions before the fence keeper (when to TERM and when
+ * to KILL their group, epoch seconds), so that their runs adopted after an upgrade are not ended
+ * at once. Nothing of this version reads it (fence.ts).
+ */
+const LEGACY_FENCE_FILE = 'fence';
 /** Seconds before the lease ends by which every worker must be gone (clock steps, reaction). */
 const FENCE_MARGIN_S = 2;
 
@@ -30,8 +36,17 @@ export interface HostLeaseDeps {
   log: DispatcherLog;
   /** Workers running now (reported with each renewal). */
   running: () => number;
-  /** The lease is gone (declared dead, or ran out): the daemon must not go on as this host. */
+  /**
+   * The lease is gone (declared dead, or ran out): this host must end what is left of its runs,
+   * then join again as a new host (rejoin()).
+   */
   onLost: (why: string) => void;
+}
+
+/** What /ready says of this host: ok, degraded (cannot renew: no new claims) or down. */
+export interface HostStatus {
+  status: 'ok' | 'degraded' | 'down';
+  detail?: string;
 }
 
 export class HostLease {
@@ -41,10 +56,21 @@ export class HostLease {
   private sweeping: Promise<void> | null = null;
   /** Local time (ms) until which claiming is safe: before the fence would end the workers. */
   private claimUntil = 0;
-  private lost = false;
+  /** Why the lease is gone, until this host has joined again; null while it holds. */
+  private lostWhy: string | null = null;
+  /** What the last attempt to join again answered. */
+  private joinError: string | null = null;
+  /** The last renewal's failure, until one succeeds. */
+  private renewError: string | null = null;
   private readonly failures = new RepeatLimiter();
+  /** What ends this host's runs before its lease can run out (a shared board), or null. */
+  private readonly fence: Fence | null;
+  /** The lease this daemon found in its data dir was taken back (start()). */
+  private kept = false;
 
-  constructor(private readonly deps: HostLeaseDeps) {}
+  constructor(private readonly deps: HostLeaseDeps) {
+    this.fence = deps.board.shared ? new Fence(deps.config.dataDir, deps.log) : null;
+  }
 
   /** This host's id on the board (once started). */
   get id(): number {
@@ -61,14 +87,34 @@ export class HostLease {
     return this.host !== null;
   }
 
-  /** The file the run wrappers obey, or null when the board is this host's alone. */
-  get fenceFile(): string | null {
-    return this.deps.board.shared ? join(this.deps.config.dataDir, FENCE_FILE) : null;
+  /** A run of this host: ended at the fence unless released first (a shared board only). */
+  guard(runId: string, leader: ProcessIdentity | null): void {
+    this.fence?.guard(runId, leader);
+  }
+
+  release(runId: string): void {
+    this.fence?.release(runId);
   }
 
   /** New claims are safe: the lease is held and will be for longer than a worker's end takes. */
   claimable(): boolean {
-    return !this.lost && (!this.deps.board.shared || Date.now() < this.claimUntil);
+    return this.lostWhy === null && (!this.deps.board.shared || bootNowMs() < this.claimUntil);
+  }
+
+  /** For /ready: whether this host serves the board, and if not, what it is doing about it. */
+  status(): HostStatus {
+    if (this.lostWhy !== null)
+      return {
+        status: 'down',
+        detail: `${this.lostWhy}; ending its runs and joining the board again as a new host${this.joinError ? ` (last try: ${this.joinError})` : ''}`,
+      };
+    if (!this.joined) return { status: 'down', detail: 'joining the board' };
+    if (!this.claimable())
+      return {
+        status: 'degraded',
+        detail: `cannot renew its lease${this.renewError ? ` (${this.renewError})` : ''}; no new claims, and its workers are ended before the lease runs out`,
+      };
+    return { status: 'ok' };
   }
 
   private get leaseMs(): number {
@@ -82,29 +128,77 @@ export class HostLease {
   async start(): Promise<void> {
     const { board, config } = this.deps;
     const known = readHostFile(join(config.dataDir, HOST_FILE));
-    const startedAt = Date.now();
+    const startedAt = bootNowMs();
     const kept =
       known && known.name === this.name
         ? await board.transact((tx) => tx.store.hosts.renew(known.id, this.renewal(board.shared)))
         : null;
-    this.host =
-      kept ??
-      (await board.transact((tx) =>
-        joinBoard(tx, {
-          name: this.name,
-          capacity: config.workers.maxConcurrent,
-          profiles: Object.keys(config.workers.profiles),
-          version: this.deps.version,
-          leaseMs: this.leaseMs,
-        }),
-      ));
-    this.deps.ownership.hostId = this.host.id;
-    writeJsonAtomic(join(config.dataDir, HOST_FILE), { id: this.host.id, name: this.name });
-    this.extended(startedAt, this.host);
+    this.kept = kept !== null;
+    this.joinedAs(kept ?? (await this.register()), startedAt, kept !== null);
+  }
+
+  /**
+   * Once the runs adopted at start are guarded by this daemon's fence: the keepers of earlier
+   * daemons of this data dir go, if this host took their lease back (else their fence has come,
+   * and they finish ending what was theirs).
+   */
+  adopted(): void {
+    if (this.kept) this.fence?.relieveEarlier();
+  }
+
+  /**
+   * Joins the board again as a new host, after the lease was lost and every run of this host
+   * has been ended (the dispatcher's rejoin): its old id is dead, or about to be declared so.
+   * A failure (the database still unreachable) is thrown, and said by status().
+   */
+  async rejoin(): Promise<void> {
+    const startedAt = bootNowMs();
+    try {
+      this.joinedAs(await this.register(), startedAt, false);
+    } catch (err) {
+      this.joinError = (err as Error).message;
+      throw err;
+    }
+  }
+
+  private register(): Promise<Host> {
+    const { config } = this.deps;
+    return this.deps.board.transact((tx) =>
+      joinBoard(tx, {
+        name: this.name,
+        capacity: config.workers.maxConcurrent,
+        profiles: Object.keys(config.workers.profiles),
+        version: this.deps.version,
+        leaseMs: this.leaseMs,
+      }),
+    );
+  }
+
+  private joinedAs(host: Host, sentAt: number, kept: boolean): void {
+    this.host = host;
+    this.lostWhy = null;
+    this.joinError = null;
+    this.renewError = null;
+    this.deps.ownership.hostId = host.id;
+    writeJsonAtomic(join(this.deps.config.dataDir, HOST_FILE), { id: host.id, name: this.name });
+    this.extended(sentAt, host);
     this.deps.log.info(
-      { hostId: this.host.id, kept: kept !== null },
+      { hostId: host.id, kept },
       kept ? 'host lease taken back' : 'host joined the board',
     );
+  }
+
+  /**
+   * The lease is gone: nothing more is claimed, and the fence says "now" to every run wrapper of
+   * this host, so their groups end whether or not the dispatcher can reach them.
+   */
+  private loseLease(why: string): void {
+    this.lostWhy = why;
+    this.claimUntil = 0;
+    this.fence?.set(0, 0);
+    if (this.deps.board.shared)
+      writeAtomic(join(this.deps.config.dataDir, LEGACY_FENCE_FILE), '0 0\n');
+    this.deps.onLost(why);
   }
 
   /** Renews every renewSeconds from now on (after adoption: a sweep comes with each renewal). */
@@ -120,6 +214,7 @@ export class HostLease {
     this.timer = null;
     await this.renewing;
     await this.sweeping;
+    this.fence?.close();
   }
 
   private renewal(unexpiredOnly: boolean) {
@@ -132,23 +227,24 @@ export class HostLease {
   }
 
   private renew(): void {
-    if (this.renewing || this.lost || !this.host) return;
+    if (this.renewing || this.lostWhy !== null || !this.host) return;
     const id = this.host.id;
-    const startedAt = Date.now();
+    const startedAt = bootNowMs();
     this.renewing = (async () => {
       try {
         const renewed = await this.deps.board.renewHost(id, this.renewal(this.deps.board.shared));
         if (!renewed) {
-          this.lost = true;
-          this.deps.onLost(
+          this.loseLease(
             `host ${id} lost its lease on the board (it ran out, or another host declared it dead)`,
           );
           return;
         }
         this.host = renewed;
+        this.renewError = null;
         this.extended(startedAt, renewed);
         this.startSweep();
       } catch (err) {
+        this.renewError = (err as Error).message;
         this.failures.report(
           (obj, msg) => this.deps.log.warn(obj, msg),
           err,
@@ -161,19 +257,23 @@ export class HostLease {
   }
 
   /**
-   * The lease was extended by a statement sent at `sentAt` (local clock): it ends no earlier
-   * than sentAt + lease, whatever the two clocks say. The fence ends the workers before that.
+   * The lease was extended by a statement sent at `sentAt` (the boot clock, which never steps):
+   * it ends no earlier than sentAt + lease by the database's clock, whatever the wall clocks say.
+   * The fence ends the workers before that.
    */
   private extended(sentAt: number, host: Host): void {
-    if (!this.deps.board.shared) return;
+    if (!this.fence) return;
     const leaseMs = host.leaseExpiresAt - host.renewedAt;
-    const killAt = Math.floor((sentAt + leaseMs) / 1000) - FENCE_MARGIN_S;
-    const graceS = Math.ceil(this.deps.config.workers.killGraceSeconds);
-    const termAt = Math.max(killAt - graceS, Math.ceil(sentAt / 1000));
-    // One line, replaced whole: what the run wrappers read.
-    writeAtomic(this.fenceFile!, `${termAt} ${killAt}\n`);
+    const killAt = sentAt + leaseMs - FENCE_MARGIN_S * 1000;
+    const termAt = Math.max(killAt - this.deps.config.workers.killGraceSeconds * 1000, sentAt);
+    this.fence.set(termAt, killAt);
     // A worker started just before its TERM would be ended at once: a renewal's worth earlier.
-    this.claimUntil = termAt * 1000 - this.deps.config.cluster.renewSeconds * 1000;
+    this.claimUntil = termAt - this.deps.config.cluster.renewSeconds * 1000;
+    const wall = Date.now() - bootNowMs();
+    writeAtomic(
+      join(this.deps.config.dataDir, LEGACY_FENCE_FILE),
+      `${Math.floor((wall + termAt) / 1000)} ${Math.floor((wall + killAt) / 1000)}\n`,
+    );
   }
 
   /**

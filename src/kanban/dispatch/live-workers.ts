@@ -31,6 +31,13 @@ export interface LiveWorker {
 
 export class LiveWorkers {
   private readonly byRun = new Map<string, LiveWorker>();
+  /** Told of each worker added and removed (the host's fence guards them meanwhile). */
+  constructor(
+    private readonly watch: {
+      added?: (w: LiveWorker) => void;
+      removed?: (w: LiveWorker) => void;
+    } = {},
+  ) {}
   /** The newest worker of each task (GET /tasks/:id asks for it on every request). */
   private readonly byTask = new Map<string, LiveWorker>();
 
@@ -41,6 +48,7 @@ export class LiveWorkers {
   add(worker: LiveWorker): void {
     this.byRun.set(worker.runId, worker);
     this.byTask.set(worker.taskId, worker);
+    this.watch.added?.(worker);
   }
 
   get(runId: string): LiveWorker | undefined {
@@ -49,8 +57,10 @@ export class LiveWorkers {
 
   /** Removes `worker` if it is still the one registered for its run. */
   remove(worker: LiveWorker): void {
-    if (this.byRun.get(worker.runId) === worker) this.byRun.delete(worker.runId);
+    if (this.byRun.get(worker.runId) !== worker) return;
+    this.byRun.delete(worker.runId);
     if (this.byTask.get(worker.taskId) === worker) this.byTask.delete(worker.taskId);
+    this.watch.removed?.(worker);
   }
 
   all(): LiveWorker[] {

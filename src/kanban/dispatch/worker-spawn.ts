@@ -24,8 +24,6 @@ export interface SpawnRequest {
   /** The daemon's base URL for GATEHOUSE_URL, no trailing slash. */
   baseUrl: string;
   inheritedEnv: Record<string, string>;
-  /** The host's fence file the wrapper obeys (a shared board), or null. */
-  fenceFile: string | null;
 }
 
 export type Spawned =
@@ -93,8 +91,7 @@ export function spawnWorker(req: SpawnRequest): Spawned {
   const log = openSync(claim.run.logPath, 'a');
   let child: ChildProcess;
   try {
-    const fence = req.fenceFile === null ? [] : ['--fence', req.fenceFile];
-    child = spawn('/bin/sh', [WRAPPER, ...fence, runFile(dir, 'exit.json'), ...profile.command], {
+    child = spawn('/bin/sh', [WRAPPER, runFile(dir, 'exit.json'), ...profile.command], {
       cwd: profile.cwd,
       env,
       detached: true,

@@ -1,0 +1,74 @@
+// A host whose lease is gone (cut off from the database for longer than it, or declared dead)
+// comes back by itself, in the same process: it ends what is left of its runs here, without the
+// database, then joins the board again as a new host, trying each second until the database
+// answers. Nothing of the old runs is left alive beside what another host may now run.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { terminateRun } from '../../proc/index.js';
+import type { HostLease } from './host-lease.js';
+import type { LiveWorkers } from './live-workers.js';
+import type { DispatcherLog } from './log.js';
+import { runMarker } from './run-terminator.js';
+
+export interface RejoinDeps {
+  host: HostLease;
+  live: LiveWorkers;
+  /** Waits (bounded) for the endings and terminations already under way. */
+  settleInFlight: () => Promise<void>;
+  stopping: () => boolean;
+  graceMs: number;
+  log: DispatcherLog;
+  /** Between attempts (ms). */
+  retryMs?: number;
+}
+
+/**
+ * Ends every worker this host supervises (TERM, the grace, KILL; identity-checked, escapees
+ * found by their run's marker), again each second while any survives, then joins again. The
+ * board records the old runs when it hears of them: as lost (another host declared this one
+ * dead), or from their exit records, by the adoption that follows the join.
+ */
+export async function rejoinBoard(deps: RejoinDeps): Promise<void> {
+  const retryMs = deps.retryMs ?? 1000;
+  const workers = deps.live.all();
+  // Their exits no longer end runs here: the board is told by adoption, after the join.
+  for (const w of workers) w.child?.removeAllListeners('exit');
+  // Those that exited too: what they left behind (an escapee) is found by the run's marker.
+  let left = workers.filter((w) => w.leader !== null);
+  while (left.length > 0) {
+    const results = await Promise.all(
+      left.map((w) =>
+        terminateRun(
+          w.leader!,
+          { marker: runMarker(w.runId), groupHeldUntil: w.groupHeldUntil },
+          { graceMs: deps.graceMs, killWaitMs: 5000 },
+        ),
+      ),
+    );
+    const survivors = left.filter((_, i) => results[i]!.survived);
+    if (survivors.length === 0) break;
+    // Joining now would hand a new lease to a worker that outlived the old one: never two.
+    deps.log.error(
+      { runs: survivors.map((w) => w.runId) },
+      'host: workers survived termination; it joins the board again once they are gone',
+    );
+    if (deps.stopping()) return;
+    await sleep(retryMs, undefined, { ref: false });
+    left = survivors;
+  }
+  await deps.settleInFlight();
+  for (const w of workers) deps.live.remove(w);
+  for (let attempt = 1; !deps.stopping(); attempt++) {
+    try {
+      await deps.host.rejoin();
+      deps.log.warn(
+        { hostId: deps.host.id, attempts: attempt },
+        'host: joined the board again as a new host',
+      );
+      return;
+    } catch (err) {
+      if (attempt === 1 || attempt % 30 === 0)
+        deps.log.warn({ err, attempts: attempt }, 'host: cannot join the board again yet');
+      await sleep(retryMs, undefined, { ref: false });
+    }
+  }
+}

@@ -1,0 +1,97 @@
+// The fence keeper: one process per daemon on a shared board, in a session of its own, that ends
+// the daemon's runs before its lease can run out, even when the daemon is frozen, cut off from
+// the database or dead. `node fence-keeper.js DATA_DIR`. The daemon tells it, on its stdin (a
+// pipe no worker holds), when to end them on the boot clock (which never steps) and which runs
+// are its; nothing it reads is a file a worker could write. At the fence it ends each run's
+// whole tree: its group while its leader is proven alive, and anywhere on the machine the
+// processes carrying the run's marker (escapees that called setsid). Its daemon gone, it keeps
+// the last fence; a new daemon of the same data dir that took the lease back takes its runs
+// over and tells it to go (SIGUSR2), once its own keeper guards them.
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { bootNowMs } from './boot-clock.js';
+import { currentBootId, type ProcessIdentity } from './identity.js';
+import { readProcStat } from './proc-stat.js';
+import { KEEPERS_DIR, type KeeperMessage } from './fence-protocol.js';
+import { terminateRun } from './terminate.js';
+
+interface Guarded {
+  leader: ProcessIdentity | null;
+  ending: boolean;
+}
+
+function main(dataDir: string): void {
+  const runs = new Map<string, Guarded>();
+  let fence: { termAt: number; killAt: number } | null = null;
+  let daemonGone = false;
+  const log = (what: string) => process.stderr.write(`${new Date().toISOString()} ${what}\n`);
+
+  const dir = join(dataDir, KEEPERS_DIR);
+  const self = join(dir, `${process.pid}.json`);
+  mkdirSync(dir, { recursive: true });
+  const stat = readProcStat(process.pid);
+  writeFileSync(
+    self,
+    JSON.stringify({ pid: process.pid, startTime: stat?.startTime ?? 0, bootId: currentBootId() }),
+  );
+  const leave = (code: number) => {
+    rmSync(self, { force: true });
+    process.exit(code);
+  };
+  // Broad signals an agent might send by accident (kill -TERM -1 as the same user, a terminal's
+  // hangup) do not end the fence. Only a proven successor's SIGUSR2 does, and SIGKILL.
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGPIPE'] as const) process.on(sig, () => {});
+  process.on('SIGUSR2', () => {
+    log(`handed over: ${runs.size} runs are guarded by the keeper of a newer daemon`);
+    leave(0);
+  });
+
+  const lines = createInterface({ input: process.stdin });
+  lines.on('line', (line) => {
+    let message: KeeperMessage;
+    try {
+      message = JSON.parse(line) as KeeperMessage;
+    } catch {
+      return log(`not JSON, ignored: ${line.slice(0, 200)}`);
+    }
+    if ('fence' in message) fence = message.fence;
+    else if ('guard' in message)
+      runs.set(message.guard.runId, { leader: message.guard.leader, ending: false });
+    else if ('release' in message) runs.delete(message.release);
+    check();
+  });
+  lines.on('close', () => {
+    daemonGone = true;
+    check();
+  });
+
+  const check = () => {
+    if (daemonGone && runs.size === 0) return leave(0);
+    if (fence === null) return;
+    const now = bootNowMs();
+    if (now < fence.termAt) return;
+    for (const [runId, run] of runs) {
+      if (run.ending) continue;
+      run.ending = true;
+      log(`fence: ending run ${runId} (its host's lease was not renewed in time)`);
+      terminateRun(
+        run.leader ?? { pid: 0, startTime: 0, bootId: currentBootId() },
+        { marker: `GATEHOUSE_RUN_ID=${runId}`, groupHeldUntil: null },
+        { graceMs: Math.max(0, fence.killAt - now), killWaitMs: 2000 },
+      )
+        .then((result) => {
+          if (result.survived) log(`fence: run ${runId} survived SIGKILL: ${result.survivors}`);
+        })
+        .catch((err: unknown) => log(`fence: ending run ${runId} failed: ${String(err)}`))
+        .finally(() => {
+          if (runs.get(runId) === run) runs.delete(runId);
+          check();
+        });
+    }
+  };
+  // Ticks on the boot clock: a timer may come late (a suspended machine), never early.
+  setInterval(check, 200);
+}
+
+main(process.argv[2] ?? '.');

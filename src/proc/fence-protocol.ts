@@ -1,0 +1,11 @@
+// What a daemon and its fence keeper (fence-keeper.ts, a program of its own) say to each other.
+import type { ProcessIdentity } from './identity.js';
+
+/** Where each keeper of a data dir says who it is (`<pid>.json`: pid, start time, boot id). */
+export const KEEPERS_DIR = 'keepers';
+
+/** One line on the keeper's stdin. Times are bootNowMs() milliseconds. */
+export type KeeperMessage =
+  | { fence: { termAt: number; killAt: number } }
+  | { guard: { runId: string; leader: ProcessIdentity | null } }
+  | { release: string };
