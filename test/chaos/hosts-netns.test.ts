@@ -156,6 +156,9 @@ describe('hosts in network namespaces on one PostgreSQL', () => {
         30_000,
       );
       const backAfter = Date.now() - healed;
+      console.log(
+        `hosts-netns: host-1 served the board again ${backAfter} ms after the cut healed`,
+      );
       const rejoined = (await api(second.base, 'GET', '/hosts', undefined, auth)).body.hosts;
       expect(rejoined.map((h: { name: string; state: string }) => [h.name, h.state])).toEqual([
         ['host-1', 'dead'],

@@ -56,6 +56,8 @@ export class HostLease {
   private sweeping: Promise<void> | null = null;
   /** Local time (ms) until which claiming is safe: before the fence would end the workers. */
   private claimUntil = 0;
+  /** When the lease ends at the earliest, on the boot clock (a shared board). */
+  private leaseEnd = Infinity;
   /** Why the lease is gone, until this host has joined again; null while it holds. */
   private lostWhy: string | null = null;
   /** What the last attempt to join again answered. */
@@ -109,6 +111,12 @@ export class HostLease {
         detail: `${this.lostWhy}; ending its runs and joining the board again as a new host${this.joinError ? ` (last try: ${this.joinError})` : ''}`,
       };
     if (!this.joined) return { status: 'down', detail: 'joining the board' };
+    const overdue = this.fence ? bootNowMs() - this.leaseEnd : -1;
+    if (overdue >= 0)
+      return {
+        status: 'down',
+        detail: `its lease ran out ${Math.round(overdue / 1000)} s ago without a renewal${this.renewError ? ` (${this.renewError})` : ''}; its runs were ended at the fence, and it joins the board again as a new host once the database answers`,
+      };
     if (!this.claimable())
       return {
         status: 'degraded',
@@ -264,6 +272,7 @@ export class HostLease {
   private extended(sentAt: number, host: Host): void {
     if (!this.fence) return;
     const leaseMs = host.leaseExpiresAt - host.renewedAt;
+    this.leaseEnd = sentAt + leaseMs;
     const killAt = sentAt + leaseMs - FENCE_MARGIN_S * 1000;
     const termAt = Math.max(killAt - this.deps.config.workers.killGraceSeconds * 1000, sentAt);
     this.fence.set(termAt, killAt);
