@@ -5,7 +5,8 @@
 // throughout. Afterwards: never two live workers for one task, never two completions recorded
 // for one task, and every task done (nothing lost). `GH_HOSTS_TRIALS` deals more faults.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { startCluster } from '../../scripts/pg-cluster.mjs';
@@ -31,8 +32,27 @@ const WORK = [
   `sleep 1.5; printf '{"status":"done"}' > "$GATEHOUSE_RUN_DIR/result.json"`,
 ];
 
-type Fault = 'cut' | 'freeze' | 'kill' | 'kill-host' | 'restart-db' | 'kill-listeners';
-const FAULTS: Fault[] = ['cut', 'freeze', 'kill', 'kill-host', 'restart-db', 'kill-listeners'];
+type Fault =
+  | 'cut'
+  | 'freeze'
+  | 'kill'
+  | 'kill-host'
+  | 'restart-db'
+  | 'kill-listeners'
+  | 'kill-wrappers'
+  | 'forge-fence'
+  | 'lock-table';
+const FAULTS: Fault[] = [
+  'cut',
+  'freeze',
+  'kill',
+  'kill-host',
+  'restart-db',
+  'kill-listeners',
+  'kill-wrappers',
+  'forge-fence',
+  'lock-table',
+];
 
 interface Host {
   n: number;
@@ -187,6 +207,49 @@ describe('three hosts on one PostgreSQL under faults', () => {
             }
           }
           await start(host);
+        },
+        'kill-wrappers': async (host) => {
+          // Its daemon frozen, every run's wrapper and worker killed whole (an OOM kill, an
+          // operator's kill -- -PGID): the runs must still end once, and no task run twice.
+          host.daemon!.child.kill('SIGSTOP');
+          for (const w of liveWorkers()) {
+            if (!w.runDir.startsWith(`${host.dataDir}/`)) continue;
+            try {
+              const stat = readFileSync(`/proc/${w.pid}/stat`, 'utf8');
+              if (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] === w.startTime)
+                process.kill(w.pid, 'SIGKILL');
+            } catch {
+              // it ended by itself meanwhile
+            }
+          }
+          await new Promise((r) => setTimeout(r, (LEASE_S + 2) * 1000));
+          host.daemon!.child.kill('SIGCONT');
+          await backBySelf(host);
+        },
+        'forge-fence': async (host) => {
+          // What a worker could write to the fence of older versions; this one's keeper reads no file.
+          writeFileSync(join(host.dataDir, 'fence'), '9999999999 9999999999\n');
+          host.daemon!.child.kill('SIGSTOP');
+          await new Promise((r) => setTimeout(r, (LEASE_S + 2) * 1000));
+          host.daemon!.child.kill('SIGCONT');
+          await backBySelf(host);
+        },
+        'lock-table': async () => {
+          // An operator's LOCK TABLE while every host reads and renews: no lease may be lost.
+          const client = await admin.connect();
+          try {
+            await client.query('BEGIN');
+            await client.query('LOCK TABLE gatehouse.tasks IN ACCESS EXCLUSIVE MODE');
+            await new Promise((r) => setTimeout(r, 8000));
+            await client.query('COMMIT');
+          } finally {
+            client.release();
+          }
+          for (const h of serving()) {
+            const ready = await call(h.base, 'GET', '/ready').catch(() => null);
+            if (ready?.body?.subsystems?.host?.status === 'down')
+              violate(`host-${h.n} lost its lease to a LOCK TABLE`);
+          }
         },
         'restart-db': async () => {
           await cluster.restart();

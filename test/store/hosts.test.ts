@@ -123,6 +123,11 @@ describe('the fence on a frozen daemon', () => {
         ),
       ),
     );
+    // Its own session once setsid has run (the pid is written as soon as it is spawned).
+    await waitFor(
+      'the escapee in a session of its own',
+      () => readProcStat(escapee.pid)?.sid === escapee.pid,
+    );
     // The fence's keeper is in no session of the run's.
     const keeper = Number(readdirSync(join(dataDir, 'keepers'))[0]!.split('.')[0]);
     expect(readProcStat(keeper)!.sid).not.toBe(readProcStat(worker.pid)!.sid);
