@@ -29,12 +29,22 @@ function main(dataDir: string): void {
 
   const dir = join(dataDir, KEEPERS_DIR);
   const self = join(dir, `${process.pid}.json`);
-  mkdirSync(dir, { recursive: true });
-  const stat = readProcStat(process.pid);
-  writeFileSync(
-    self,
-    JSON.stringify({ pid: process.pid, startTime: stat?.startTime ?? 0, bootId: currentBootId() }),
-  );
+  // Who it is, for a later daemon of this data dir to hand its runs over to its own keeper. A
+  // keeper that cannot say so (a full disk) still keeps its fence: it only cannot be relieved.
+  try {
+    mkdirSync(dir, { recursive: true });
+    const stat = readProcStat(process.pid);
+    writeFileSync(
+      self,
+      JSON.stringify({
+        pid: process.pid,
+        startTime: stat?.startTime ?? 0,
+        bootId: currentBootId(),
+      }),
+    );
+  } catch (err) {
+    log(`cannot write ${self}: ${String(err)}`);
+  }
   const leave = (code: number) => {
     rmSync(self, { force: true });
     process.exit(code);
@@ -94,4 +104,9 @@ function main(dataDir: string): void {
   setInterval(check, 200);
 }
 
-main(process.argv[2] ?? '.');
+const dataDir = process.argv[2];
+if (!dataDir) {
+  process.stderr.write('usage: fence-keeper.js DATA_DIR (started by gatehouse run)\n');
+  process.exit(64);
+}
+main(dataDir);

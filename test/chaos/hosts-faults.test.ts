@@ -20,7 +20,6 @@ const TOKEN = 'a-netns-api-token-of-the-test';
 const auth = { authorization: `Bearer ${TOKEN}` };
 const LEASE_S = 8;
 const HOSTS = 3;
-const trials = Number(process.env.GH_HOSTS_TRIALS ?? 6);
 /** `npm run soak:hosts`: faults are dealt for this many minutes (at least `trials` of them). */
 const minutes = Number(process.env.GH_HOSTS_MINUTES ?? 0);
 const seed = Number(process.env.GH_HOSTS_SEED ?? 20261201);
@@ -53,6 +52,8 @@ const FAULTS: Fault[] = [
   'forge-fence',
   'lock-table',
 ];
+/** Faults dealt at least (GH_HOSTS_TRIALS): by default each kind once. */
+const trials = Number(process.env.GH_HOSTS_TRIALS ?? FAULTS.length);
 
 interface Host {
   n: number;

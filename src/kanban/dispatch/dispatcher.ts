@@ -81,18 +81,7 @@ export class Dispatcher {
       running: () => this.live.size,
       onLost: (why) => {
         deps.log.error({}, `${why}: ending its runs, then joining the board again as a new host`);
-        this.rejoining ??= rejoinBoard({
-          host: this.host,
-          live: this.live,
-          settleInFlight: () => this.settleInFlight(5000),
-          stopping: () => this.stopping,
-          graceMs: config.workers.killGraceSeconds * 1000,
-          log: deps.log,
-        })
-          .then(() => (this.stopping ? undefined : this.adopt()))
-          .then(() => this.wake())
-          .catch((err: unknown) => deps.log.error({ err }, 'host: joining the board again failed'))
-          .finally(() => (this.rejoining = null));
+        this.rejoin();
       },
     });
 
@@ -161,6 +150,32 @@ export class Dispatcher {
     this.wake();
   }
 
+  /**
+   * Ends this host's runs and joins the board again (rejoin.ts), then adopts what is left of
+   * them and dispatches; a lease lost again meanwhile starts it over.
+   */
+  private rejoin(): void {
+    if (this.rejoining) return;
+    this.rejoining = (async () => {
+      do {
+        await rejoinBoard({
+          host: this.host,
+          live: this.live,
+          settleInFlight: () => this.settleInFlight(5000),
+          stopping: () => this.stopping,
+          graceMs: this.workers.killGraceSeconds * 1000,
+          log: this.deps.log,
+        });
+        if (!this.stopping && !this.host.lost) await this.adopt();
+      } while (!this.stopping && this.host.lost);
+    })()
+      .catch((err: unknown) => this.deps.log.error({ err }, 'host: joining the board again failed'))
+      .finally(() => {
+        this.rejoining = null;
+        this.wake();
+      });
+  }
+
   /** Adopts or settles every running task of this host (at start, and after joining again). */
   private async adopt(): Promise<void> {
     for (const ended of await adoptRunning(
@@ -198,6 +213,8 @@ export class Dispatcher {
     await this.host.stop();
     await this.rejoining;
     await this.settleInFlight(waitMs);
+    // Last: every run spawned until now is guarded by the keeper, which goes on without us.
+    this.host.closeFence();
   }
 
   /** The live worker of a task: its group leader's pid and the last resource sample. */
@@ -313,6 +330,21 @@ export class Dispatcher {
 
   private async launch(claim: Claim, profile: Profile): Promise<void> {
     const log = this.deps.log.child({ taskId: claim.task.id, runId: claim.run.id });
+    // Claimed under a lease that was lost meanwhile: nothing is started for it, not counted.
+    if (this.rejoining || claim.run.hostId !== this.host.id || !this.host.claimable()) {
+      await this.board.transact((tx) =>
+        settleRun(tx, this.deps.kanban.policy, {
+          taskId: claim.task.id,
+          runId: claim.run.id,
+          outcome: 'interrupted',
+          exitCode: null,
+          signal: null,
+          error: 'its host lost its lease before the worker was started',
+          procGone: true,
+        }),
+      );
+      return;
+    }
     let spawned: ReturnType<typeof spawnWorker>;
     try {
       spawned = spawnWorker({

@@ -3,8 +3,8 @@
 // again if it dies; at start, the keepers of this data dir's earlier daemons are told to go once
 // this one's keeper guards the runs it adopted from them.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, openSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { PACKAGE_ROOT } from '../../config/defaults.js';
 import { identityOf, sameIdentity, type ProcessIdentity } from '../../proc/index.js';
 import { KEEPERS_DIR, type KeeperMessage } from '../../proc/fence-protocol.js';
@@ -12,17 +12,28 @@ import { readCmdline } from '../../proc/proc-stat.js';
 import type { DispatcherLog } from './log.js';
 
 const KEEPER = join(PACKAGE_ROOT, 'dist/proc/fence-keeper.js');
+/** Between attempts to start a keeper that failed or ended. */
+const RETRY_MS = 1000;
 
 export class Fence {
   private child: ChildProcess | null = null;
   private last: { termAt: number; killAt: number } | null = null;
   private readonly guarded = new Map<string, ProcessIdentity | null>();
   private closed = false;
+  /** A keeper could not be started, or ended: none is started again before this (epoch ms). */
+  private retryAt = 0;
 
   constructor(
     private readonly dataDir: string,
     private readonly log: DispatcherLog,
+    /** The keeper's environment: the workers' (none of the daemon's own secrets). */
+    private readonly env: Record<string, string>,
   ) {}
+
+  /** A keeper runs, or may be started now: a run started now would be guarded. */
+  get guarding(): boolean {
+    return this.child !== null || Date.now() >= this.retryAt;
+  }
 
   /** The keeper's deadline for every run it guards: TERM at termAt, KILL at killAt (boot clock). */
   set(termAt: number, killAt: number): void {
@@ -42,7 +53,7 @@ export class Fence {
   /**
    * Tells the keepers of this data dir's earlier daemons to go: their runs are guarded by this
    * one's now. Each is proven ours first (its identity, and a command line naming the keeper and
-   * this data dir); anything else is left alone.
+   * this data dir, whichever install started it); anything else is left alone.
    */
   relieveEarlier(): void {
     const dir = join(this.dataDir, KEEPERS_DIR);
@@ -52,24 +63,25 @@ export class Fence {
     } catch {
       return;
     }
+    const here = realpathOr(this.dataDir);
     for (const name of names) {
-      const id = earlierKeeper(join(dir, name));
+      const path = join(dir, name);
+      const id = earlierKeeper(path);
       if (!id || id.pid === this.child?.pid) continue;
       const live = identityOf(id.pid);
-      const argv = readCmdline(id.pid) ?? [];
-      if (
-        !live ||
-        !sameIdentity(live, id) ||
-        !argv.includes(KEEPER) ||
-        !argv.includes(this.dataDir)
-      )
+      if (!live || !sameIdentity(live, id)) {
+        // Its keeper is gone (killed, or the machine rebooted): the file is all that is left.
+        rmSync(path, { force: true });
         continue;
+      }
+      const [, program, keeps] = readCmdline(id.pid) ?? [];
+      if (basename(program ?? '') !== basename(KEEPER) || realpathOr(keeps ?? '') !== here) {
+        this.log.warn({ keeperPid: id.pid }, 'fence: a keeper file names a process not ours');
+        continue;
+      }
       try {
         process.kill(id.pid, 'SIGUSR2');
-        this.log.info(
-          { keeperPid: id.pid },
-          'fence: an earlier daemon’s keeper handed its runs over',
-        );
+        this.log.info({ keeperPid: id.pid }, 'fence: an earlier keeper handed its runs over');
       } catch {
         // gone meanwhile
       }
@@ -78,37 +90,57 @@ export class Fence {
 
   private send(message: KeeperMessage): void {
     if (this.closed) return;
-    const child = this.child ?? this.start();
-    child.stdin?.write(`${JSON.stringify(message)}\n`);
+    // A keeper started now is told everything, this message included.
+    if (this.child) this.child.stdin?.write(`${JSON.stringify(message)}\n`);
+    else this.start();
   }
 
-  /** Starts a keeper and tells it everything it must know. */
-  private start(): ChildProcess {
-    const log = openSync(join(this.dataDir, 'fence-keeper.log'), 'a');
+  /** Starts a keeper and tells it everything it must know; a failure is tried again later. */
+  private start(): void {
+    if (this.closed || this.child || Date.now() < this.retryAt) return;
     let child: ChildProcess;
     try {
-      child = spawn(process.execPath, [KEEPER, this.dataDir], {
-        detached: true,
-        stdio: ['pipe', 'ignore', log],
-      });
-    } finally {
-      closeSync(log);
+      const log = openSync(join(this.dataDir, 'fence-keeper.log'), 'a');
+      try {
+        child = spawn(process.execPath, [KEEPER, this.dataDir], {
+          detached: true,
+          stdio: ['pipe', 'ignore', log],
+          env: this.env,
+        });
+      } finally {
+        closeSync(log);
+      }
+    } catch (err) {
+      return this.retryLater(err, 'the keeper cannot be started');
     }
     this.child = child;
     child.unref();
     (child.stdin as { unref?: () => void } | null)?.unref?.();
     child.stdin?.on('error', () => undefined);
-    child.once('exit', (code, signal) => {
-      if (this.child === child) this.child = null;
-      if (this.closed) return;
-      this.log.error({ code, signal }, 'fence: the keeper ended; starting another');
-      // Told at once the deadline and every run.
-      this.start();
+    // A spawn that fails (EAGAIN, EMFILE) says so here, not by throwing.
+    child.once('error', (err) => {
+      if (this.child !== child) return;
+      this.child = null;
+      this.retryLater(err, 'the keeper cannot be started');
     });
-    if (this.last) child.stdin?.write(`${JSON.stringify({ fence: this.last })}\n`);
-    for (const [runId, leader] of this.guarded)
-      child.stdin?.write(`${JSON.stringify({ guard: { runId, leader } })}\n`);
-    return child;
+    child.once('exit', (code, signal) => {
+      if (this.child !== child) return;
+      this.child = null;
+      this.retryLater({ code, signal }, 'the keeper ended');
+    });
+    const lines: KeeperMessage[] = [
+      ...(this.last ? [{ fence: this.last }] : []),
+      ...[...this.guarded].map(([runId, leader]) => ({ guard: { runId, leader } })),
+    ];
+    child.stdin?.write(lines.map((m) => `${JSON.stringify(m)}\n`).join(''));
+  }
+
+  /** No new claims meanwhile (HostLease.claimable); the next keeper is told everything. */
+  private retryLater(err: unknown, what: string): void {
+    if (this.closed) return;
+    this.log.error({ err }, `fence: ${what}; no new claims until one runs`);
+    this.retryAt = Date.now() + RETRY_MS;
+    setTimeout(() => this.start(), RETRY_MS).unref();
   }
 
   /**
@@ -132,5 +164,13 @@ function earlierKeeper(path: string): ProcessIdentity | null {
       : null;
   } catch {
     return null;
+  }
+}
+
+function realpathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
   }
 }

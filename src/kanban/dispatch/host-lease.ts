@@ -71,7 +71,9 @@ export class HostLease {
   private kept = false;
 
   constructor(private readonly deps: HostLeaseDeps) {
-    this.fence = deps.board.shared ? new Fence(deps.config.dataDir, deps.log) : null;
+    this.fence = deps.board.shared
+      ? new Fence(deps.config.dataDir, deps.log, deps.config.workerEnv)
+      : null;
   }
 
   /** This host's id on the board (once started). */
@@ -100,7 +102,13 @@ export class HostLease {
 
   /** New claims are safe: the lease is held and will be for longer than a worker's end takes. */
   claimable(): boolean {
-    return this.lostWhy === null && (!this.deps.board.shared || bootNowMs() < this.claimUntil);
+    if (this.lostWhy !== null) return false;
+    return !this.fence || (this.fence.guarding && bootNowMs() < this.claimUntil);
+  }
+
+  /** The lease is gone and the host has not joined again yet. */
+  get lost(): boolean {
+    return this.lostWhy !== null;
   }
 
   /** For /ready: whether this host serves the board, and if not, what it is doing about it. */
@@ -188,8 +196,13 @@ export class HostLease {
     this.joinError = null;
     this.renewError = null;
     this.deps.ownership.hostId = host.id;
-    writeJsonAtomic(join(this.deps.config.dataDir, HOST_FILE), { id: host.id, name: this.name });
     this.extended(sentAt, host);
+    try {
+      writeJsonAtomic(join(this.deps.config.dataDir, HOST_FILE), { id: host.id, name: this.name });
+    } catch (err) {
+      // Only a restart's taking the id back needs it: without it, a restart joins as a new host.
+      this.deps.log.warn({ err }, `host: cannot record its id in ${HOST_FILE}`);
+    }
     this.deps.log.info(
       { hostId: host.id, kept },
       kept ? 'host lease taken back' : 'host joined the board',
@@ -204,8 +217,7 @@ export class HostLease {
     this.lostWhy = why;
     this.claimUntil = 0;
     this.fence?.set(0, 0);
-    if (this.deps.board.shared)
-      writeAtomic(join(this.deps.config.dataDir, LEGACY_FENCE_FILE), '0 0\n');
+    this.writeLegacyFence('0 0');
     this.deps.onLost(why);
   }
 
@@ -222,6 +234,13 @@ export class HostLease {
     this.timer = null;
     await this.renewing;
     await this.sweeping;
+  }
+
+  /**
+   * The last thing a stopping daemon does here, after every spawn and ending it started: the
+   * keeper goes on with the last deadline and the runs it guards.
+   */
+  closeFence(): void {
     this.fence?.close();
   }
 
@@ -237,9 +256,9 @@ export class HostLease {
   private renew(): void {
     if (this.renewing || this.lostWhy !== null || !this.host) return;
     const id = this.host.id;
-    const startedAt = bootNowMs();
     this.renewing = (async () => {
       try {
+        const startedAt = bootNowMs();
         const renewed = await this.deps.board.renewHost(id, this.renewal(this.deps.board.shared));
         if (!renewed) {
           this.loseLease(
@@ -279,10 +298,18 @@ export class HostLease {
     // A worker started just before its TERM would be ended at once: a renewal's worth earlier.
     this.claimUntil = termAt - this.deps.config.cluster.renewSeconds * 1000;
     const wall = Date.now() - bootNowMs();
-    writeAtomic(
-      join(this.deps.config.dataDir, LEGACY_FENCE_FILE),
-      `${Math.floor((wall + termAt) / 1000)} ${Math.floor((wall + killAt) / 1000)}\n`,
+    this.writeLegacyFence(
+      `${Math.floor((wall + termAt) / 1000)} ${Math.floor((wall + killAt) / 1000)}`,
     );
+  }
+
+  /** Best effort: only older versions' run wrappers read it; a full disk must not stop this host. */
+  private writeLegacyFence(line: string): void {
+    try {
+      writeAtomic(join(this.deps.config.dataDir, LEGACY_FENCE_FILE), `${line}\n`);
+    } catch {
+      // older wrappers take a file they cannot read as expired: their runs end, as they would
+    }
   }
 
   /**
