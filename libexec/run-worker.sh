@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-worker.sh EXIT_JSON PROGRAM [ARG...]
+# run-worker.sh [--cgroup DIR] EXIT_JSON PROGRAM [ARG...]
 # Leads a worker run's process group: runs the worker as its child, survives the TERM sent to
 # the group (the worker gets it and ends), waits for the worker, and records how it ended in
 # EXIT_JSON, so a later gatehouse instance that cannot waitpid still knows. gatehouse reads the
@@ -8,7 +8,13 @@
 # A status above 128 means "killed by signal (status - 128)".
 #
 # On a board shared by many hosts, the host's fence keeper (src/proc/fence-keeper.ts), a process
-# outside this group, ends the run before its host's lease can run out.
+# outside this group, ends the run before its host's lease can run out. With --cgroup, this
+# wrapper first moves itself into the run's cgroup (writing 0 to cgroup.procs moves the writer),
+# so the worker and everything it starts are born there; where that fails it goes on without.
+if [ "$1" = --cgroup ]; then
+  echo 0 2>/dev/null >"$2/cgroup.procs"
+  shift 2
+fi
 exit_json=$1
 shift
 trap 'interrupted=1' TERM INT HUP

@@ -2,6 +2,8 @@
 // one mark in its environment; at the end, any still alive fails the run, after being ended.
 import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { removeRunCgroup, runCgroupBase } from '../src/proc/cgroup.js';
 import { identityOf, readCmdline, readEnviron, terminateProcess } from '../src/proc/index.js';
 
 const NAME = 'GH_TEST_SUITE';
@@ -13,27 +15,44 @@ function marked(mark: string): number[] {
     .filter((pid) => identityOf(pid) !== null && (readEnviron(pid)?.includes(mark) ?? false));
 }
 
+function removeRunCgroups(): void {
+  const base = runCgroupBase();
+  if (base === null) return;
+  for (const name of readdirSync(base))
+    if (name.startsWith('gatehouse-run-')) removeRunCgroup(join(base, name));
+}
+
 export default function setup(): () => Promise<void> {
   const mark = `${NAME}=${randomUUID()}`;
   process.env[NAME] = mark.slice(NAME.length + 1);
+  // Runs' cgroups (src/proc/cgroup.ts) that daemons stopped mid-run could not remove: empty once
+  // every process is gone, removed at the very end.
   return async () => {
-    // Test files end what they start; give orphans a moment to be reaped before judging.
-    const deadline = Date.now() + 5000;
-    let left = marked(mark);
-    while (left.length > 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      left = marked(mark);
+    try {
+      await judge(mark);
+    } finally {
+      removeRunCgroups();
     }
-    if (left.length === 0) return;
-    const named = left.map((pid) => `${pid} ${(readCmdline(pid) ?? []).join(' ').slice(0, 120)}`);
-    for (const pid of left) {
-      const identity = identityOf(pid);
-      if (identity) await terminateProcess(identity, { graceMs: 1000, killWaitMs: 2000 });
-    }
-    // vitest reports an error thrown here but still exits 0: set the exit code ourselves.
-    process.exitCode = 1;
-    throw new Error(
-      `the suite left ${left.length} process(es) running (now ended):\n${named.join('\n')}`,
-    );
   };
+}
+
+async function judge(mark: string): Promise<void> {
+  // Test files end what they start; give orphans a moment to be reaped before judging.
+  const deadline = Date.now() + 5000;
+  let left = marked(mark);
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    left = marked(mark);
+  }
+  if (left.length === 0) return;
+  const named = left.map((pid) => `${pid} ${(readCmdline(pid) ?? []).join(' ').slice(0, 120)}`);
+  for (const pid of left) {
+    const identity = identityOf(pid);
+    if (identity) await terminateProcess(identity, { graceMs: 1000, killWaitMs: 2000 });
+  }
+  // vitest reports an error thrown here but still exits 0: set the exit code ourselves.
+  process.exitCode = 1;
+  throw new Error(
+    `the suite left ${left.length} process(es) running (now ended):\n${named.join('\n')}`,
+  );
 }

@@ -3,14 +3,16 @@
 // the database or dead. `node fence-keeper.js DATA_DIR`. The daemon tells it, on its stdin (a
 // pipe no worker holds), when to end them on the boot clock (which never steps) and which runs
 // are its; nothing it reads is a file a worker could write. At the fence it ends each run's
-// whole tree: its group while its leader is proven alive, and anywhere on the machine the
-// processes carrying the run's marker (escapees that called setsid). Its daemon gone, it keeps
+// whole tree: its cgroup where it has one (which nothing in it leaves by accident), its group
+// while its leader is proven alive, and anywhere on the machine the processes carrying the
+// run's marker (escapees that called setsid). Its daemon gone, it keeps
 // the last fence; a new daemon of the same data dir that took the lease back takes its runs
 // over and tells it to go (SIGUSR2), once its own keeper guards them.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { bootNowMs } from './boot-clock.js';
+import { cgroupPopulated, signalCgroup } from './cgroup.js';
 import { currentBootId, type ProcessIdentity } from './identity.js';
 import { readProcStat } from './proc-stat.js';
 import { KEEPERS_DIR, type KeeperMessage } from './fence-protocol.js';
@@ -18,7 +20,11 @@ import { terminateRun } from './terminate.js';
 
 interface Guarded {
   leader: ProcessIdentity | null;
+  cgroup: string | null;
+  /** Its ending has begun (TERM sent). */
   ending: boolean;
+  /** Its group and the processes carrying its marker are gone (or survived KILL). */
+  marked: boolean;
 }
 
 function main(dataDir: string): void {
@@ -67,7 +73,12 @@ function main(dataDir: string): void {
     }
     if ('fence' in message) fence = message.fence;
     else if ('guard' in message)
-      runs.set(message.guard.runId, { leader: message.guard.leader, ending: false });
+      runs.set(message.guard.runId, {
+        leader: message.guard.leader,
+        cgroup: message.guard.cgroup ?? null,
+        ending: false,
+        marked: false,
+      });
     else if ('release' in message) runs.delete(message.release);
     check();
   });
@@ -82,9 +93,13 @@ function main(dataDir: string): void {
     const now = bootNowMs();
     if (now < fence.termAt) return;
     for (const [runId, run] of runs) {
+      // KILL time: the cgroup's whole tree at once, again each tick until it is empty.
+      if (run.cgroup !== null && now >= fence.killAt && cgroupPopulated(run.cgroup))
+        signalCgroup(run.cgroup, 'SIGKILL');
       if (run.ending) continue;
       run.ending = true;
       log(`fence: ending run ${runId} (its host's lease was not renewed in time)`);
+      if (run.cgroup !== null) signalCgroup(run.cgroup, 'SIGTERM');
       terminateRun(
         run.leader ?? { pid: 0, startTime: 0, bootId: currentBootId() },
         { marker: `GATEHOUSE_RUN_ID=${runId}`, groupHeldUntil: null },
@@ -94,11 +109,12 @@ function main(dataDir: string): void {
           if (result.survived) log(`fence: run ${runId} survived SIGKILL: ${result.survivors}`);
         })
         .catch((err: unknown) => log(`fence: ending run ${runId} failed: ${String(err)}`))
-        .finally(() => {
-          if (runs.get(runId) === run) runs.delete(runId);
-          check();
-        });
+        .finally(() => (run.marked = true));
     }
+    // A run is done with once its group and marked processes are gone, and its cgroup is empty.
+    for (const [runId, run] of runs)
+      if (run.marked && (run.cgroup === null || !cgroupPopulated(run.cgroup))) runs.delete(runId);
+    if (daemonGone && runs.size === 0) leave(0);
   };
   // Ticks on the boot clock: a timer may come late (a suspended machine), never early.
   setInterval(check, 200);

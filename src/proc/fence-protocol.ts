@@ -7,5 +7,5 @@ export const KEEPERS_DIR = 'keepers';
 /** One line on the keeper's stdin. Times are bootNowMs() milliseconds. */
 export type KeeperMessage =
   | { fence: { termAt: number; killAt: number } }
-  | { guard: { runId: string; leader: ProcessIdentity | null } }
+  | { guard: { runId: string; leader: ProcessIdentity | null; cgroup: string | null } }
   | { release: string };

@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readProcStat } from '../../src/proc/proc-stat.js';
+import { runCgroupBase } from '../../src/proc/cgroup.js';
 import { currentBootId, pidExists, type ProcessIdentity } from '../../src/proc/index.js';
 import { api } from '../helpers/app.js';
 import { startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
@@ -26,6 +27,7 @@ function hostConfig(dataDir: string, hostName: string, store?: object) {
         done: profile('complete'),
         hang: profile('hang'),
         escape: profile('setsid-job'),
+        vanish: profile('env-i-setsid-job'),
         forge: profile('forge-fence'),
       },
       defaultProfile: 'done',
@@ -144,6 +146,49 @@ describe('the fence on a frozen daemon', () => {
     } finally {
       daemon.child.kill('SIGCONT');
     }
+    daemon.child.kill('SIGTERM');
+    await daemon.exited;
+  }, 60_000);
+
+  it('ends, by its cgroup, an escapee that left the group and dropped every variable of the run, before the lease runs out', async () => {
+    if (runCgroupBase() === null) throw new Error('this test needs cgroup v2 with cgroup.kill');
+    const { url, schema, pool } = testSchema();
+    const dataDir = tempDir();
+    const config = hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema });
+    const daemon = startDaemon({ dataDir, config });
+    const base = await waitServing(dataDir, daemon.pid, 30_000);
+    const { id } = (await api(base, 'POST', '/tasks', { title: 'vanish', assignee: 'vanish' }))
+      .body;
+    const worker = await workerOf(base, id);
+    const [run] = (await api(base, 'GET', `/tasks/${id}`)).body.runs;
+    const jobFile = join(dataDir, 'runs', run.id, 'job');
+    const pid = Number(
+      await waitFor('the escapee', () =>
+        existsSync(jobFile) ? readFileSync(jobFile, 'utf8') : null,
+      ),
+    );
+    await waitFor('the escapee on its own', () => {
+      const env = readFileSync(`/proc/${pid}/environ`, 'utf8');
+      return readProcStat(pid)?.sid === pid && !env.includes('GATEHOUSE_RUN_ID');
+    });
+    const escapee = identity(pid);
+    daemon.child.kill('SIGSTOP');
+    try {
+      process.kill(-worker.pid, 'SIGKILL');
+      await waitFor('the escapee ended', () => !pidExists(escapee.pid, escapee), 20_000);
+      expect(await leaseLeft(pool, schema)).toBeGreaterThan(0);
+    } finally {
+      daemon.child.kill('SIGCONT');
+    }
+    // Its run settled, the run's cgroup is removed with it.
+    await waitFor('the run ended', async () => {
+      const [r] = (await api(base, 'GET', `/tasks/${id}`)).body.runs;
+      return r.endedAt !== null;
+    });
+    await waitFor(
+      'its cgroup removed',
+      () => !readdirSync(runCgroupBase()!).some((name) => name.endsWith(run.id)),
+    );
     daemon.child.kill('SIGTERM');
     await daemon.exited;
   }, 60_000);

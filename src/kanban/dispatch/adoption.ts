@@ -17,6 +17,8 @@ export async function adoptRunning(
   log: DispatcherLog,
   owner: Ownership,
   host: { id: number; name: string },
+  /** The cgroup a run was started in, if it has one (run-cgroups.ts). */
+  cgroupOf: (runId: string) => string | null,
 ): Promise<LiveWorker[]> {
   const ended: LiveWorker[] = [];
   for (const task of await board.tasks.running()) {
@@ -38,6 +40,8 @@ export async function adoptRunning(
       profile: run.profile,
       leader,
       child: null,
+      cgroup: cgroupOf(run.id),
+      keepDescendants: run.keepDescendants,
       startedAt: run.startedAt,
       sample: null,
       groupHeldUntil: alive ? startTimeNow() : null,

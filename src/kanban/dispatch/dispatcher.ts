@@ -22,6 +22,7 @@ import type { RunTerminator } from './run-terminator.js';
 import { ensureRunsDir, spawnWorker } from './worker-spawn.js';
 import { HostLease } from './host-lease.js';
 import { rejoinBoard } from './rejoin.js';
+import { RunCgroups } from './run-cgroups.js';
 import { VERSION } from '../../version.js';
 
 export interface DispatcherDeps {
@@ -34,6 +35,8 @@ export interface DispatcherDeps {
 
 export class Dispatcher {
   private readonly live: LiveWorkers;
+  /** Each run's cgroup on a shared board, where cgroups can be made (run-cgroups.ts). */
+  private readonly cgroups: RunCgroups | null;
   private readonly endings: RunEndings;
   private readonly reaper: RunReaper;
   private readonly deadlines: Deadlines;
@@ -67,9 +70,13 @@ export class Dispatcher {
     const { kanban, config } = deps;
     const terminator: RunTerminator = kanban.terminator;
     // Every run this host supervises is ended at its fence unless it ends first.
+    this.cgroups = kanban.board.shared ? new RunCgroups(config.dataDir) : null;
     this.live = new LiveWorkers({
-      added: (w) => this.host.guard(w.runId, w.leader),
-      removed: (w) => this.host.release(w.runId),
+      added: (w) => this.host.guard(w.runId, w.leader, w.cgroup),
+      removed: (w) => {
+        this.host.release(w.runId);
+        this.cgroups?.ended(w.cgroup, w.keepDescendants);
+      },
     });
     this.host = new HostLease({
       board: kanban.board,
@@ -132,6 +139,7 @@ export class Dispatcher {
     this.baseUrl = baseUrl;
     ensureRunsDir(this.deps.config.dataDir);
     await this.host.start();
+    this.cgroups?.sweep(true);
     await this.adopt();
     this.host.adopted();
     this.host.keepRenewing();
@@ -185,6 +193,7 @@ export class Dispatcher {
       this.deps.log,
       this.deps.kanban.ownership,
       this.host,
+      (runId) => this.cgroups?.of(runId) ?? null,
     ))
       this.endRun(ended);
   }
@@ -346,8 +355,10 @@ export class Dispatcher {
       return;
     }
     let spawned: ReturnType<typeof spawnWorker>;
+    const cgroup = this.cgroups?.make(claim.run.id) ?? null;
     try {
       spawned = spawnWorker({
+        cgroup,
         claim,
         profile,
         dataDir: this.deps.config.dataDir,
@@ -360,6 +371,7 @@ export class Dispatcher {
     }
     if (!spawned.ok) {
       const error = spawned.error;
+      this.cgroups?.ended(cgroup, false);
       await this.board.transact((tx) =>
         settleRun(tx, this.deps.kanban.policy, {
           taskId: claim.task.id,
@@ -381,6 +393,8 @@ export class Dispatcher {
       profile: profile.name,
       leader: { pid: proc.pid, startTime: proc.startTime, bootId: proc.bootId },
       child,
+      cgroup,
+      keepDescendants: profile.keepDescendants ?? false,
       startedAt: claim.run.startedAt,
       sample: null,
       groupHeldUntil: null,
@@ -441,6 +455,7 @@ export class Dispatcher {
           this.track('reap', () => this.reaper.reap(run, w?.groupHeldUntil ?? null));
       }
       await this.giveUpStranded();
+      this.cgroups?.sweep();
       await this.dispatch();
     } finally {
       this.ticking = false;

@@ -18,7 +18,10 @@ const RETRY_MS = 1000;
 export class Fence {
   private child: ChildProcess | null = null;
   private last: { termAt: number; killAt: number } | null = null;
-  private readonly guarded = new Map<string, ProcessIdentity | null>();
+  private readonly guarded = new Map<
+    string,
+    { leader: ProcessIdentity | null; cgroup: string | null }
+  >();
   private closed = false;
   /** A keeper could not be started, or ended: none is started again before this (epoch ms). */
   private retryAt = 0;
@@ -41,9 +44,9 @@ export class Fence {
     this.send({ fence: this.last });
   }
 
-  guard(runId: string, leader: ProcessIdentity | null): void {
-    this.guarded.set(runId, leader);
-    this.send({ guard: { runId, leader } });
+  guard(runId: string, leader: ProcessIdentity | null, cgroup: string | null): void {
+    this.guarded.set(runId, { leader, cgroup });
+    this.send({ guard: { runId, leader, cgroup } });
   }
 
   release(runId: string): void {
@@ -130,7 +133,7 @@ export class Fence {
     });
     const lines: KeeperMessage[] = [
       ...(this.last ? [{ fence: this.last }] : []),
-      ...[...this.guarded].map(([runId, leader]) => ({ guard: { runId, leader } })),
+      ...[...this.guarded].map(([runId, run]) => ({ guard: { runId, ...run } })),
     ];
     child.stdin?.write(lines.map((m) => `${JSON.stringify(m)}\n`).join(''));
   }

@@ -92,8 +92,8 @@ export class HostLease {
   }
 
   /** A run of this host: ended at the fence unless released first (a shared board only). */
-  guard(runId: string, leader: ProcessIdentity | null): void {
-    this.fence?.guard(runId, leader);
+  guard(runId: string, leader: ProcessIdentity | null, cgroup: string | null): void {
+    this.fence?.guard(runId, leader, cgroup);
   }
 
   release(runId: string): void {

@@ -18,6 +18,10 @@ export interface LiveWorker {
   sample: GroupSample | null;
   /** How the leader ended: undefined while it runs; null when it ended unseen (adopted). */
   exit?: ExitRecord | null;
+  /** The run's cgroup (src/proc/cgroup.ts), or null where there is none. */
+  cgroup: string | null;
+  /** The profile keeps what the worker leaves behind (not ended with the run). */
+  keepDescendants: boolean;
   /** A start time by which the run's group was still proven ours (see RunProof). */
   groupHeldUntil: number | null;
   /** Carries the task's and run's ids. */

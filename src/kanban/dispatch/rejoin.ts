@@ -3,7 +3,8 @@
 // database, then joins the board again as a new host, trying each second until the database
 // answers. Nothing of the old runs is left alive beside what another host may now run.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { terminateRun } from '../../proc/index.js';
+import { currentBootId, terminateRun, waitUntil } from '../../proc/index.js';
+import { cgroupPopulated, signalCgroup } from '../../proc/cgroup.js';
 import type { HostLease } from './host-lease.js';
 import type { LiveWorkers } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
@@ -33,18 +34,24 @@ export async function rejoinBoard(deps: RejoinDeps): Promise<void> {
   // Their exits no longer end runs here: the board is told by adoption, after the join.
   for (const w of workers) w.child?.removeAllListeners('exit');
   // Those that exited too: what they left behind (an escapee) is found by the run's marker.
-  let left = workers.filter((w) => w.leader !== null);
+  let left = workers.filter((w) => w.leader !== null || w.cgroup !== null);
   while (left.length > 0) {
     const results = await Promise.all(
       left.map((w) =>
         terminateRun(
-          w.leader!,
+          w.leader ?? { pid: 0, startTime: 0, bootId: currentBootId() },
           { marker: runMarker(w.runId), groupHeldUntil: w.groupHeldUntil },
           { graceMs: deps.graceMs, killWaitMs: 5000 },
         ),
       ),
     );
-    const survivors = left.filter((_, i) => results[i]!.survived);
+    // What is left in a run's cgroup left its group and dropped its marker: killed whole.
+    for (const w of left)
+      if (w.cgroup !== null && cgroupPopulated(w.cgroup)) signalCgroup(w.cgroup, 'SIGKILL');
+    await waitUntil(() => left.every((w) => w.cgroup === null || !cgroupPopulated(w.cgroup)), 2000);
+    const survivors = left.filter(
+      (w, i) => results[i]!.survived || (w.cgroup !== null && cgroupPopulated(w.cgroup)),
+    );
     if (survivors.length === 0) break;
     // Joining now would hand a new lease to a worker that outlived the old one: never two.
     deps.log.error(

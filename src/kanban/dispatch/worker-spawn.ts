@@ -24,6 +24,8 @@ export interface SpawnRequest {
   /** The daemon's base URL for GATEHOUSE_URL, no trailing slash. */
   baseUrl: string;
   inheritedEnv: Record<string, string>;
+  /** The cgroup the wrapper moves itself into before it starts the worker, or null. */
+  cgroup: string | null;
 }
 
 export type Spawned =
@@ -91,7 +93,8 @@ export function spawnWorker(req: SpawnRequest): Spawned {
   const log = openSync(claim.run.logPath, 'a');
   let child: ChildProcess;
   try {
-    child = spawn('/bin/sh', [WRAPPER, runFile(dir, 'exit.json'), ...profile.command], {
+    const cgroup = req.cgroup === null ? [] : ['--cgroup', req.cgroup];
+    child = spawn('/bin/sh', [WRAPPER, ...cgroup, runFile(dir, 'exit.json'), ...profile.command], {
       cwd: profile.cwd,
       env,
       detached: true,

@@ -1,0 +1,65 @@
+// The cgroups of this data dir's runs on a shared board (src/proc/cgroup.ts): one made before
+// each spawn, the wrapper moving itself in before it starts the worker, so the fence keeper
+// ends the run's whole tree at once; removed once the run has ended and nothing is left in it.
+import { createHash } from 'node:crypto';
+import { existsSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  cgroupPopulated,
+  makeRunCgroup,
+  removeRunCgroup,
+  runCgroupBase,
+  runCgroupName,
+  runCgroupsOf,
+  signalCgroup,
+} from '../../proc/cgroup.js';
+
+export class RunCgroups {
+  /** Where they are made, or null where cgroups cannot be (runs are found by group and marker). */
+  readonly base: string | null;
+  private readonly tag: string;
+  /** Ended runs whose cgroup still holds something (a kept descendant): tried again each tick. */
+  private readonly leftover = new Set<string>();
+
+  constructor(dataDir: string) {
+    this.base = runCgroupBase();
+    let dir = dataDir;
+    try {
+      dir = realpathSync(dataDir);
+    } catch {
+      // not made yet: its own name
+    }
+    // Several daemons (and data dirs) share one machine's cgroup tree.
+    this.tag = createHash('sha256').update(dir).digest('hex').slice(0, 10);
+  }
+
+  /** The cgroup an earlier daemon made for a run it started (adoption), or null. */
+  of(runId: string): string | null {
+    if (this.base === null) return null;
+    const dir = join(this.base, runCgroupName(this.tag, runId));
+    return existsSync(dir) ? dir : null;
+  }
+
+  /** Made now for a run about to start; null without cgroups. */
+  make(runId: string): string | null {
+    return this.base === null ? null : makeRunCgroup(this.base, this.tag, runId);
+  }
+
+  /**
+   * The run has ended and its ending has done what it does with leftovers: whatever is still
+   * in its cgroup evaded that (a process that left its group and dropped the run's marker) and
+   * is killed, unless the profile keeps its descendants; the cgroup goes once empty.
+   */
+  ended(cgroup: string | null, keepDescendants: boolean): void {
+    if (cgroup === null) return;
+    if (!keepDescendants && cgroupPopulated(cgroup)) signalCgroup(cgroup, 'SIGKILL');
+    if (!removeRunCgroup(cgroup)) this.leftover.add(cgroup);
+  }
+
+  /** Removes the cgroups of ended runs that have emptied since (each tick), and at start those earlier daemons left. */
+  sweep(atStart = false): void {
+    if (atStart && this.base !== null)
+      for (const dir of runCgroupsOf(this.base, this.tag)) this.leftover.add(dir);
+    for (const dir of this.leftover) if (removeRunCgroup(dir)) this.leftover.delete(dir);
+  }
+}
