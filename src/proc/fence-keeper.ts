@@ -106,7 +106,8 @@ function main(dataDir: string): void {
         { graceMs: Math.max(0, fence.killAt - now), killWaitMs: 2000 },
       )
         .then((result) => {
-          if (result.survived) log(`fence: run ${runId} survived SIGKILL: ${result.survivors}`);
+          if (result.survived)
+            log(`fence: run ${runId} survived SIGKILL: ${result.survivors.join(' ')}`);
         })
         .catch((err: unknown) => log(`fence: ending run ${runId} failed: ${String(err)}`))
         .finally(() => (run.marked = true));

@@ -5,7 +5,7 @@
 // throughout. Afterwards: never two live workers for one task, never two completions recorded
 // for one task, and every task done (nothing lost). `GH_HOSTS_TRIALS` deals more faults.
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -40,7 +40,8 @@ type Fault =
   | 'kill-listeners'
   | 'kill-wrappers'
   | 'forge-fence'
-  | 'lock-table';
+  | 'lock-table'
+  | 'clock-step';
 const FAULTS: Fault[] = [
   'cut',
   'freeze',
@@ -51,6 +52,7 @@ const FAULTS: Fault[] = [
   'kill-wrappers',
   'forge-fence',
   'lock-table',
+  'clock-step',
 ];
 /** Faults dealt at least (GH_HOSTS_TRIALS): by default each kind once. */
 const trials = Number(process.env.GH_HOSTS_TRIALS ?? FAULTS.length);
@@ -64,7 +66,12 @@ interface Host {
   daemon: Spawned | null;
   /** Under a fault: not asked anything meanwhile. */
   down: boolean;
+  /** The offset of its wall clock (libfaketime's file): stepped by the clock-step fault. */
+  clock: string;
 }
+
+/** libfaketime (Debian's faketime): every process of a host daemon reads its clock's offset. */
+const FAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
 /** A request that gives up after 3 s (a frozen daemon answers nothing). */
 async function call(base: string, method: string, path: string, body?: object) {
@@ -116,7 +123,16 @@ describe('three hosts on one PostgreSQL under faults', () => {
             '--port',
             '7400',
           ],
-          { env: cleanEnv() },
+          {
+            env: {
+              ...cleanEnv(),
+              // Its wall clock steps when the test says; timers and the boot clock do not.
+              LD_PRELOAD: FAKETIME,
+              FAKETIME_TIMESTAMP_FILE: host.clock,
+              FAKETIME_CACHE_DURATION: '1',
+              DONT_FAKE_MONOTONIC: '1',
+            },
+          },
         );
         const daemon = host.daemon;
         await waitFor(
@@ -235,6 +251,20 @@ describe('three hosts on one PostgreSQL under faults', () => {
           host.daemon!.child.kill('SIGCONT');
           await backBySelf(host);
         },
+        'clock-step': async (host) => {
+          // NTP steps: back a minute while its daemon is frozen (the fence must not move past
+          // the lease), then forward two minutes while it serves (nothing may be ended for it).
+          host.daemon!.child.kill('SIGSTOP');
+          writeFileSync(host.clock, '-60s\n');
+          await new Promise((r) => setTimeout(r, (LEASE_S + 2) * 1000));
+          host.daemon!.child.kill('SIGCONT');
+          await backBySelf(host);
+          writeFileSync(host.clock, '+120s\n');
+          await new Promise((r) => setTimeout(r, (LEASE_S + 2) * 1000));
+          const ready = await call(host.base, 'GET', '/ready').catch(() => null);
+          if (ready?.status !== 200) violate(`host-${host.n} not ready after a forward clock step`);
+          writeFileSync(host.clock, '+0\n');
+        },
         'lock-table': async () => {
           // An operator's LOCK TABLE while every host reads and renews: no lease may be lost.
           const client = await admin.connect();
@@ -309,7 +339,12 @@ describe('three hosts on one PostgreSQL under faults', () => {
               defaultProfile: 'work',
             },
           });
+          if (!existsSync(FAKETIME))
+            throw new Error(`${FAKETIME} is missing: apt-get install faketime (.ci/run does)`);
+          const clock = join(dataDir, 'clock-offset');
+          writeFileSync(clock, '+0\n');
           hosts.push({
+            clock,
             n,
             net,
             dataDir,

@@ -1,57 +1,13 @@
 // Hosts and their leases, with the real daemon: it registers and keeps its id across a restart,
-// a frozen daemon's workers are ended by its run wrappers before its lease runs out, and a host
-// that died is declared dead by another, its run lost and its task run there.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+// its lease is renewed through an operator's LOCK TABLE, and a host that died is declared dead
+// by another, its run lost and its task run there.
 import { describe, expect, it } from 'vitest';
-import { readProcStat } from '../../src/proc/proc-stat.js';
-import { runCgroupBase } from '../../src/proc/cgroup.js';
-import { currentBootId, pidExists, type ProcessIdentity } from '../../src/proc/index.js';
+import { pidExists } from '../../src/proc/index.js';
 import { api } from '../helpers/app.js';
-import { startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
+import { startDaemon, tempDir, waitServing } from '../helpers/daemon.js';
+import { hostConfig, hostsOf, kinds, workerOf } from '../helpers/host-daemon.js';
 import { testSchema } from '../helpers/postgres.js';
 import { waitFor } from '../helpers/wait.js';
-import { profile } from '../helpers/workers.js';
-
-/** Short leases, so that a lost host is found in seconds: TERM about 6 s after the last renewal. */
-const CLUSTER = { leaseSeconds: 10, renewSeconds: 1, reclaimGraceSeconds: 1 };
-
-function hostConfig(dataDir: string, hostName: string, store?: object) {
-  return writeConfig(dataDir, {
-    ...(store ? { store } : {}),
-    cluster: { ...CLUSTER, hostName },
-    workers: {
-      tickSeconds: 0.2,
-      killGraceSeconds: 1,
-      profiles: {
-        done: profile('complete'),
-        hang: profile('hang'),
-        escape: profile('setsid-job'),
-        vanish: profile('env-i-setsid-job'),
-        forge: profile('forge-fence'),
-      },
-      defaultProfile: 'done',
-    },
-  });
-}
-
-async function hosts(base: string) {
-  return (await api(base, 'GET', '/hosts')).body.hosts;
-}
-
-/** The identity of the task's first worker, once it has one. */
-async function workerOf(base: string, taskId: string): Promise<ProcessIdentity> {
-  const run = await waitFor('a worker', async () => {
-    const [r] = (await api(base, 'GET', `/tasks/${taskId}`)).body.runs;
-    return r?.pid > 0 ? r : null;
-  });
-  return { pid: run.pid, startTime: run.startTime, bootId: currentBootId() };
-}
-
-async function kinds(base: string, taskId: string | null = null): Promise<string[]> {
-  const path = taskId === null ? '/events?limit=500' : `/tasks/${taskId}/events`;
-  return (await api(base, 'GET', path)).body.events.map((e: { kind: string }) => e.kind);
-}
 
 describe('hosts', () => {
   it.each(['sqlite', 'postgres'])(
@@ -65,7 +21,7 @@ describe('hosts', () => {
       const base = await waitServing(dataDir, first.pid, 30_000);
       // It answers /health from the moment it listens; it joins the board just after.
       const [host, ...others] = await waitFor('alpha to join', async () => {
-        const list = await hosts(base);
+        const list = await hostsOf(base);
         return list.length > 0 ? list : null;
       });
       expect(others).toEqual([]);
@@ -76,232 +32,20 @@ describe('hosts', () => {
         profiles: expect.arrayContaining(['done', 'hang']),
       });
       expect(host.leaseExpiresAt - host.renewedAt).toBe(10_000);
-      await waitFor('a renewal', async () => (await hosts(base))[0].renewedAt > host.renewedAt);
+      await waitFor('a renewal', async () => (await hostsOf(base))[0].renewedAt > host.renewedAt);
       expect((await kinds(base)).filter((k) => k === 'host_joined')).toHaveLength(1);
 
       first.child.kill('SIGTERM');
       await first.exited;
       const second = startDaemon({ dataDir, config });
       const again = await waitServing(dataDir, second.pid, 30_000);
-      expect((await hosts(again)).map((h: { id: number }) => h.id)).toEqual([host.id]);
+      expect((await hostsOf(again)).map((h: { id: number }) => h.id)).toEqual([host.id]);
       expect((await kinds(again)).filter((k) => k === 'host_joined')).toHaveLength(1);
       second.child.kill('SIGTERM');
       await second.exited;
     },
     60_000,
   );
-});
-
-/** Milliseconds left on the (only) host's lease, by the database's clock. */
-async function leaseLeft(pool: import('pg').Pool, schema: string): Promise<number> {
-  const lease = await pool.query(
-    `SELECT lease_expires_at - (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS left
-      FROM "${schema}".hosts`,
-  );
-  return Number(lease.rows[0].left);
-}
-
-/** A pid's identity, read now. */
-function identity(pid: number): ProcessIdentity {
-  return { pid, startTime: readProcStat(pid)!.startTime, bootId: currentBootId() };
-}
-
-describe('the fence on a frozen daemon', () => {
-  it('ends the escapee of a run whose whole group was killed, before the lease runs out', async () => {
-    const { url, schema, pool } = testSchema();
-    const dataDir = tempDir();
-    const config = hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema });
-    const daemon = startDaemon({ dataDir, config });
-    const base = await waitServing(dataDir, daemon.pid, 30_000);
-    const { id } = (await api(base, 'POST', '/tasks', { title: 'escape', assignee: 'escape' }))
-      .body;
-    const worker = await workerOf(base, id);
-    const [run] = (await api(base, 'GET', `/tasks/${id}`)).body.runs;
-    const jobFile = join(dataDir, 'runs', run.id, 'job');
-    const escapee = identity(
-      Number(
-        await waitFor('the escapee', () =>
-          existsSync(jobFile) ? readFileSync(jobFile, 'utf8') : null,
-        ),
-      ),
-    );
-    // Its own session once setsid has run (the pid is written as soon as it is spawned).
-    await waitFor(
-      'the escapee in a session of its own',
-      () => readProcStat(escapee.pid)?.sid === escapee.pid,
-    );
-    // The fence's keeper is in no session of the run's.
-    const keeper = Number(readdirSync(join(dataDir, 'keepers'))[0]!.split('.')[0]);
-    expect(readProcStat(keeper)!.sid).not.toBe(readProcStat(worker.pid)!.sid);
-    expect(readProcStat(keeper)!.sid).not.toBe(readProcStat(escapee.pid)!.sid);
-
-    daemon.child.kill('SIGSTOP');
-    try {
-      // An operator's kill -- -PGID: the wrapper and the worker are gone, the escapee runs on.
-      process.kill(-worker.pid, 'SIGKILL');
-      await waitFor('the group gone', () => !pidExists(worker.pid, worker), 5000);
-      expect(pidExists(escapee.pid, escapee)).toBe(true);
-      await waitFor('the escapee ended', () => !pidExists(escapee.pid, escapee), 20_000);
-      expect(await leaseLeft(pool, schema)).toBeGreaterThan(0);
-    } finally {
-      daemon.child.kill('SIGCONT');
-    }
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
-  }, 60_000);
-
-  it('ends, by its cgroup, an escapee that left the group and dropped every variable of the run, before the lease runs out', async () => {
-    if (runCgroupBase() === null) throw new Error('this test needs cgroup v2 with cgroup.kill');
-    const { url, schema, pool } = testSchema();
-    const dataDir = tempDir();
-    const config = hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema });
-    const daemon = startDaemon({ dataDir, config });
-    const base = await waitServing(dataDir, daemon.pid, 30_000);
-    const { id } = (await api(base, 'POST', '/tasks', { title: 'vanish', assignee: 'vanish' }))
-      .body;
-    const worker = await workerOf(base, id);
-    const [run] = (await api(base, 'GET', `/tasks/${id}`)).body.runs;
-    const jobFile = join(dataDir, 'runs', run.id, 'job');
-    const pid = Number(
-      await waitFor('the escapee', () =>
-        existsSync(jobFile) ? readFileSync(jobFile, 'utf8') : null,
-      ),
-    );
-    await waitFor('the escapee on its own', () => {
-      const env = readFileSync(`/proc/${pid}/environ`, 'utf8');
-      return readProcStat(pid)?.sid === pid && !env.includes('GATEHOUSE_RUN_ID');
-    });
-    const escapee = identity(pid);
-    daemon.child.kill('SIGSTOP');
-    try {
-      process.kill(-worker.pid, 'SIGKILL');
-      await waitFor('the escapee ended', () => !pidExists(escapee.pid, escapee), 20_000);
-      expect(await leaseLeft(pool, schema)).toBeGreaterThan(0);
-    } finally {
-      daemon.child.kill('SIGCONT');
-    }
-    // Its run settled, the run's cgroup is removed with it.
-    await waitFor('the run ended', async () => {
-      const [r] = (await api(base, 'GET', `/tasks/${id}`)).body.runs;
-      return r.endedAt !== null;
-    });
-    await waitFor(
-      'its cgroup removed',
-      () => !readdirSync(runCgroupBase()!).some((name) => name.endsWith(run.id)),
-    );
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
-  }, 60_000);
-
-  it('ends a worker that rewrote the fence file of older versions, before the lease runs out', async () => {
-    const { url, schema, pool } = testSchema();
-    const dataDir = tempDir();
-    const config = hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema });
-    const daemon = startDaemon({ dataDir, config });
-    const base = await waitServing(dataDir, daemon.pid, 30_000);
-    const { id } = (await api(base, 'POST', '/tasks', { title: 'forge', assignee: 'forge' })).body;
-    const worker = await workerOf(base, id);
-    await waitFor(
-      'the forged fence',
-      () =>
-        existsSync(join(dataDir, 'fence')) &&
-        readFileSync(join(dataDir, 'fence'), 'utf8').startsWith('9999'),
-    );
-    daemon.child.kill('SIGSTOP');
-    try {
-      await waitFor('the worker ended', () => !pidExists(worker.pid, worker), 20_000);
-      expect(await leaseLeft(pool, schema)).toBeGreaterThan(0);
-    } finally {
-      daemon.child.kill('SIGCONT');
-    }
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
-  }, 60_000);
-});
-
-/** libfaketime (Debian's faketime): a daemon whose wall clock the test steps, its boot clock untouched. */
-const FAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
-
-function steppedClock(): { env: NodeJS.ProcessEnv; step: (offset: string) => void } {
-  if (!existsSync(FAKETIME))
-    throw new Error(`${FAKETIME} is missing: apt-get install faketime (.ci/run does)`);
-  const file = join(tempDir(), 'offset');
-  writeFileSync(file, '+0\n');
-  return {
-    // Every process of the daemon reads the offset (its keeper and workers inherit it); timers
-    // and the boot clock are left alone, as a real NTP step leaves them.
-    env: {
-      LD_PRELOAD: FAKETIME,
-      FAKETIME_TIMESTAMP_FILE: file,
-      FAKETIME_NO_CACHE: '1',
-      DONT_FAKE_MONOTONIC: '1',
-    },
-    step: (offset) => writeFileSync(file, `${offset}\n`),
-  };
-}
-
-describe('the fence when the wall clock steps', () => {
-  it("ends a frozen daemon's worker before its lease runs out when its clock was stepped back a minute", async () => {
-    const { url, schema, pool } = testSchema();
-    const dataDir = tempDir();
-    const clock = steppedClock();
-    const daemon = startDaemon({
-      dataDir,
-      config: hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema }),
-      env: clock.env,
-    });
-    const base = await waitServing(dataDir, daemon.pid, 30_000);
-    const { id } = (await api(base, 'POST', '/tasks', { title: 'long', assignee: 'hang' })).body;
-    const worker = await workerOf(base, id);
-    daemon.child.kill('SIGSTOP');
-    try {
-      clock.step('-60s');
-      await waitFor('the worker ended', () => !pidExists(worker.pid, worker), 20_000);
-      expect(await leaseLeft(pool, schema)).toBeGreaterThan(0);
-    } finally {
-      daemon.child.kill('SIGCONT');
-    }
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
-  }, 60_000);
-
-  it("keeps a healthy host's worker when its clock steps forward two minutes", async () => {
-    const { url, schema, pool } = testSchema();
-    const dataDir = tempDir();
-    const clock = steppedClock();
-    const daemon = startDaemon({
-      dataDir,
-      config: hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema }),
-      env: clock.env,
-    });
-    const base = await waitServing(dataDir, daemon.pid, 30_000);
-    const { id } = (await api(base, 'POST', '/tasks', { title: 'long', assignee: 'hang' })).body;
-    const worker = await workerOf(base, id);
-    const dbNow = async () =>
-      Number(
-        (await pool.query('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now'))
-          .rows[0].now,
-      );
-    clock.step('+120s');
-    // A whole lease and more of renewals after the step (the database's clock): a fence on the
-    // wall clock would have ended the worker by then.
-    const after = (await dbNow()) + (CLUSTER.leaseSeconds + 2) * 1000;
-    await waitFor(
-      'renewals for a lease after the step',
-      async () => {
-        const { rows } = await pool.query(`SELECT renewed_at FROM "${schema}".hosts`);
-        return Number(rows[0].renewed_at) > after;
-      },
-      30_000,
-    );
-    expect(pidExists(worker.pid, worker)).toBe(true);
-    const task = (await api(base, 'GET', `/tasks/${id}`)).body;
-    expect(task.status).toBe('running');
-    expect(task.runs).toHaveLength(1);
-    await api(base, 'POST', `/tasks/${id}/archive`);
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
-  }, 60_000);
 });
 
 describe('hosts sharing a board on PostgreSQL', () => {
@@ -344,7 +88,7 @@ describe('hosts sharing a board on PostgreSQL', () => {
     const baseA = await waitServing(dirA, a.pid, 30_000);
     const { id } = (await api(baseA, 'POST', '/tasks', { title: 'long', assignee: 'hang' })).body;
     const worker = await workerOf(baseA, id);
-    const [alpha] = await hosts(baseA);
+    const [alpha] = await hostsOf(baseA);
 
     // The daemon dies; its worker goes on until the fence ends it.
     a.child.kill('SIGKILL');
@@ -355,7 +99,7 @@ describe('hosts sharing a board on PostgreSQL', () => {
     await waitFor(
       'alpha declared dead',
       async () =>
-        (await hosts(baseB)).find((h: { id: number }) => h.id === alpha.id).state === 'dead',
+        (await hostsOf(baseB)).find((h: { id: number }) => h.id === alpha.id).state === 'dead',
       30_000,
     );
     // By then nothing of alpha's run is alive: the task may run again.
@@ -382,7 +126,7 @@ describe('hosts sharing a board on PostgreSQL', () => {
     const baseAgain = await waitServing(dirA, again.pid, 30_000);
     // It answers /health from the moment it listens; it joins the board just after.
     const all = await waitFor('alpha to join again', async () => {
-      const list = await hosts(baseAgain);
+      const list = await hostsOf(baseAgain);
       return list.length === 3 ? list : null;
     });
     expect(all.map((h: { name: string; state: string }) => [h.name, h.state])).toEqual([
@@ -405,7 +149,7 @@ describe('hosts sharing a board on PostgreSQL', () => {
     const { id } = (await api(base, 'POST', '/tasks', { title: 'long', assignee: 'hang' })).body;
     const worker = await workerOf(base, id);
     const [alpha] = await waitFor('alpha to join', async () => {
-      const list = await hosts(base);
+      const list = await hostsOf(base);
       return list.length > 0 ? list : null;
     });
 
@@ -448,7 +192,7 @@ describe('hosts sharing a board on PostgreSQL', () => {
     // Renewed all along (every renewSeconds, never near the 10 s lease), and still this host's.
     const gaps = renewals.slice(1).map((at, i) => at - renewals[i]!);
     expect(Math.max(...gaps)).toBeLessThan(4000);
-    expect((await hosts(base))[0]).toMatchObject({ id: alpha.id, state: 'active' });
+    expect((await hostsOf(base))[0]).toMatchObject({ id: alpha.id, state: 'active' });
     expect(pidExists(worker.pid, worker)).toBe(true);
     // Every read answered, 503 while the lock held it, each within seconds; none was a 500.
     expect(answers.length).toBeGreaterThan(16);
