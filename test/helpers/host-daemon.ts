@@ -3,8 +3,10 @@
 import type pg from 'pg';
 import { currentBootId, type ProcessIdentity } from '../../src/proc/index.js';
 import { readProcStat } from '../../src/proc/proc-stat.js';
+import { expect } from 'vitest';
 import { api } from './app.js';
-import { writeConfig } from './daemon.js';
+import { startDaemon, tempDir, waitServing, writeConfig } from './daemon.js';
+import { testSchema } from './postgres.js';
 import { waitFor } from './wait.js';
 import { profile } from './workers.js';
 
@@ -61,4 +63,52 @@ export async function leaseLeft(pool: pg.Pool, schema: string): Promise<number> 
 /** A pid's identity, read now. */
 export function identityNow(pid: number): ProcessIdentity {
   return { pid, startTime: readProcStat(pid)!.startTime, bootId: currentBootId() };
+}
+
+/** Host alpha's daemon on a fresh PostgreSQL schema, with a task of `assignee` whose worker runs. */
+export async function hostRunning(assignee: string, env?: NodeJS.ProcessEnv) {
+  const { url, schema, pool } = testSchema();
+  const dataDir = tempDir();
+  const config = hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema });
+  const daemon = startDaemon({ dataDir, config, ...(env ? { env } : {}) });
+  const base = await waitServing(dataDir, daemon.pid, 30_000);
+  const { id } = (await api(base, 'POST', '/tasks', { title: assignee, assignee })).body;
+  const worker = await workerOf(base, id);
+  const [run] = (await api(base, 'GET', `/tasks/${id}`)).body.runs;
+  return {
+    pool,
+    schema,
+    dataDir,
+    daemon,
+    base,
+    taskId: id as string,
+    runId: run.id as string,
+    worker,
+    /** SIGTERM, and waits for its exit. */
+    stop: async () => {
+      daemon.child.kill('SIGTERM');
+      await daemon.exited;
+    },
+  };
+}
+
+export type RunningHost = Awaited<ReturnType<typeof hostRunning>>;
+
+/**
+ * With its daemon frozen: `during`, then `ended` must come true before the host's lease runs out
+ * (by the database's clock), by the fence alone.
+ */
+export async function endedWhileFrozen(
+  host: RunningHost,
+  ended: () => boolean,
+  during: () => unknown = () => undefined,
+): Promise<void> {
+  host.daemon.child.kill('SIGSTOP');
+  try {
+    await during();
+    await waitFor('ended at the fence', ended, 20_000);
+    expect(await leaseLeft(host.pool, host.schema)).toBeGreaterThan(0);
+  } finally {
+    host.daemon.child.kill('SIGCONT');
+  }
 }

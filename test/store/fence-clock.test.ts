@@ -6,12 +6,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pidExists } from '../../src/proc/index.js';
 import { api } from '../helpers/app.js';
-import { startDaemon, tempDir, waitServing } from '../helpers/daemon.js';
-import { CLUSTER, hostConfig, leaseLeft, workerOf } from '../helpers/host-daemon.js';
-import { testSchema } from '../helpers/postgres.js';
+import { tempDir } from '../helpers/daemon.js';
+import { CLUSTER, endedWhileFrozen, hostRunning } from '../helpers/host-daemon.js';
 import { waitFor } from '../helpers/wait.js';
 
-/** libfaketime (Debian's faketime): a daemon whose wall clock the test steps, its boot clock untouched. */
+/** libfaketime (Debian's faketime): a daemon whose wall clock the test steps. */
 const FAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
 function steppedClock(): { env: NodeJS.ProcessEnv; step: (offset: string) => void } {
@@ -34,41 +33,21 @@ function steppedClock(): { env: NodeJS.ProcessEnv; step: (offset: string) => voi
 
 describe('the fence when the wall clock steps', () => {
   it("ends a frozen daemon's worker before its lease runs out when its clock was stepped back a minute", async () => {
-    const { url, schema, pool } = testSchema();
-    const dataDir = tempDir();
     const clock = steppedClock();
-    const daemon = startDaemon({
-      dataDir,
-      config: hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema }),
-      env: clock.env,
-    });
-    const base = await waitServing(dataDir, daemon.pid, 30_000);
-    const { id } = (await api(base, 'POST', '/tasks', { title: 'long', assignee: 'hang' })).body;
-    const worker = await workerOf(base, id);
-    daemon.child.kill('SIGSTOP');
-    try {
-      clock.step('-60s');
-      await waitFor('the worker ended', () => !pidExists(worker.pid, worker), 20_000);
-      expect(await leaseLeft(pool, schema)).toBeGreaterThan(0);
-    } finally {
-      daemon.child.kill('SIGCONT');
-    }
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
+    const host = await hostRunning('hang', clock.env);
+    const { worker } = host;
+    await endedWhileFrozen(
+      host,
+      () => !pidExists(worker.pid, worker),
+      () => clock.step('-60s'),
+    );
+    await host.stop();
   }, 60_000);
 
   it("keeps a healthy host's worker when its clock steps forward two minutes", async () => {
-    const { url, schema, pool } = testSchema();
-    const dataDir = tempDir();
     const clock = steppedClock();
-    const daemon = startDaemon({
-      dataDir,
-      config: hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema }),
-      env: clock.env,
-    });
-    const base = await waitServing(dataDir, daemon.pid, 30_000);
-    const { id } = (await api(base, 'POST', '/tasks', { title: 'long', assignee: 'hang' })).body;
-    const worker = await workerOf(base, id);
+    const host = await hostRunning('hang', clock.env);
+    const { pool, schema, worker } = host;
     const dbNow = async () =>
       Number(
         (await pool.query('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now'))
@@ -87,11 +66,10 @@ describe('the fence when the wall clock steps', () => {
       30_000,
     );
     expect(pidExists(worker.pid, worker)).toBe(true);
-    const task = (await api(base, 'GET', `/tasks/${id}`)).body;
+    const task = (await api(host.base, 'GET', `/tasks/${host.taskId}`)).body;
     expect(task.status).toBe('running');
     expect(task.runs).toHaveLength(1);
-    await api(base, 'POST', `/tasks/${id}/archive`);
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
+    await api(host.base, 'POST', `/tasks/${host.taskId}/archive`);
+    await host.stop();
   }, 60_000);
 });

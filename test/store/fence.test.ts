@@ -5,155 +5,101 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCgroupBase } from '../../src/proc/cgroup.js';
-import { pidExists } from '../../src/proc/index.js';
+import { pidExists, type ProcessIdentity } from '../../src/proc/index.js';
 import { readProcStat } from '../../src/proc/proc-stat.js';
 import { api } from '../helpers/app.js';
-import { startDaemon, tempDir, waitServing } from '../helpers/daemon.js';
-import { hostConfig, identityNow, leaseLeft, workerOf } from '../helpers/host-daemon.js';
-import { testSchema } from '../helpers/postgres.js';
+import {
+  endedWhileFrozen,
+  hostRunning,
+  identityNow,
+  type RunningHost,
+} from '../helpers/host-daemon.js';
 import { waitFor } from '../helpers/wait.js';
+
+/** The background job the worker named in its run folder, once `settled` holds of its pid. */
+async function backgroundJob(
+  host: RunningHost,
+  settled: (pid: number) => boolean,
+): Promise<ProcessIdentity> {
+  const file = join(host.dataDir, 'runs', host.runId, 'job');
+  // Whole: the worker's write may be read half done (an empty file).
+  const pid = await waitFor('the job', () => {
+    const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+    return /^\d+$/.test(text) ? Number(text) : null;
+  });
+  // The pid is written as soon as it is spawned: setsid (and env -i) run just after.
+  await waitFor('the job on its own', () => settled(pid));
+  return identityNow(pid);
+}
+
+const inOwnSession = (pid: number) => readProcStat(pid)?.sid === pid;
+const gone = (p: ProcessIdentity) => () => !pidExists(p.pid, p);
 
 describe('the fence on a frozen daemon', () => {
   it('ends the escapee of a run whose whole group was killed, before the lease runs out', async () => {
-    const { url, schema, pool } = testSchema();
-    const dataDir = tempDir();
-    const config = hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema });
-    const daemon = startDaemon({ dataDir, config });
-    const base = await waitServing(dataDir, daemon.pid, 30_000);
-    const { id } = (await api(base, 'POST', '/tasks', { title: 'escape', assignee: 'escape' }))
-      .body;
-    const worker = await workerOf(base, id);
-    const [run] = (await api(base, 'GET', `/tasks/${id}`)).body.runs;
-    const jobFile = join(dataDir, 'runs', run.id, 'job');
-    const escapee = identityNow(
-      Number(
-        await waitFor('the escapee', () =>
-          existsSync(jobFile) ? readFileSync(jobFile, 'utf8') : null,
-        ),
-      ),
-    );
-    // Its own session once setsid has run (the pid is written as soon as it is spawned).
-    await waitFor(
-      'the escapee in a session of its own',
-      () => readProcStat(escapee.pid)?.sid === escapee.pid,
-    );
+    const host = await hostRunning('escape');
+    const escapee = await backgroundJob(host, inOwnSession);
     // The fence's keeper is in no session of the run's.
-    const keeper = Number(readdirSync(join(dataDir, 'keepers'))[0]!.split('.')[0]);
-    expect(readProcStat(keeper)!.sid).not.toBe(readProcStat(worker.pid)!.sid);
-    expect(readProcStat(keeper)!.sid).not.toBe(readProcStat(escapee.pid)!.sid);
-
-    daemon.child.kill('SIGSTOP');
-    try {
+    const keeper = Number(readdirSync(join(host.dataDir, 'keepers'))[0]!.split('.')[0]);
+    expect(readProcStat(keeper)!.sid).not.toBe(readProcStat(host.worker.pid)!.sid);
+    expect(readProcStat(keeper)!.sid).not.toBe(escapee.pid);
+    await endedWhileFrozen(host, gone(escapee), async () => {
       // An operator's kill -- -PGID: the wrapper and the worker are gone, the escapee runs on.
-      process.kill(-worker.pid, 'SIGKILL');
-      await waitFor('the group gone', () => !pidExists(worker.pid, worker), 5000);
+      process.kill(-host.worker.pid, 'SIGKILL');
+      await waitFor('the group gone', gone(host.worker), 5000);
       expect(pidExists(escapee.pid, escapee)).toBe(true);
-      await waitFor('the escapee ended', () => !pidExists(escapee.pid, escapee), 20_000);
-      expect(await leaseLeft(pool, schema)).toBeGreaterThan(0);
-    } finally {
-      daemon.child.kill('SIGCONT');
-    }
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
+    });
+    await host.stop();
   }, 60_000);
 
   it('ends, by its cgroup, an escapee that left the group and dropped every variable of the run, before the lease runs out', async () => {
-    if (runCgroupBase() === null) throw new Error('this test needs cgroup v2 with cgroup.kill');
-    const { url, schema, pool } = testSchema();
-    const dataDir = tempDir();
-    const config = hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema });
-    const daemon = startDaemon({ dataDir, config });
-    const base = await waitServing(dataDir, daemon.pid, 30_000);
-    const { id } = (await api(base, 'POST', '/tasks', { title: 'vanish', assignee: 'vanish' }))
-      .body;
-    const worker = await workerOf(base, id);
-    const [run] = (await api(base, 'GET', `/tasks/${id}`)).body.runs;
-    const jobFile = join(dataDir, 'runs', run.id, 'job');
-    const pid = Number(
-      await waitFor('the escapee', () =>
-        existsSync(jobFile) ? readFileSync(jobFile, 'utf8') : null,
-      ),
+    const base = runCgroupBase();
+    if (base === null) throw new Error('this test needs cgroup v2 with cgroup.kill');
+    const host = await hostRunning('vanish');
+    const escapee = await backgroundJob(
+      host,
+      (pid) =>
+        inOwnSession(pid) && !readFileSync(`/proc/${pid}/environ`, 'utf8').includes('GATEHOUSE_'),
     );
-    await waitFor('the escapee on its own', () => {
-      const env = readFileSync(`/proc/${pid}/environ`, 'utf8');
-      return readProcStat(pid)?.sid === pid && !env.includes('GATEHOUSE_RUN_ID');
-    });
-    const escapee = identityNow(pid);
-    daemon.child.kill('SIGSTOP');
-    try {
-      process.kill(-worker.pid, 'SIGKILL');
-      await waitFor('the escapee ended', () => !pidExists(escapee.pid, escapee), 20_000);
-      expect(await leaseLeft(pool, schema)).toBeGreaterThan(0);
-    } finally {
-      daemon.child.kill('SIGCONT');
-    }
+    await endedWhileFrozen(host, gone(escapee), () => process.kill(-host.worker.pid, 'SIGKILL'));
     // Its run settled, the run's cgroup is removed with it.
     await waitFor('the run ended', async () => {
-      const [r] = (await api(base, 'GET', `/tasks/${id}`)).body.runs;
+      const [r] = (await api(host.base, 'GET', `/tasks/${host.taskId}`)).body.runs;
       return r.endedAt !== null;
     });
     await waitFor(
       'its cgroup removed',
-      () => !readdirSync(runCgroupBase()!).some((name) => name.endsWith(run.id)),
+      () => !readdirSync(base).some((name) => name.endsWith(host.runId)),
     );
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
+    await host.stop();
   }, 60_000);
 
   it('ends what a keepDescendants profile keeps while its run is open, before the lease runs out', async () => {
-    const { url, schema, pool } = testSchema();
-    const dataDir = tempDir();
-    const config = hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema });
-    const daemon = startDaemon({ dataDir, config });
-    const base = await waitServing(dataDir, daemon.pid, 30_000);
-    const { id } = (await api(base, 'POST', '/tasks', { title: 'keep', assignee: 'keep' })).body;
-    const worker = await workerOf(base, id);
-    const [run] = (await api(base, 'GET', `/tasks/${id}`)).body.runs;
-    const jobFile = join(dataDir, 'runs', run.id, 'job');
-    const pid = Number(
-      await waitFor('the kept job', () =>
-        existsSync(jobFile) ? readFileSync(jobFile, 'utf8') : null,
-      ),
-    );
-    await waitFor('the kept job on its own', () => readProcStat(pid)?.sid === pid);
-    const kept = identityNow(pid);
-    daemon.child.kill('SIGSTOP');
-    try {
-      await waitFor(
-        'the worker and what it kept ended',
-        () => !pidExists(worker.pid, worker) && !pidExists(kept.pid, kept),
-        20_000,
-      );
-      expect(await leaseLeft(pool, schema)).toBeGreaterThan(0);
-    } finally {
-      daemon.child.kill('SIGCONT');
-    }
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
+    const host = await hostRunning('keep');
+    const kept = await backgroundJob(host, inOwnSession);
+    await endedWhileFrozen(host, () => gone(host.worker)() && gone(kept)());
+    await host.stop();
   }, 60_000);
 
   it('ends a worker that rewrote the fence file of older versions, before the lease runs out', async () => {
-    const { url, schema, pool } = testSchema();
-    const dataDir = tempDir();
-    const config = hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema });
-    const daemon = startDaemon({ dataDir, config });
-    const base = await waitServing(dataDir, daemon.pid, 30_000);
-    const { id } = (await api(base, 'POST', '/tasks', { title: 'forge', assignee: 'forge' })).body;
-    const worker = await workerOf(base, id);
+    const host = await hostRunning('forge');
+    const fence = join(host.dataDir, 'fence');
     await waitFor(
       'the forged fence',
-      () =>
-        existsSync(join(dataDir, 'fence')) &&
-        readFileSync(join(dataDir, 'fence'), 'utf8').startsWith('9999'),
+      () => existsSync(fence) && readFileSync(fence, 'utf8').startsWith('9999'),
     );
-    daemon.child.kill('SIGSTOP');
-    try {
-      await waitFor('the worker ended', () => !pidExists(worker.pid, worker), 20_000);
-      expect(await leaseLeft(pool, schema)).toBeGreaterThan(0);
-    } finally {
-      daemon.child.kill('SIGCONT');
-    }
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
+    await endedWhileFrozen(host, gone(host.worker));
+    await host.stop();
+  }, 60_000);
+
+  it("ends a frozen daemon's worker before its lease runs out, by its fence keeper alone", async () => {
+    const host = await hostRunning('hang');
+    await endedWhileFrozen(host, gone(host.worker));
+    // Back in time to renew, it sees its worker gone: the run ends, the task is not stuck.
+    await waitFor('the run ended', async () => {
+      const [r] = (await api(host.base, 'GET', `/tasks/${host.taskId}`)).body.runs;
+      return r.endedAt !== null;
+    });
+    await host.stop();
   }, 60_000);
 });

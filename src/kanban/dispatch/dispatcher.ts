@@ -1,28 +1,28 @@
 // The dispatch loop: ready tasks become supervised workers, one spawn per turn of the event
 // loop, with a tick as the safety net and the clock for adopted workers, deadlines, leftovers
 // and samples.
-import type { Config, Profile } from '../../config/schema.js';
+import type { Config } from '../../config/schema.js';
 import { pidExists, scanProcesses, startTimeNow } from '../../proc/index.js';
 import { RepeatLimiter } from '../../repeat-limit.js';
 import type { Kanban } from '../kanban.js';
 import { WAKE_KINDS } from '../model/events.js';
-import { claimTask, type Claim } from '../moves/claim.js';
+import { claimTask } from '../moves/claim.js';
 import { giveUpReady } from '../moves/give-up.js';
-import { recordSamples, recordSpawn } from '../moves/records.js';
-import { settleRun } from '../moves/settle.js';
+import { recordSamples } from '../moves/records.js';
 import { adoptRunning } from './adoption.js';
 import { Deadlines } from './deadlines.js';
 import { LiveWorkers, type LiveWorker } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
 import { platformSampler } from './resource-sampler.js';
 import { RunEndings } from './run-endings.js';
-import { decodeStatus, readExitRecord, runDir } from './run-files.js';
+import { runDir } from './run-files.js';
 import { RunReaper } from './run-reaper.js';
 import type { RunTerminator } from './run-terminator.js';
-import { ensureRunsDir, spawnWorker } from './worker-spawn.js';
+import { ensureRunsDir } from './worker-spawn.js';
 import { HostLease } from './host-lease.js';
 import { rejoinBoard } from './rejoin.js';
 import { RunCgroups } from './run-cgroups.js';
+import { Launcher } from './launch.js';
 import { VERSION } from '../../version.js';
 
 export interface DispatcherDeps {
@@ -38,6 +38,7 @@ export class Dispatcher {
   /** Each run's cgroup on a shared board, where cgroups can be made (run-cgroups.ts). */
   private readonly cgroups: RunCgroups | null;
   private readonly endings: RunEndings;
+  private readonly launcher: Launcher;
   private readonly reaper: RunReaper;
   private readonly deadlines: Deadlines;
   private readonly sampler = platformSampler();
@@ -98,6 +99,16 @@ export class Dispatcher {
       config.workers.killGraceSeconds * 1000,
       config.dataDir,
     );
+    this.launcher = new Launcher({
+      board: kanban.board,
+      policy: kanban.policy,
+      config,
+      log: deps.log,
+      live: this.live,
+      cgroups: this.cgroups,
+      baseUrl: () => this.baseUrl,
+      onExit: (worker) => this.endRun(worker),
+    });
     this.endings = new RunEndings({
       board: kanban.board,
       policy: kanban.policy,
@@ -330,99 +341,14 @@ export class Dispatcher {
         );
         if (!claim) continue;
         this.nextProfile = (turn + 1) % profiles.length;
-        await this.launch(claim, profile);
+        // Claimed under a lease lost meanwhile: nothing is started for it (launch.ts).
+        const startable =
+          !this.rejoining && claim.run.hostId === this.host.id && this.host.claimable();
+        await this.launcher.launch(claim, profile, startable);
         this.wake();
         return;
       }
     }
-  }
-
-  private async launch(claim: Claim, profile: Profile): Promise<void> {
-    const log = this.deps.log.child({ taskId: claim.task.id, runId: claim.run.id });
-    // Claimed under a lease that was lost meanwhile: nothing is started for it, not counted.
-    if (this.rejoining || claim.run.hostId !== this.host.id || !this.host.claimable()) {
-      await this.board.transact((tx) =>
-        settleRun(tx, this.deps.kanban.policy, {
-          taskId: claim.task.id,
-          runId: claim.run.id,
-          outcome: 'interrupted',
-          exitCode: null,
-          signal: null,
-          error: 'its host lost its lease before the worker was started',
-          procGone: true,
-        }),
-      );
-      return;
-    }
-    let spawned: ReturnType<typeof spawnWorker>;
-    const cgroup = this.cgroups?.make(claim.run.id) ?? null;
-    try {
-      spawned = spawnWorker({
-        cgroup,
-        claim,
-        profile,
-        dataDir: this.deps.config.dataDir,
-        baseUrl: this.baseUrl,
-        inheritedEnv: this.deps.config.workerEnv,
-      });
-    } catch (err) {
-      // The run folder could not be written (ENOSPC, EACCES): nothing was started.
-      spawned = { ok: false, error: `cannot prepare the run folder: ${(err as Error).message}` };
-    }
-    if (!spawned.ok) {
-      const error = spawned.error;
-      this.cgroups?.ended(cgroup, false);
-      await this.board.transact((tx) =>
-        settleRun(tx, this.deps.kanban.policy, {
-          taskId: claim.task.id,
-          runId: claim.run.id,
-          outcome: 'spawn_failed',
-          exitCode: null,
-          signal: null,
-          error,
-          procGone: true,
-        }),
-      );
-      log.warn({ error }, 'worker could not be spawned');
-      return;
-    }
-    const { child, proc } = spawned;
-    const worker: LiveWorker = {
-      runId: claim.run.id,
-      taskId: claim.task.id,
-      profile: profile.name,
-      leader: { pid: proc.pid, startTime: proc.startTime, bootId: proc.bootId },
-      child,
-      cgroup,
-      keepDescendants: profile.keepDescendants ?? false,
-      startedAt: claim.run.startedAt,
-      sample: null,
-      groupHeldUntil: null,
-      log,
-    };
-    this.live.add(worker);
-    child.once('exit', (code, signal) => {
-      // Its group cannot have been reused yet: whatever is in it now started while it was ours.
-      worker.groupHeldUntil = startTimeNow();
-      worker.exit =
-        readExitRecord(runDir(this.deps.config.dataDir, worker.runId)) ??
-        (code !== null ? decodeStatus(code) : { exitCode: null, signal });
-      this.endRun(worker);
-    });
-    child.unref();
-    // Supervised first: if recording it fails (a full disk), its exit still ends the run, from
-    // proc.json and exit.json.
-    const recorded = this.board.transact((tx) =>
-      recordSpawn(tx, claim.task.id, claim.run.id, proc, profile.name),
-    );
-    worker.recorded = recorded.catch(() => undefined);
-    try {
-      await recorded;
-    } catch (err) {
-      log.error({ err, workerPid: proc.pid }, 'worker spawned but not recorded');
-      return;
-    }
-    log.info({ workerPid: proc.pid }, 'worker spawned');
   }
 
   private endRun(worker: LiveWorker): void {

@@ -1,0 +1,125 @@
+// Starting a claimed run: its cgroup and wrapper (worker-spawn.ts), its handle among the live
+// workers, its exit watched; or, when it cannot start, its run settled at once.
+import type { Config, Profile } from '../../config/schema.js';
+import { startTimeNow } from '../../proc/index.js';
+import type { Board } from '../board.js';
+import type { Claim } from '../moves/claim.js';
+import { recordSpawn } from '../moves/records.js';
+import { settleRun, type SettlementPolicy } from '../moves/settle.js';
+import type { LiveWorker, LiveWorkers } from './live-workers.js';
+import type { DispatcherLog } from './log.js';
+import type { RunCgroups } from './run-cgroups.js';
+import { decodeStatus, readExitRecord, runDir } from './run-files.js';
+import { spawnWorker } from './worker-spawn.js';
+
+export interface LauncherDeps {
+  board: Board;
+  policy: SettlementPolicy;
+  config: Config;
+  log: DispatcherLog;
+  live: LiveWorkers;
+  cgroups: RunCgroups | null;
+  /** The daemon's base URL for GATEHOUSE_URL (known once the server listens). */
+  baseUrl: () => string;
+  /** Its leader has exited: the run's ending begins. */
+  onExit: (worker: LiveWorker) => void;
+}
+
+export class Launcher {
+  constructor(private readonly deps: LauncherDeps) {}
+
+  /**
+   * Spawns the claim's worker, or, when `startable` is false (its host lost its lease after the
+   * claim), starts nothing and ends the run `interrupted`, not counted.
+   */
+  async launch(claim: Claim, profile: Profile, startable: boolean): Promise<void> {
+    const { config, cgroups } = this.deps;
+    const log = this.deps.log.child({ taskId: claim.task.id, runId: claim.run.id });
+    if (!startable) {
+      await this.settleUnstarted(
+        claim,
+        'interrupted',
+        'its host lost its lease before the worker was started',
+      );
+      return;
+    }
+    let spawned: ReturnType<typeof spawnWorker>;
+    const cgroup = cgroups?.make(claim.run.id) ?? null;
+    try {
+      spawned = spawnWorker({
+        cgroup,
+        claim,
+        profile,
+        dataDir: config.dataDir,
+        baseUrl: this.deps.baseUrl(),
+        inheritedEnv: config.workerEnv,
+      });
+    } catch (err) {
+      // The run folder could not be written (ENOSPC, EACCES): nothing was started.
+      spawned = { ok: false, error: `cannot prepare the run folder: ${(err as Error).message}` };
+    }
+    if (!spawned.ok) {
+      const error = spawned.error;
+      cgroups?.ended(cgroup, false);
+      await this.settleUnstarted(claim, 'spawn_failed', error);
+      log.warn({ error }, 'worker could not be spawned');
+      return;
+    }
+    const { child, proc } = spawned;
+    const worker: LiveWorker = {
+      runId: claim.run.id,
+      taskId: claim.task.id,
+      profile: profile.name,
+      leader: { pid: proc.pid, startTime: proc.startTime, bootId: proc.bootId },
+      child,
+      cgroup,
+      keepDescendants: profile.keepDescendants ?? false,
+      startedAt: claim.run.startedAt,
+      sample: null,
+      groupHeldUntil: null,
+      log,
+    };
+    this.deps.live.add(worker);
+    child.once('exit', (code, signal) => {
+      // Its group cannot have been reused yet: whatever is in it now started while it was ours.
+      worker.groupHeldUntil = startTimeNow();
+      worker.exit =
+        readExitRecord(runDir(config.dataDir, worker.runId)) ??
+        (code !== null ? decodeStatus(code) : { exitCode: null, signal });
+      this.deps.onExit(worker);
+    });
+    child.unref();
+    // Supervised first: if recording it fails (a full disk), its exit still ends the run, from
+    // proc.json and exit.json.
+    const recorded = this.deps.board.transact((tx) =>
+      recordSpawn(tx, claim.task.id, claim.run.id, proc, profile.name),
+    );
+    worker.recorded = recorded.catch(() => undefined);
+    try {
+      await recorded;
+    } catch (err) {
+      log.error({ err, workerPid: proc.pid }, 'worker spawned but not recorded');
+      return;
+    }
+    log.info({ workerPid: proc.pid }, 'worker spawned');
+  }
+
+  /** A claim whose worker was never started: its run ends with `outcome`, nothing to clean up. */
+  private async settleUnstarted(
+    claim: Claim,
+    outcome: 'spawn_failed' | 'interrupted',
+    error: string,
+  ): Promise<void> {
+    await this.deps.board.transact((tx) =>
+      settleRun(tx, this.deps.policy, {
+        taskId: claim.task.id,
+        runId: claim.run.id,
+        outcome,
+        exitCode: null,
+        signal: null,
+        error,
+        procGone: true,
+      }),
+    );
+  }
+}
