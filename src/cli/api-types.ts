@@ -29,7 +29,7 @@ export type paths = {
     get: operations["listTasks"];
     /**
      * Create a task
-     * @description A task in `todo` (with parents not yet done) or `ready`. An unknown parent or an assignee no host runs is a 400.
+     * @description A task in `todo` (with parents not yet done) or `ready`. An unknown parent or an assignee no host runs is a 400. With an `Idempotency-Key`, a retry gets the first answer and creates nothing.
      */
     post: operations["createTask"];
   };
@@ -81,7 +81,7 @@ export type paths = {
   "/tasks/{id}/comments": {
     /**
      * Comment on a task
-     * @description Adds a comment (author defaults to "operator"); it is in the task’s events as `commented`.
+     * @description Adds a comment (author defaults to "operator"); it is in the task’s events as `commented`. With an `Idempotency-Key`, a retry gets the first answer and adds nothing.
      */
     post: operations["commentOnTask"];
   };
@@ -241,7 +241,7 @@ export type components = {
     ApiError: {
       error: {
         /** @description stable code, see docs/errors.md */
-        code: "BAD_REQUEST" | "VALIDATION_FAILED" | "UNAUTHORIZED" | "FORBIDDEN" | "FORBIDDEN_ORIGIN" | "NOT_FOUND" | "TASK_NOT_FOUND" | "RUN_NOT_FOUND" | "PLATFORM_NOT_FOUND" | "INVALID_TRANSITION" | "RUN_MISMATCH" | "TASK_NOT_ARCHIVED" | "WORKER_SURVIVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISDIRECTED_REQUEST" | "INTERNAL" | "PLATFORM_UNAVAILABLE" | "SHUTTING_DOWN" | "STORAGE_UNAVAILABLE" | "STORAGE_BUSY";
+        code: "BAD_REQUEST" | "VALIDATION_FAILED" | "UNAUTHORIZED" | "FORBIDDEN" | "FORBIDDEN_ORIGIN" | "NOT_FOUND" | "TASK_NOT_FOUND" | "RUN_NOT_FOUND" | "PLATFORM_NOT_FOUND" | "INVALID_TRANSITION" | "RUN_MISMATCH" | "TASK_NOT_ARCHIVED" | "WORKER_SURVIVED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISDIRECTED_REQUEST" | "INTERNAL" | "PLATFORM_UNAVAILABLE" | "SHUTTING_DOWN" | "STORAGE_UNAVAILABLE" | "STORAGE_BUSY";
         message: string;
       };
     };
@@ -1143,9 +1143,15 @@ export type operations = {
   };
   /**
    * Create a task
-   * @description A task in `todo` (with parents not yet done) or `ready`. An unknown parent or an assignee no host runs is a 400.
+   * @description A task in `todo` (with parents not yet done) or `ready`. An unknown parent or an assignee no host runs is a 400. With an `Idempotency-Key`, a retry gets the first answer and creates nothing.
    */
   createTask: {
+    parameters: {
+      header?: {
+        /** @description Sent again with the same body within api.idempotencyHours, the first answer comes back (Idempotent-Replayed: true) and nothing is made again; 1–255 visible ASCII characters. */
+        "idempotency-key"?: string;
+      };
+    };
     requestBody: {
       content: {
         "application/json": {
@@ -1162,6 +1168,10 @@ export type operations = {
     responses: {
       /** @description success */
       201: {
+        headers: {
+          /** @description `true` when this is the first answer to the same key again */
+          "Idempotent-Replayed"?: string;
+        };
         content: {
           "application/json": components["schemas"]["Task"];
         };
@@ -1188,6 +1198,12 @@ export type operations = {
           "application/json": components["schemas"]["ApiError"];
         };
       };
+      /** @description a request with this Idempotency-Key is still being handled */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
       /** @description body too large */
       413: {
         content: {
@@ -1202,6 +1218,12 @@ export type operations = {
       };
       /** @description Host is not this gatehouse (server.allowedHosts) */
       421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description this Idempotency-Key was sent to another route or with another body */
+      422: {
         content: {
           "application/json": components["schemas"]["ApiError"];
         };
@@ -1778,10 +1800,14 @@ export type operations = {
   };
   /**
    * Comment on a task
-   * @description Adds a comment (author defaults to "operator"); it is in the task’s events as `commented`.
+   * @description Adds a comment (author defaults to "operator"); it is in the task’s events as `commented`. With an `Idempotency-Key`, a retry gets the first answer and adds nothing.
    */
   commentOnTask: {
     parameters: {
+      header?: {
+        /** @description Sent again with the same body within api.idempotencyHours, the first answer comes back (Idempotent-Replayed: true) and nothing is made again; 1–255 visible ASCII characters. */
+        "idempotency-key"?: string;
+      };
       path: {
         id: string;
       };
@@ -1797,6 +1823,10 @@ export type operations = {
     responses: {
       /** @description success */
       201: {
+        headers: {
+          /** @description `true` when this is the first answer to the same key again */
+          "Idempotent-Replayed"?: string;
+        };
         content: {
           "application/json": components["schemas"]["Comment"];
         };
@@ -1829,6 +1859,12 @@ export type operations = {
           "application/json": components["schemas"]["ApiError"];
         };
       };
+      /** @description a request with this Idempotency-Key is still being handled */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
       /** @description body too large */
       413: {
         content: {
@@ -1843,6 +1879,12 @@ export type operations = {
       };
       /** @description Host is not this gatehouse (server.allowedHosts) */
       421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description this Idempotency-Key was sent to another route or with another body */
+      422: {
         content: {
           "application/json": components["schemas"]["ApiError"];
         };

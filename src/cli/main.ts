@@ -11,7 +11,7 @@ const TARGET = '[--config F] [--data-dir D] [--url U] [--token T] [--json]';
 /** Each subcommand's own text (`gatehouse task add --help`). */
 const SUB_USAGE: Record<string, Record<string, string>> = {
   task: {
-    add: `gatehouse task add TITLE [--body B] [--assignee P] [--priority N] [--parent ID]… [--max-runtime 30m] [--max-retries N] ${TARGET}
+    add: `gatehouse task add TITLE [--body B] [--assignee P] [--priority N] [--parent ID]… [--max-runtime 30m] [--max-retries N] [--idempotency-key K] ${TARGET}
   Creates a task; ready at once, or todo until every --parent is done.`,
     ls: `gatehouse task ls [--status S] [--assignee P] [--limit N] [--cursor C | --all] ${TARGET}
   Lists tasks oldest first, N a page (default 100, at most 1000); the last line says how to get

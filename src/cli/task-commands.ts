@@ -19,7 +19,12 @@ type Task = Schemas['Task'];
 type TaskDetail = Schemas['TaskDetail'];
 
 interface Api {
-  call: (method: string, path: string, body?: unknown) => Promise<unknown>;
+  call: (
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ) => Promise<unknown>;
   /** The daemon runs beside this command (found by its data dir), not only at a URL. */
   local: boolean;
 }
@@ -29,8 +34,9 @@ function connect(values: TargetValues): Api {
   if (url === null) throw new ExitError(ExitCode.failure, notRunning(config.dataDir));
   return {
     local: record !== null,
-    call: async (method, path, body) => {
+    call: async (method, path, body, headers = {}) => {
       const res = await callApi(`${url}${path}`, method, token, body, {
+        ...headers,
         'x-gatehouse-client': 'cli',
       });
       if (res.status === 401) throw unauthorized(url);
@@ -86,6 +92,7 @@ async function add(args: string[]): Promise<void> {
       parent: { type: 'string', multiple: true },
       'max-runtime': { type: 'string' },
       'max-retries': { type: 'string' },
+      'idempotency-key': { type: 'string' },
     },
     1,
   );
@@ -101,7 +108,12 @@ async function add(args: string[]): Promise<void> {
     body.maxRuntimeSeconds = parseDuration('--max-runtime', values['max-runtime']);
   if (values['max-retries'] !== undefined)
     body.maxRetries = parseInteger('--max-retries', values['max-retries'], 1, 1000);
-  const task = (await connect(values).call('POST', '/tasks', body)) as Answer<
+  const key = values['idempotency-key'];
+  if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key))
+    throw usageError('--idempotency-key: 1-255 visible ASCII characters (no spaces)');
+  // Run again with the same key (a retry after a timeout), it answers with the same task.
+  const headers: Record<string, string> = key === undefined ? {} : { 'idempotency-key': key };
+  const task = (await connect(values).call('POST', '/tasks', body, headers)) as Answer<
     '/tasks',
     'post',
     201

@@ -28,7 +28,7 @@ export function defaultConfig(): RawConfig {
       allowedHosts: [],
     },
     log: { level: 'info' },
-    api: { token: null },
+    api: { token: null, idempotencyHours: 24 },
     replace: { timeoutSeconds: 10, killTimeoutSeconds: 5 },
     shutdown: { timeoutSeconds: 10, workers: 'leave' },
     retention: { runDays: 30, eventDays: null },

@@ -91,7 +91,14 @@ export const ConfigSchema = Type.Object(
       },
       strict,
     ),
-    api: Type.Object({ token: Type.Union([Type.String({ minLength: 16 }), Type.Null()]) }, strict),
+    api: Type.Object(
+      {
+        token: Type.Union([Type.String({ minLength: 16 }), Type.Null()]),
+        /** How long an Idempotency-Key is remembered (SPEC 12); at most a year. */
+        idempotencyHours: Type.Number({ exclusiveMinimum: 0, maximum: 8760 }),
+      },
+      strict,
+    ),
     replace: Type.Object(
       { timeoutSeconds: seconds(0.01), killTimeoutSeconds: seconds(0.01) },
       strict,

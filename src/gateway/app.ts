@@ -51,6 +51,8 @@ export interface AppDeps {
   workerInfo: (taskId: string) => WorkerSample | null;
   profileLoad: () => ProfileLoad[];
   requestStop: (code: number, reason: string) => void;
+  /** How long an Idempotency-Key holds (api.idempotencyHours). */
+  idempotencyMs: number;
 }
 
 /** "body.title: must be string", "body: unknown field \"bogus\"", "querystring.limit: must be <= 1000". */

@@ -25,6 +25,8 @@ export interface GatewayDeps {
   /** Adapter factories by platform name, replacing the configured type's (tests). */
   adapters?: Record<string, AdapterFactory>;
   notifyRetryMs?: number;
+  /** How long a keyed request waits for its twin (tests). */
+  keyedWaitMs?: number;
 }
 
 export interface Gateway {
@@ -43,6 +45,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
   const kanban = createKanban(config, store, {
     ...(deps.clock ? { clock: deps.clock } : {}),
     ...(deps.terminator ? { terminator: deps.terminator } : {}),
+    ...(deps.keyedWaitMs !== undefined ? { keyedWaitMs: deps.keyedWaitMs } : {}),
     onListenerError: (err) => logger.error({ err }, 'event listener failed'),
   });
   await kanban.board.follow();
@@ -132,6 +135,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
       }));
     },
     requestStop: deps.requestStop,
+    idempotencyMs: config.api.idempotencyHours * 3_600_000,
   });
   return {
     kanban,

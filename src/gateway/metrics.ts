@@ -173,7 +173,7 @@ export function createMetrics(src: MetricSources): Metrics {
   });
   const pruned = new Counter({
     name: 'gatehouse_pruned_total',
-    help: 'What retention removed: run folders, events, inbound delivery ids',
+    help: 'What retention removed: run folders, events, inbound delivery ids, idempotency keys',
     labelNames: ['what'],
     registers: [registry],
   });

@@ -1,11 +1,13 @@
 // The board service: reading tasks, runs and events, and the operator's plain moves (create,
 // edit, delete, comment); every change goes through a move in one transaction.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../errors.js';
 import { EventBus } from './event-bus.js';
 import { EventFeed } from './event-feed.js';
 import type { Comment, Host, Origin, Task, TaskStatus } from './model/types.js';
 import type { HostRenewal } from './store/host-store.js';
 import { addComment } from './moves/comment.js';
+import { once, replayOf, type Answer, type KeyedRequest } from './moves/once.js';
 import { createTask, type TaskInput } from './moves/create-task.js';
 import { deleteTask } from './moves/delete-task.js';
 import { editTask, type TaskPatch } from './moves/edit-task.js';
@@ -20,6 +22,32 @@ import type {
 } from './store/contract.js';
 import type { RunRecord } from './store/run-store.js';
 import type { TaskFilter, TaskMatch } from './store/task-store.js';
+/** Between a keyed request's tries while a lock holds it. */
+const KEYED_RETRY_MS = 50;
+
+function keyInUse(key: KeyedRequest): AppError {
+  return new AppError(
+    'IDEMPOTENCY_KEY_IN_USE',
+    `a request with Idempotency-Key "${key.key}" is still being handled; try again`,
+    { headers: { 'retry-after': '1' } },
+  );
+}
+
+/** Whether `work` settles within `ms`; its timer is cleared either way. */
+async function settledWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  const abort = new AbortController();
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      sleep(Math.max(0, ms), false, { signal: abort.signal, ref: false }),
+    ]);
+  } finally {
+    abort.abort();
+  }
+}
 
 export class Board {
   readonly tasks: TaskReads;
@@ -36,10 +64,15 @@ export class Board {
   private readonly transactor: Transactor;
   private probedAt = -Infinity;
 
+  /** Keyed requests being handled by this process, by their key (see keyed). */
+  private readonly handling = new Map<string, Promise<unknown>>();
+
   constructor(
     private readonly store: BoardStore,
     readonly clock: Clock,
     onListenerError: (err: unknown) => void,
+    /** How long a keyed request waits for its twin (SPEC 12: 10 s). */
+    private readonly keyedWaitMs = 10_000,
   ) {
     this.tasks = store.tasks;
     this.runs = store.runs;
@@ -146,6 +179,87 @@ export class Board {
   /** Creates a task; tasks created during one turn of the event loop commit together. */
   async create(input: TaskInput, origin: Origin): Promise<Task> {
     return this.transact((tx) => createTask(tx, input, origin));
+  }
+
+  /**
+   * The first answer to a keyed request, if its key holds one (a read, outside any write): a
+   * retry is answered with it before anything else is checked again (SPEC 12).
+   */
+  async replayOf<T>(key: KeyedRequest): Promise<Answer<T> | null> {
+    return replayOf<T>(
+      await this.store.idempotency.find(key.key),
+      key,
+      this.clock() - key.lifetimeMs,
+    );
+  }
+
+  /** Creates a task once per Idempotency-Key (see keyed). */
+  createKeyed(input: TaskInput, origin: Origin, key: KeyedRequest): Promise<Answer<Task>> {
+    return this.keyed(key, 201, (tx) => createTask(tx, input, origin));
+  }
+
+  /** Comments once per Idempotency-Key (see keyed). */
+  commentKeyed(
+    id: string,
+    text: string,
+    author: string,
+    key: KeyedRequest,
+  ): Promise<Answer<Comment>> {
+    return this.keyed(key, 201, (tx) => addComment(tx, id, text, author));
+  }
+
+  /** A request with this key is being handled by this process now. */
+  handlingKey(key: string): boolean {
+    return this.handling.has(key);
+  }
+
+  /**
+   * Makes what a keyed request asks for once (moves/once.ts). A twin still being handled here is
+   * waited for (at most keyedWaitMs, then IDEMPOTENCY_KEY_IN_USE) and its answer replayed; one
+   * on another host holds the key's row until it commits, and is waited for the same way.
+   */
+  private async keyed<T>(
+    key: KeyedRequest,
+    status: number,
+    make: (tx: Tx) => Promise<T>,
+  ): Promise<Answer<T>> {
+    const deadline = Date.now() + this.keyedWaitMs;
+    for (let twin = this.handling.get(key.key); twin; twin = this.handling.get(key.key)) {
+      if (!(await settledWithin(twin, deadline - Date.now()))) throw keyInUse(key);
+    }
+    const work = this.keyedOnce(key, status, make, deadline);
+    this.handling.set(key.key, work);
+    try {
+      return await work;
+    } finally {
+      if (this.handling.get(key.key) === work) this.handling.delete(key.key);
+    }
+  }
+
+  private async keyedOnce<T>(
+    key: KeyedRequest,
+    status: number,
+    make: (tx: Tx) => Promise<T>,
+    deadline: number,
+  ): Promise<Answer<T>> {
+    for (;;) {
+      try {
+        return await this.transact((tx) =>
+          once(tx, key, async () => ({ status, body: await make(tx) })),
+        );
+      } catch (err) {
+        // Another host's twin committed the key first: its answer is replayed on the next try.
+        if (err instanceof AppError && err.code === 'IDEMPOTENCY_KEY_IN_USE') continue;
+        // On a shared board a lock held past the session's lock_timeout is that twin's row, not
+        // yet committed: waited for, then IN_USE. SQLite's busy file was retried already.
+        const busy =
+          (err instanceof AppError && err.code === 'STORAGE_BUSY') ||
+          this.storageFailure(err)?.kind === 'busy';
+        if (!busy || !this.shared) throw err;
+        if (Date.now() >= deadline) throw keyInUse(key);
+        await sleep(KEYED_RETRY_MS, undefined, { ref: false });
+      }
+    }
   }
 
   edit(id: string, patch: TaskPatch): Promise<Task> {

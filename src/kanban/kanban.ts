@@ -26,10 +26,12 @@ export interface KanbanOptions {
   /** Replaces process termination (tests inject one that reports a survivor). */
   terminator?: RunTerminator;
   onListenerError: (err: unknown) => void;
+  /** How long a keyed request waits for its twin (default 10 s; tests make it short). */
+  keyedWaitMs?: number;
 }
 
 export function createKanban(config: Config, store: BoardStore, opts: KanbanOptions): Kanban {
-  const board = new Board(store, opts.clock ?? Date.now, opts.onListenerError);
+  const board = new Board(store, opts.clock ?? Date.now, opts.onListenerError, opts.keyedWaitMs);
   const policy: SettlementPolicy = {
     failureLimit: config.workers.failureLimit,
     rateLimitCooldownMs: config.workers.rateLimitCooldownSeconds * 1000,

@@ -16,6 +16,7 @@ import { BEARER_CHALLENGE } from '../../src/errors.js';
 import { WaitingServer } from '../../src/gateway/waiting-server.js';
 import { signedHeaders, webhookReceiver, webhookSecret } from '../helpers/doubles.js';
 import { slackDouble } from '../helpers/slack-double.js';
+import { holdBoard } from '../helpers/store.js';
 
 type Doc = {
   openapi: string;
@@ -120,22 +121,25 @@ describe('the OpenAPI document', () => {
   it('declares exactly what every route answers: each answer declared, each declared answer seen', async () => {
     const receiver = await webhookReceiver(webhookSecret('an-inbound-webhook-secret'));
     const sl = await slackDouble();
-    const gw = await startGateway({
-      api: { token: TOKEN },
-      platforms: [
-        {
-          name: 'ops',
-          type: 'webhook',
-          homeChannel: 'room',
-          options: { url: receiver.url, secret: receiver.secret },
-        },
-        {
-          name: 'sl',
-          type: 'slack',
-          options: { botToken: sl.botToken, signingSecret: sl.signingSecret, apiBase: sl.url },
-        },
-      ],
-    });
+    const gw = await startGateway(
+      {
+        api: { token: TOKEN },
+        platforms: [
+          {
+            name: 'ops',
+            type: 'webhook',
+            homeChannel: 'room',
+            options: { url: receiver.url, secret: receiver.secret },
+          },
+          {
+            name: 'sl',
+            type: 'slack',
+            options: { botToken: sl.botToken, signingSecret: sl.signingSecret, apiBase: sl.url },
+          },
+        ],
+      },
+      { keyedWaitMs: 0 },
+    );
     const doc = await documented(gw);
     const { check } = checker(doc);
     /** METHOD route status, for every answer the test saw. */
@@ -201,6 +205,30 @@ describe('the OpenAPI document', () => {
     await call('PATCH', '/tasks/{id}', `/tasks/${task.id}`, { priority: 3 });
     await call('PATCH', '/tasks/{id}', `/tasks/${task.id}`, { bogus: 1 });
     await call('POST', '/tasks/{id}/comments', `/tasks/${task.id}/comments`, { text: 'hi' });
+    // Idempotency keys: a replay, the key sent again with another body, and a twin of a request
+    // the board holds (the gateway waits for no twin: keyedWaitMs 0).
+    const keyedCalls = [
+      ['/tasks', '/tasks', { title: 'keyed' }, { title: 'keyed otherwise' }],
+      ['/tasks/{id}/comments', `/tasks/${task.id}/comments`, { text: 'once' }, { text: 'twice' }],
+    ] as const;
+    for (const [i, [route, path, body, otherBody]] of keyedCalls.entries()) {
+      const key = { 'idempotency-key': `contract-${i}` };
+      await call('POST', route, path, body, key);
+      await call('POST', route, path, body, key);
+      await call('POST', route, path, otherBody, key);
+      const held = { 'idempotency-key': `contract-held-${i}` };
+      const release = await holdBoard(gw.dataDir, 'idempotency_keys');
+      try {
+        const first = call('POST', route, path, body, held);
+        await waitFor('the first being handled', () =>
+          gw.kanban.board.handlingKey(held['idempotency-key']),
+        );
+        expect((await call('POST', route, path, body, held)).status).toBe(409);
+        await first;
+      } finally {
+        await release();
+      }
+    }
     await call('GET', '/tasks/{id}/runs', `/tasks/${task.id}/runs`);
     await call('GET', '/tasks/{id}/events', `/tasks/${task.id}/events`);
     await call('GET', '/events', '/events?after=0');

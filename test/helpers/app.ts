@@ -27,7 +27,10 @@ afterEach(async () => {
 export async function startGateway(
   configJson: object = {},
   extra: Partial<
-    Pick<GatewayDeps, 'terminator' | 'stream' | 'clock' | 'adapters' | 'notifyRetryMs'>
+    Pick<
+      GatewayDeps,
+      'terminator' | 'stream' | 'clock' | 'adapters' | 'notifyRetryMs' | 'keyedWaitMs'
+    >
   > & {
     dispatch?: boolean;
     /** Reuse a data dir (a restart); a fresh one by default. */
@@ -52,6 +55,7 @@ export async function startGateway(
     ...(extra.clock ? { clock: extra.clock } : {}),
     ...(extra.adapters ? { adapters: extra.adapters } : {}),
     notifyRetryMs: extra.notifyRetryMs ?? 200,
+    ...(extra.keyedWaitMs !== undefined ? { keyedWaitMs: extra.keyedWaitMs } : {}),
   });
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const address = gateway.app.server.address();

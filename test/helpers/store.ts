@@ -145,3 +145,28 @@ export function storeConfig(engine: 'sqlite' | 'postgres', dataDir: string): obj
   schemas.add(schema);
   return { kind: 'postgres', url: databaseUrl(), schema, poolSize: 4 };
 }
+
+/**
+ * Holds the board of `dataDir` from beside its store, as another process would: SQLite's write
+ * lock (BEGIN IMMEDIATE), or on PostgreSQL an exclusive lock of `table`. Until the returned
+ * function is called, the board's writes there wait and are refused as busy; reads go on.
+ */
+export async function holdBoard(dataDir: string, table: string): Promise<() => Promise<void>> {
+  if (ENGINE === 'sqlite') {
+    const db = new Database(join(dataDir, 'gatehouse.db'));
+    db.exec('BEGIN IMMEDIATE');
+    return async () => {
+      db.exec('ROLLBACK');
+      db.close();
+    };
+  }
+  const client = new pg.Client(connectionTo(dataDir));
+  await client.connect();
+  await client.query('BEGIN');
+  // EXCLUSIVE: reads go on, writes wait (as SQLite's reserved lock lets readers read).
+  await client.query(`LOCK TABLE ${table} IN EXCLUSIVE MODE`);
+  return async () => {
+    await client.query('ROLLBACK');
+    await client.end();
+  };
+}

@@ -39,6 +39,7 @@ async function busyBoard(): Promise<string> {
   await claim(gw.kanban.board, gw.dataDir, running.id);
   await api(gw.url, 'POST', `/tasks/${running.id}/comments`, { text: 'a note', author: 'me' });
   await api(gw.url, 'POST', '/tasks', { title: 'emoji 😀 and "quotes"', body: 'x\ny' });
+  await api(gw.url, 'POST', '/tasks', { title: 'keyed' }, { 'idempotency-key': 'moved-key' });
   await gw.close();
   return join(gw.dataDir, 'gatehouse.db');
 }
@@ -52,6 +53,7 @@ const KEYS: Record<string, string> = {
   subscriptions: 'platform, channel, task_id',
   platform_state: 'name',
   inbound_deliveries: 'platform, delivery_id',
+  idempotency_keys: 'key',
 };
 
 /** A PostgreSQL row as SQLite gives it: bigints (strings in pg) as numbers, booleans as 0/1. */

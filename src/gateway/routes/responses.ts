@@ -231,6 +231,7 @@ const REASONS: Record<number, string> = {
   403: 'a token of another task, or a web page of another origin',
   404: 'no such task, run or platform',
   409: 'not allowed in the current state (or an old run token)',
+  422: 'an Idempotency-Key sent again with another body or to another route',
   413: 'body too large',
   415: 'not application/json',
   421: 'Host is not this gatehouse (server.allowedHosts)',
@@ -300,13 +301,28 @@ export interface RouteDescription {
   public?: boolean;
   /** Authorised by the run token. */
   worker?: boolean;
+  /** Takes an Idempotency-Key: its success may be a replay, said by Idempotent-Replayed. */
+  replays?: boolean;
 }
 
 /** A route's OpenAPI description, with the shared error schema for each of its own errors. */
 export function describe(route: RouteDescription) {
   const response: Record<number, unknown> = {};
   for (const [status, schema] of Object.entries(route.ok))
-    response[Number(status)] = { description: 'success', ...schema };
+    response[Number(status)] = {
+      description: 'success',
+      ...schema,
+      ...(route.replays
+        ? {
+            headers: {
+              'Idempotent-Replayed': {
+                type: 'string',
+                description: '`true` when this is the first answer to the same key again',
+              },
+            },
+          }
+        : {}),
+    };
   for (const error of route.errors ?? []) {
     if (typeof error === 'number') response[error] = errorAnswer(error);
     else response[error.status] = errorAnswer(error.status, error.reason);

@@ -5,7 +5,8 @@ import { AppError } from '../../errors.js';
 import type { Board } from '../../kanban/board.js';
 import type { OperatorActions } from '../../kanban/operator-actions.js';
 import { publicRun } from '../../kanban/store/run-store.js';
-import type { Origin } from '../../kanban/model/types.js';
+import { IdempotencyHeaders, KEYED_ERRORS, keyedRequest, sendAnswer } from './idempotency.js';
+import type { Origin, Task as TaskRecord } from '../../kanban/model/types.js';
 import {
   CommentBody,
   CountTasksQuery,
@@ -39,6 +40,8 @@ export interface TaskRouteDeps {
   /** The worker profiles a task may be assigned: those some host of the board runs. */
   profiles: () => Promise<readonly string[]>;
   workerInfo: (taskId: string) => WorkerSample | null;
+  /** How long an Idempotency-Key holds (api.idempotencyHours). */
+  idempotencyMs: number;
 }
 
 type IdRequest = FastifyRequest<{ Params: Static<typeof TaskIdParams> }>;
@@ -70,18 +73,26 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
     {
       schema: {
         body: CreateTaskBody,
+        headers: IdempotencyHeaders,
         ...describe({
           tag: 'tasks',
           id: 'createTask',
           summary: 'Create a task',
           description:
-            'A task in `todo` (with parents not yet done) or `ready`. An unknown parent or an assignee no host runs is a 400.',
+            'A task in `todo` (with parents not yet done) or `ready`. An unknown parent or an assignee no host runs is a 400. With an `Idempotency-Key`, a retry gets the first answer and creates nothing.',
           ok: { 201: Task },
+          errors: KEYED_ERRORS,
+          replays: true,
         }),
       },
     },
     async (req, reply) => {
+      const key = keyedRequest(req, deps.idempotencyMs);
+      // A retry is answered as the first was, whatever changed since (an assignee's profile).
+      const replay = key && (await board.replayOf<TaskRecord>(key));
+      if (replay) return sendAnswer(reply, replay);
       await checkAssignee(deps.profiles, req.body.assignee);
+      if (key) return sendAnswer(reply, await board.createKeyed(req.body, originOf(req), key));
       return reply.code(201).send(await board.create(req.body, originOf(req)));
     },
   );
@@ -272,21 +283,26 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       schema: {
         params,
         body: CommentBody,
+        headers: IdempotencyHeaders,
         ...describe({
           tag: 'tasks',
           id: 'commentOnTask',
           summary: 'Comment on a task',
           description:
-            'Adds a comment (author defaults to "operator"); it is in the task’s events as `commented`.',
+            'Adds a comment (author defaults to "operator"); it is in the task’s events as `commented`. With an `Idempotency-Key`, a retry gets the first answer and adds nothing.',
           ok: { 201: Comment },
-          errors: [404],
+          errors: [404, ...KEYED_ERRORS],
+          replays: true,
         }),
       },
     },
-    async (req, reply) =>
-      reply
-        .code(201)
-        .send(await board.comment(req.params.id, req.body.text, req.body.author ?? 'operator')),
+    async (req, reply) => {
+      const { id } = req.params;
+      const author = req.body.author ?? 'operator';
+      const key = keyedRequest(req, deps.idempotencyMs);
+      if (key) return sendAnswer(reply, await board.commentKeyed(id, req.body.text, author, key));
+      return reply.code(201).send(await board.comment(id, req.body.text, author));
+    },
   );
 
   app.get(

@@ -29,7 +29,7 @@ export class Retention {
   private readonly logError = (obj: object, msg: string) => this.log.error(obj, msg);
   constructor(
     private readonly board: Board,
-    private readonly config: Pick<Config, 'dataDir' | 'retention'>,
+    private readonly config: Pick<Config, 'dataDir' | 'retention' | 'api'>,
     /** On a shared board, only this host's run folders are on this disk. */
     private readonly ownership: Ownership,
     /** Whether the board is still open (a pass after close does nothing). */
@@ -94,6 +94,7 @@ export class Retention {
         eventsBefore: eventDays === null ? null : now - eventDays * DAY_MS,
         eventLimit: BATCH * 5,
         deliveriesBefore: now - DELIVERY_WINDOW_MS,
+        keysBefore: now - this.config.api.idempotencyHours * 3_600_000,
       }),
     );
     this.onPruned(done);

@@ -1,8 +1,8 @@
-// Retention's writes, in one transaction: run folders marked pruned, old events and delivery
-// ids removed. None of them changes a task.
+// Retention's writes, in one transaction: run folders marked pruned, old events, delivery ids
+// and idempotency keys removed. None of them changes a task.
 import type { Tx } from './tx.js';
 
-export type Pruned = Record<'run_folders' | 'events' | 'deliveries', number>;
+export type Pruned = Record<'run_folders' | 'events' | 'deliveries' | 'idempotency_keys', number>;
 
 export async function prune(
   tx: Tx,
@@ -14,6 +14,8 @@ export async function prune(
     eventLimit: number;
     /** Inbound delivery ids older than this are forgotten. */
     deliveriesBefore: number;
+    /** Idempotency keys sent before this (api.idempotencyHours ago) are forgotten. */
+    keysBefore: number;
   },
 ): Promise<Pruned> {
   for (const runId of what.prunedRuns) await tx.store.runs.markPruned(runId, tx.now);
@@ -24,5 +26,6 @@ export async function prune(
         ? 0
         : await tx.store.events.pruneBefore(what.eventsBefore, what.eventLimit),
     deliveries: await tx.store.platforms.forgetDeliveries(what.deliveriesBefore),
+    idempotency_keys: await tx.store.idempotency.sweep(what.keysBefore),
   };
 }

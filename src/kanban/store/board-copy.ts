@@ -113,6 +113,12 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
     order: 'platform, delivery_id',
     columns: ['platform', 'delivery_id', 'signature', 'task_id', 'at'],
   },
+  // A key a client may still retry with after the move must still make nothing.
+  {
+    name: 'idempotency_keys',
+    order: 'key',
+    columns: ['key', 'route', 'digest', 'status', 'answer', 'at'],
+  },
 ];
 
 /** Rows sent to PostgreSQL per statement. */

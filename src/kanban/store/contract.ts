@@ -3,6 +3,7 @@
 // PostgreSQL ones implement the same. Everything outside this folder sees only these types.
 import type { EventStore } from './event-store.js';
 import type { HostStore } from './host-store.js';
+import type { IdempotencyStore } from './idempotency-store.js';
 import type { PlatformStore } from './platform-store.js';
 import type { RunStore } from './run-store.js';
 import type { TaskStore } from './task-store.js';
@@ -16,6 +17,7 @@ export type RunTable = Shape<RunStore>;
 export type EventTable = Shape<EventStore>;
 export type PlatformTable = Shape<PlatformStore>;
 export type HostTable = Shape<HostStore>;
+export type IdempotencyTable = Shape<IdempotencyStore>;
 export type TaskWriter = Shape<TaskWrites>;
 
 /** The board's tables, read outside any transaction: committed rows only. */
@@ -25,6 +27,7 @@ export interface Tables {
   readonly events: EventTable;
   readonly platforms: PlatformTable;
   readonly hosts: HostTable;
+  readonly idempotency: IdempotencyTable;
 }
 
 /** The tables as a transaction sees and writes them. */

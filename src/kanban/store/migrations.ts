@@ -250,4 +250,17 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX runs_ended ON runs (ended_at) WHERE ended_at IS NOT NULL;
   `,
+  // 9: Idempotency-Key of the routes that create (SPEC 12): one row per key, with what it was
+  // sent to and with, and the answer given, swept with retention after api.idempotencyHours.
+  `
+  CREATE TABLE idempotency_keys (
+    key TEXT PRIMARY KEY,
+    route TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    answer TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );
+  CREATE INDEX idempotency_keys_at ON idempotency_keys (at);
+  `,
 ];

@@ -7,6 +7,7 @@ import type { BoardStore, StorageFailure, TxHandle, TxTables } from './contract.
 import { openDatabase, openReader, type Db } from './db.js';
 import { EventStore } from './event-store.js';
 import { HostStore } from './host-store.js';
+import { IdempotencyStore } from './idempotency-store.js';
 import { PlatformStore } from './platform-store.js';
 import { RunStore } from './run-store.js';
 import { TaskStore } from './task-store.js';
@@ -19,6 +20,7 @@ export class Tables {
   readonly events: EventStore;
   readonly platforms: PlatformStore;
   readonly hosts: HostStore;
+  readonly idempotency: IdempotencyStore;
 
   constructor(db: Db) {
     this.tasks = new TaskStore(db);
@@ -26,6 +28,7 @@ export class Tables {
     this.events = new EventStore(db);
     this.platforms = new PlatformStore(db);
     this.hosts = new HostStore(db);
+    this.idempotency = new IdempotencyStore(db);
   }
 }
 

@@ -161,4 +161,17 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX runs_ended ON runs (ended_at) WHERE ended_at IS NOT NULL;
   `,
+  // 7: Idempotency-Key of the routes that create (SPEC 12), as on SQLite; the primary key is
+  // what keeps two hosts from making two tasks for one key.
+  `
+  CREATE TABLE idempotency_keys (
+    key text PRIMARY KEY,
+    route text NOT NULL,
+    digest text NOT NULL,
+    status integer NOT NULL,
+    answer text NOT NULL,
+    at bigint NOT NULL
+  );
+  CREATE INDEX idempotency_keys_at ON idempotency_keys (at);
+  `,
 ];

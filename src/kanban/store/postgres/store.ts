@@ -9,6 +9,7 @@ import { EventWatch } from './event-watch.js';
 import { OlderDaemonsFence, type OlderDaemonsOptions } from './older-daemons.js';
 import { PgEventStore } from './event-store.js';
 import { PgHostStore } from './host-store.js';
+import { PgIdempotencyStore } from './idempotency-store.js';
 import { LeaseConnection } from './lease-connection.js';
 import { PgPlatformStore } from './platform-store.js';
 import { run, type Queryable } from './query.js';
@@ -64,6 +65,7 @@ function tables(db: Queryable, schema: string, leaseDb: Queryable = db): Tables 
     events: new PgEventStore(db, schema),
     platforms: new PgPlatformStore(db),
     hosts: new PgHostStore(db, leaseDb),
+    idempotency: new PgIdempotencyStore(db),
   };
 }
 
@@ -137,6 +139,7 @@ export class PgStore implements BoardStore {
   readonly events;
   readonly platforms;
   readonly hosts;
+  readonly idempotency;
   private closed = false;
 
   constructor(
@@ -152,6 +155,7 @@ export class PgStore implements BoardStore {
       events: this.events,
       platforms: this.platforms,
       hosts: this.hosts,
+      idempotency: this.idempotency,
     } = tables(pool, schema, lease));
   }
 
