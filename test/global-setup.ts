@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { removeRunCgroup, runCgroupBase } from '../src/proc/cgroup.js';
+import { RUN_CGROUP_PREFIX, removeRunCgroup, runCgroupBase } from '../src/proc/cgroup.js';
 import { identityOf, readCmdline, readEnviron, terminateProcess } from '../src/proc/index.js';
 
 const NAME = 'GH_TEST_SUITE';
@@ -19,7 +19,7 @@ function removeRunCgroups(): void {
   const base = runCgroupBase();
   if (base === null) return;
   for (const name of readdirSync(base))
-    if (name.startsWith('gatehouse-run-')) removeRunCgroup(join(base, name));
+    if (name.startsWith(RUN_CGROUP_PREFIX)) removeRunCgroup(join(base, name));
 }
 
 export default function setup(): () => Promise<void> {

@@ -9,7 +9,7 @@ import { holdPlatform } from '../kanban/moves/platform-records.js';
 export interface BoardHost {
   readonly id: number;
   /** Its lease holds, and will for longer than ending its work takes. */
-  claimable(): boolean;
+  leaseHolds(): boolean;
 }
 
 export interface PlatformHoldsDeps {
@@ -39,7 +39,7 @@ export class PlatformHolds {
 
   /** Whether this host serves the platform now: held, and its lease not about to run out. */
   holds(name: string): boolean {
-    return !this.shared || (this.held.has(name) && this.deps.host()?.claimable() === true);
+    return !this.shared || (this.held.has(name) && this.deps.host()?.leaseHolds() === true);
   }
 
   /** This host holds some platform (a standby host has nothing to notify). */
@@ -84,7 +84,7 @@ export class PlatformHolds {
 
   private async tryHold(name: string): Promise<boolean> {
     const host = this.deps.host();
-    if (!host?.claimable()) return false;
+    if (!host?.leaseHolds()) return false;
     try {
       return await this.deps.board.transact((tx) =>
         holdPlatform(tx, name, host.id, this.deps.graceMs),

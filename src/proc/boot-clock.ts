@@ -5,11 +5,23 @@ import { readFileSync } from 'node:fs';
 
 const LINUX = process.platform === 'linux';
 
-/** Milliseconds since boot (on other systems, since an arbitrary point that does not step). */
-export function bootNowMs(): number {
-  if (LINUX) {
-    const text = readFileSync('/proc/uptime', 'latin1');
-    return Math.round(Number.parseFloat(text) * 1000);
+/** Seconds since boot from /proc/uptime (Linux), or null when it cannot be read. */
+export function uptimeSeconds(): number | null {
+  if (!LINUX) return null;
+  try {
+    return Number.parseFloat(readFileSync('/proc/uptime', 'latin1'));
+  } catch {
+    return null;
   }
-  return Math.round(performance.timeOrigin + performance.now());
+}
+
+/**
+ * Milliseconds since boot. Elsewhere (no /proc/uptime) the monotonic clock from this process's
+ * start, which does not step but is this process's own: daemon and keeper agree only on Linux.
+ */
+export function bootNowMs(): number {
+  const uptime = uptimeSeconds();
+  return uptime === null
+    ? Math.round(performance.timeOrigin + performance.now())
+    : Math.round(uptime * 1000);
 }

@@ -14,7 +14,8 @@ import {
 import { join } from 'node:path';
 
 /** The prefix of every run cgroup, then a tag of the data dir, then the run id. */
-const PREFIX = 'gatehouse-run-';
+export const RUN_CGROUP_PREFIX = 'gatehouse-run-';
+const PREFIX = RUN_CGROUP_PREFIX;
 
 /** The cgroup2 directory this process is in, or null (no cgroup2, or not found). */
 function ownCgroupDir(): string | null {
@@ -120,6 +121,11 @@ export function signalCgroup(dir: string, signal: 'SIGTERM' | 'SIGKILL'): void {
   } catch {
     // gone already
   }
+}
+
+/** Kills everything left in the cgroup (its whole tree at once), if anything is. */
+export function killCgroup(dir: string): void {
+  if (cgroupPopulated(dir)) signalCgroup(dir, 'SIGKILL');
 }
 
 /** Removes the cgroup once it is empty; false while something is left in it. */

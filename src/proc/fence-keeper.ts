@@ -12,11 +12,10 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { bootNowMs } from './boot-clock.js';
-import { cgroupPopulated, signalCgroup } from './cgroup.js';
-import { currentBootId, type ProcessIdentity } from './identity.js';
-import { readProcStat } from './proc-stat.js';
+import { cgroupPopulated, killCgroup, signalCgroup } from './cgroup.js';
+import { identityOf, type ProcessIdentity } from './identity.js';
 import { KEEPERS_DIR, type KeeperMessage } from './fence-protocol.js';
-import { terminateRun } from './terminate.js';
+import { terminateMarkedRun } from './terminate.js';
 
 interface Guarded {
   leader: ProcessIdentity | null;
@@ -39,15 +38,7 @@ function main(dataDir: string): void {
   // keeper that cannot say so (a full disk) still keeps its fence: it only cannot be relieved.
   try {
     mkdirSync(dir, { recursive: true });
-    const stat = readProcStat(process.pid);
-    writeFileSync(
-      self,
-      JSON.stringify({
-        pid: process.pid,
-        startTime: stat?.startTime ?? 0,
-        bootId: currentBootId(),
-      }),
-    );
+    writeFileSync(self, JSON.stringify(identityOf(process.pid)));
   } catch (err) {
     log(`cannot write ${self}: ${String(err)}`);
   }
@@ -94,17 +85,15 @@ function main(dataDir: string): void {
     if (now < fence.termAt) return;
     for (const [runId, run] of runs) {
       // KILL time: the cgroup's whole tree at once, again each tick until it is empty.
-      if (run.cgroup !== null && now >= fence.killAt && cgroupPopulated(run.cgroup))
-        signalCgroup(run.cgroup, 'SIGKILL');
+      if (run.cgroup !== null && now >= fence.killAt) killCgroup(run.cgroup);
       if (run.ending) continue;
       run.ending = true;
       log(`fence: ending run ${runId} (its host's lease was not renewed in time)`);
       if (run.cgroup !== null) signalCgroup(run.cgroup, 'SIGTERM');
-      terminateRun(
-        run.leader ?? { pid: 0, startTime: 0, bootId: currentBootId() },
-        { marker: `GATEHOUSE_RUN_ID=${runId}`, groupHeldUntil: null },
-        { graceMs: Math.max(0, fence.killAt - now), killWaitMs: 2000 },
-      )
+      terminateMarkedRun(runId, run.leader, null, {
+        graceMs: Math.max(0, fence.killAt - now),
+        killWaitMs: 2000,
+      })
         .then((result) => {
           if (result.survived)
             log(`fence: run ${runId} survived SIGKILL: ${result.survivors.join(' ')}`);

@@ -12,7 +12,7 @@ export {
 export type { ProcStat } from './proc-stat.js';
 export { currentBootId, identityOf, isZombie, pidExists, sameIdentity } from './identity.js';
 export type { ProcessIdentity } from './identity.js';
-export { terminateProcess, terminateRun } from './terminate.js';
+export { runMarker, terminateMarkedRun, terminateProcess, terminateRun } from './terminate.js';
 export type { RunProof, TerminateOptions, TerminateResult } from './terminate.js';
 export { processUsage } from './usage.js';
 export type { Usage } from './usage.js';

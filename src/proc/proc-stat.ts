@@ -11,6 +11,7 @@ import {
   readSync,
 } from 'node:fs';
 import { endianness } from 'node:os';
+import { uptimeSeconds } from './boot-clock.js';
 
 export interface ProcStat {
   pid: number;
@@ -164,12 +165,8 @@ export function listProcessGroup(pgid: number): ProcStat[] {
  */
 export function startTimeNow(): number {
   if (!hasProc) return Date.now() / 1000;
-  try {
-    const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
-    return Math.floor(uptime * kernelUnits().clockTicks);
-  } catch {
-    return 0;
-  }
+  const uptime = uptimeSeconds();
+  return uptime === null ? 0 : Math.floor(uptime * kernelUnits().clockTicks);
 }
 
 /** The process's argv, or null when it cannot be read. */

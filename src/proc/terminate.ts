@@ -169,3 +169,29 @@ export function terminateRun(
     opts,
   );
 }
+
+/** The environment entry every process of a run carries: proof it is ours once its leader is gone. */
+export function runMarker(runId: string): string {
+  return `GATEHOUSE_RUN_ID=${runId}`;
+}
+
+/**
+ * Terminates everything of run `runId` (terminateRun): its group while `leader` is proven alive,
+ * and anywhere the processes carrying its marker. A run whose leader was never recorded is ended
+ * by its marker alone: only processes carrying its own random run id.
+ */
+export function terminateMarkedRun(
+  runId: string,
+  leader: ProcessIdentity | null,
+  groupHeldUntil: number | null,
+  opts: TerminateOptions,
+): Promise<TerminateResult> {
+  const marker = runMarker(runId);
+  if (!leader)
+    return terminateRun(
+      { pid: 0, startTime: 0, bootId: currentBootId() },
+      { marker, groupHeldUntil: null },
+      opts,
+    );
+  return terminateRun(leader, { marker, groupHeldUntil }, opts);
+}

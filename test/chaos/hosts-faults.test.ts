@@ -192,6 +192,20 @@ describe('three hosts on one PostgreSQL under faults', () => {
         }
       };
 
+      /** Its workers: the processes whose run folder is in its data dir, proven by identity. */
+      const killWorkersOf = (host: Host) => {
+        for (const w of liveWorkers()) {
+          if (!w.runDir.startsWith(`${host.dataDir}/`)) continue;
+          try {
+            const stat = readFileSync(`/proc/${w.pid}/stat`, 'utf8');
+            if (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] === w.startTime)
+              process.kill(w.pid, 'SIGKILL');
+          } catch {
+            // it ended by itself meanwhile
+          }
+        }
+      };
+
       const faults: Record<Fault, (host: Host) => Promise<void>> = {
         cut: async (host) => {
           host.net.cut();
@@ -212,33 +226,14 @@ describe('three hosts on one PostgreSQL under faults', () => {
         },
         'kill-host': async (host) => {
           await stop(host, 'SIGKILL');
-          // Its workers: the processes whose run folder is in its data dir, proven by identity.
-          for (const w of liveWorkers()) {
-            if (!w.runDir.startsWith(`${host.dataDir}/`)) continue;
-            try {
-              const stat = readFileSync(`/proc/${w.pid}/stat`, 'utf8');
-              if (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] === w.startTime)
-                process.kill(w.pid, 'SIGKILL');
-            } catch {
-              // it ended by itself meanwhile
-            }
-          }
+          killWorkersOf(host);
           await start(host);
         },
         'kill-wrappers': async (host) => {
           // Its daemon frozen, every run's wrapper and worker killed whole (an OOM kill, an
           // operator's kill -- -PGID): the runs must still end once, and no task run twice.
           host.daemon!.child.kill('SIGSTOP');
-          for (const w of liveWorkers()) {
-            if (!w.runDir.startsWith(`${host.dataDir}/`)) continue;
-            try {
-              const stat = readFileSync(`/proc/${w.pid}/stat`, 'utf8');
-              if (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] === w.startTime)
-                process.kill(w.pid, 'SIGKILL');
-            } catch {
-              // it ended by itself meanwhile
-            }
-          }
+          killWorkersOf(host);
           await new Promise((r) => setTimeout(r, (LEASE_S + 2) * 1000));
           host.daemon!.child.kill('SIGCONT');
           await backBySelf(host);

@@ -5,13 +5,14 @@ import { currentBootId, type ProcessIdentity } from '../../src/proc/index.js';
 import { readProcStat } from '../../src/proc/proc-stat.js';
 import { expect } from 'vitest';
 import { api } from './app.js';
+import { SHORT_LEASES } from './hosts.js';
 import { startDaemon, tempDir, waitServing, writeConfig } from './daemon.js';
 import { testSchema } from './postgres.js';
 import { waitFor } from './wait.js';
 import { profile } from './workers.js';
 
 /** Short leases, so that a lost host is found in seconds: TERM about 6 s after the last renewal. */
-export const CLUSTER = { leaseSeconds: 10, renewSeconds: 1, reclaimGraceSeconds: 1 };
+export const CLUSTER = SHORT_LEASES;
 
 export function hostConfig(dataDir: string, hostName: string, store?: object) {
   return writeConfig(dataDir, {

@@ -83,12 +83,14 @@ describe('the fence on a frozen daemon', () => {
 
   it('ends a worker that rewrote the fence file of older versions, before the lease runs out', async () => {
     const host = await hostRunning('forge');
-    const fence = join(host.dataDir, 'fence');
-    await waitFor(
-      'the forged fence',
-      () => existsSync(fence) && readFileSync(fence, 'utf8').startsWith('9999'),
+    // It forges the file every 50 ms: frozen, the daemon no longer writes it, the forgery stays.
+    await waitFor('the forged fence', () =>
+      existsSync(join(host.dataDir, 'runs', host.runId, 'forged')),
     );
-    await endedWhileFrozen(host, gone(host.worker));
+    const fence = join(host.dataDir, 'fence');
+    await endedWhileFrozen(host, gone(host.worker), () =>
+      waitFor('the forgery in place', () => readFileSync(fence, 'utf8').startsWith('9999')),
+    );
     await host.stop();
   }, 60_000);
 

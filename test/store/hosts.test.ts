@@ -49,37 +49,6 @@ describe('hosts', () => {
 });
 
 describe('hosts sharing a board on PostgreSQL', () => {
-  it("ends a frozen daemon's worker before its lease runs out, by its fence keeper alone", async () => {
-    const { url, schema, pool } = testSchema();
-    const dataDir = tempDir();
-    const config = hostConfig(dataDir, 'alpha', { kind: 'postgres', url, schema });
-    const daemon = startDaemon({ dataDir, config });
-    const base = await waitServing(dataDir, daemon.pid, 30_000);
-    const { id } = (await api(base, 'POST', '/tasks', { title: 'long', assignee: 'hang' })).body;
-    const worker = await workerOf(base, id);
-    expect(pidExists(worker.pid, worker)).toBe(true);
-
-    daemon.child.kill('SIGSTOP');
-    try {
-      // The worker ignores TERM: the wrapper's KILL ends it, 2 s before the lease ends.
-      await waitFor('the worker ended', () => !pidExists(worker.pid, worker), 20_000);
-      const lease = await pool.query(
-        `SELECT lease_expires_at - (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS left
-          FROM "${schema}".hosts`,
-      );
-      expect(Number(lease.rows[0].left)).toBeGreaterThan(0);
-    } finally {
-      daemon.child.kill('SIGCONT');
-    }
-    // Back in time to renew, it sees its worker gone: the run ends, the task is not stuck.
-    await waitFor('the run ended', async () => {
-      const [r] = (await api(base, 'GET', `/tasks/${id}`)).body.runs;
-      return r.endedAt !== null;
-    });
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
-  }, 60_000);
-
   it('declares a host dead once its lease and grace have run out; its run is lost, its task runs on another host', async () => {
     const { url, schema } = testSchema();
     const store = { kind: 'postgres', url, schema };

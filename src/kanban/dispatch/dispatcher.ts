@@ -150,7 +150,7 @@ export class Dispatcher {
     this.baseUrl = baseUrl;
     ensureRunsDir(this.deps.config.dataDir);
     await this.host.start();
-    this.cgroups?.sweep(true);
+    this.cgroups?.sweepEarlier();
     await this.adopt();
     this.host.adopted();
     this.host.keepRenewing();

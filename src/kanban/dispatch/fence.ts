@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { PACKAGE_ROOT } from '../../config/defaults.js';
-import { identityOf, sameIdentity, type ProcessIdentity } from '../../proc/index.js';
+import { bootNowMs, identityOf, sameIdentity, type ProcessIdentity } from '../../proc/index.js';
 import { KEEPERS_DIR, type KeeperMessage } from '../../proc/fence-protocol.js';
 import { readCmdline } from '../../proc/proc-stat.js';
 import type { DispatcherLog } from './log.js';
@@ -23,7 +23,7 @@ export class Fence {
     { leader: ProcessIdentity | null; cgroup: string | null }
   >();
   private closed = false;
-  /** A keeper could not be started, or ended: none is started again before this (epoch ms). */
+  /** A keeper could not be started, or ended: none is started again before this (boot clock). */
   private retryAt = 0;
 
   constructor(
@@ -35,7 +35,7 @@ export class Fence {
 
   /** A keeper runs, or may be started now: a run started now would be guarded. */
   get guarding(): boolean {
-    return this.child !== null || Date.now() >= this.retryAt;
+    return this.child !== null || bootNowMs() >= this.retryAt;
   }
 
   /** The keeper's deadline for every run it guards: TERM at termAt, KILL at killAt (boot clock). */
@@ -100,7 +100,7 @@ export class Fence {
 
   /** Starts a keeper and tells it everything it must know; a failure is tried again later. */
   private start(): void {
-    if (this.closed || this.child || Date.now() < this.retryAt) return;
+    if (this.closed || this.child || bootNowMs() < this.retryAt) return;
     let child: ChildProcess;
     try {
       const log = openSync(join(this.dataDir, 'fence-keeper.log'), 'a');
@@ -142,7 +142,7 @@ export class Fence {
   private retryLater(err: unknown, what: string): void {
     if (this.closed) return;
     this.log.error({ err }, `fence: ${what}; no new claims until one runs`);
-    this.retryAt = Date.now() + RETRY_MS;
+    this.retryAt = bootNowMs() + RETRY_MS;
     setTimeout(() => this.start(), RETRY_MS).unref();
   }
 

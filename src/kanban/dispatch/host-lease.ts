@@ -1,6 +1,7 @@
 // This daemon as a host of the board: it registers (or, restarted within its lease, takes its
-// id back), renews its lease every renewSeconds, and on a shared board keeps the fence file its
-// run wrappers obey and declares dead the hosts whose lease ran out (their runs end as lost).
+// id back), renews its lease every renewSeconds, and on a shared board tells its fence keeper
+// (fence.ts) each new deadline and declares dead the hosts whose lease ran out (their runs end
+// as lost).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../../config/schema.js';
@@ -100,10 +101,14 @@ export class HostLease {
     this.fence?.release(runId);
   }
 
-  /** New claims are safe: the lease is held and will be for longer than a worker's end takes. */
+  /** The lease is held, and will be for longer than a worker's end takes. */
+  leaseHolds(): boolean {
+    return this.lostWhy === null && (!this.fence || bootNowMs() < this.claimUntil);
+  }
+
+  /** New claims are safe: the lease holds, and a worker started now is guarded by the fence. */
   claimable(): boolean {
-    if (this.lostWhy !== null) return false;
-    return !this.fence || (this.fence.guarding && bootNowMs() < this.claimUntil);
+    return this.leaseHolds() && (!this.fence || this.fence.guarding);
   }
 
   /** The lease is gone and the host has not joined again yet. */
@@ -125,7 +130,12 @@ export class HostLease {
         status: 'down',
         detail: `its lease ran out ${Math.round(overdue / 1000)} s ago without a renewal${this.renewError ? ` (${this.renewError})` : ''}; its runs were ended at the fence, and it joins the board again as a new host once the database answers`,
       };
-    if (!this.claimable())
+    if (this.fence && !this.fence.guarding)
+      return {
+        status: 'degraded',
+        detail: 'its fence keeper is being started again; no new claims meanwhile',
+      };
+    if (!this.leaseHolds())
       return {
         status: 'degraded',
         detail: `cannot renew its lease${this.renewError ? ` (${this.renewError})` : ''}; no new claims, and its workers are ended before the lease runs out`,
@@ -210,8 +220,8 @@ export class HostLease {
   }
 
   /**
-   * The lease is gone: nothing more is claimed, and the fence says "now" to every run wrapper of
-   * this host, so their groups end whether or not the dispatcher can reach them.
+   * The lease is gone: nothing more is claimed, and the fence keeper is told "now", so this
+   * host's runs end whether or not the dispatcher can reach them.
    */
   private loseLease(why: string): void {
     this.lostWhy = why;

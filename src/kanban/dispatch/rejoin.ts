@@ -3,12 +3,11 @@
 // database, then joins the board again as a new host, trying each second until the database
 // answers. Nothing of the old runs is left alive beside what another host may now run.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { currentBootId, terminateRun, waitUntil } from '../../proc/index.js';
-import { cgroupPopulated, signalCgroup } from '../../proc/cgroup.js';
+import { terminateMarkedRun, waitUntil } from '../../proc/index.js';
+import { cgroupPopulated, killCgroup } from '../../proc/cgroup.js';
 import type { HostLease } from './host-lease.js';
 import type { LiveWorkers } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
-import { runMarker } from './run-terminator.js';
 
 export interface RejoinDeps {
   host: HostLease;
@@ -38,16 +37,14 @@ export async function rejoinBoard(deps: RejoinDeps): Promise<void> {
   while (left.length > 0) {
     const results = await Promise.all(
       left.map((w) =>
-        terminateRun(
-          w.leader ?? { pid: 0, startTime: 0, bootId: currentBootId() },
-          { marker: runMarker(w.runId), groupHeldUntil: w.groupHeldUntil },
-          { graceMs: deps.graceMs, killWaitMs: 5000 },
-        ),
+        terminateMarkedRun(w.runId, w.leader, w.groupHeldUntil, {
+          graceMs: deps.graceMs,
+          killWaitMs: 5000,
+        }),
       ),
     );
     // What is left in a run's cgroup left its group and dropped its marker: killed whole.
-    for (const w of left)
-      if (w.cgroup !== null && cgroupPopulated(w.cgroup)) signalCgroup(w.cgroup, 'SIGKILL');
+    for (const w of left) if (w.cgroup !== null) killCgroup(w.cgroup);
     await waitUntil(() => left.every((w) => w.cgroup === null || !cgroupPopulated(w.cgroup)), 2000);
     const survivors = left.filter(
       (w, i) => results[i]!.survived || (w.cgroup !== null && cgroupPopulated(w.cgroup)),

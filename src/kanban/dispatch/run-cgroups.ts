@@ -5,13 +5,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  cgroupPopulated,
+  killCgroup,
   makeRunCgroup,
   removeRunCgroup,
   runCgroupBase,
   runCgroupName,
   runCgroupsOf,
-  signalCgroup,
 } from '../../proc/cgroup.js';
 
 export class RunCgroups {
@@ -52,14 +51,21 @@ export class RunCgroups {
    */
   ended(cgroup: string | null, keepDescendants: boolean): void {
     if (cgroup === null) return;
-    if (!keepDescendants && cgroupPopulated(cgroup)) signalCgroup(cgroup, 'SIGKILL');
+    if (!keepDescendants) killCgroup(cgroup);
     if (!removeRunCgroup(cgroup)) this.leftover.add(cgroup);
   }
 
-  /** Removes the cgroups of ended runs that have emptied since (each tick), and at start those earlier daemons left. */
-  sweep(atStart = false): void {
-    if (atStart && this.base !== null)
-      for (const dir of runCgroupsOf(this.base, this.tag)) this.leftover.add(dir);
+  /** Removes the cgroups of ended runs that have emptied since (each tick). */
+  sweep(): void {
     for (const dir of this.leftover) if (removeRunCgroup(dir)) this.leftover.delete(dir);
+  }
+
+  /**
+   * At start: the empty cgroups earlier daemons of this data dir left (stopped mid-run) go; one
+   * still holding a process is an adopted run's, removed when that run ends.
+   */
+  sweepEarlier(): void {
+    if (this.base !== null)
+      for (const dir of runCgroupsOf(this.base, this.tag)) removeRunCgroup(dir);
   }
 }

@@ -13,22 +13,15 @@ export interface IdempotencyRecord {
   at: number;
 }
 
-interface Row {
-  key: string;
-  route: string;
-  digest: string;
-  status: number;
-  answer: string;
-  at: number;
-}
-
 export class IdempotencyStore {
   private readonly byKey;
   private readonly put;
   private readonly prune;
 
   constructor(db: Db) {
-    this.byKey = db.prepare<[string], Row>('SELECT * FROM idempotency_keys WHERE key = ?');
+    this.byKey = db.prepare<[string], IdempotencyRecord>(
+      'SELECT * FROM idempotency_keys WHERE key = ?',
+    );
     // A key past its lifetime (not swept yet) is taken anew; a live one is not overwritten.
     this.put = db.prepare(`INSERT INTO idempotency_keys (key, route, digest, status, answer, at)
       VALUES (?, ?, ?, ?, ?, ?)
