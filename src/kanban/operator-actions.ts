@@ -76,8 +76,9 @@ export class OperatorActions {
     const host = await this.anotherLiveHost(id);
     if (host) return this.terminateThrough(host, id, op);
     let run = await this.terminations.begin(id, op);
-    if (!run && this.terminations.isActive(id)) {
-      // A tick is retrying a termination that was deferred: the operator's asks after it ends.
+    // A tick is retrying a termination that was deferred: the operator's asks after it ends,
+    // and again after the next one if a tick began one meanwhile (a busy machine).
+    for (let tries = 0; !run && this.terminations.isActive(id) && tries < 20; tries++) {
       await this.terminations.ended(id);
       run = await this.terminations.begin(id, op);
     }
