@@ -3,7 +3,12 @@
 import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { RUN_CGROUP_PREFIX, removeRunCgroup, runCgroupBase } from '../src/proc/cgroup.js';
+import {
+  RUN_CGROUP_PREFIX,
+  cgroupPids,
+  removeRunCgroup,
+  runCgroupBase,
+} from '../src/proc/cgroup.js';
 import { identityOf, readCmdline, readEnviron, terminateProcess } from '../src/proc/index.js';
 
 const NAME = 'GH_TEST_SUITE';
@@ -15,11 +20,18 @@ function marked(mark: string): number[] {
     .filter((pid) => identityOf(pid) !== null && (readEnviron(pid)?.includes(mark) ?? false));
 }
 
-function removeRunCgroups(): void {
+/**
+ * Removes the runs' cgroups left empty; returns those still holding a process (one that cleared
+ * its environment, which the mark check cannot see). Nothing in them is signalled here.
+ */
+function removeRunCgroups(): string[] {
   const base = runCgroupBase();
-  if (base === null) return;
+  if (base === null) return [];
+  const held: string[] = [];
   for (const name of readdirSync(base))
-    if (name.startsWith(RUN_CGROUP_PREFIX)) removeRunCgroup(join(base, name));
+    if (name.startsWith(RUN_CGROUP_PREFIX) && !removeRunCgroup(join(base, name)))
+      held.push(`${name}: ${cgroupPids(join(base, name)).join(' ')}`);
+  return held;
 }
 
 export default function setup(): () => Promise<void> {
@@ -31,7 +43,11 @@ export default function setup(): () => Promise<void> {
     try {
       await judge(mark);
     } finally {
-      removeRunCgroups();
+      const held = removeRunCgroups();
+      if (held.length > 0) {
+        process.exitCode = 1;
+        throw new Error(`the suite left run cgroups holding processes:\n${held.join('\n')}`);
+      }
     }
   };
 }

@@ -71,6 +71,9 @@ describe('the fence on a frozen daemon', () => {
       'its cgroup removed',
       () => !readdirSync(base).some((name) => name.endsWith(host.runId)),
     );
+    // Its only run: the task gave up after the fence, so no second run left another escapee.
+    const task = (await api(host.base, 'GET', `/tasks/${host.taskId}`)).body;
+    expect([task.status, task.runs.length]).toEqual(['blocked', 1]);
     await host.stop();
   }, 60_000);
 
