@@ -24,6 +24,17 @@ async function state(url: string): Promise<string> {
 
 const ROOM = '!ops:example.org';
 
+/**
+ * The bot's first sync (the history up to then, skipped) is done and it polls for what comes
+ * next: a message said before that is history, never a command.
+ */
+function listening(mx: { calls: string[] }): Promise<unknown> {
+  return waitFor(
+    'the first sync done',
+    () => mx.calls.filter((c) => c === 'GET /sync').length >= 2,
+  );
+}
+
 describe('matrix', () => {
   it('creates a task from /task in a room, runs it and tells the room it is done', async () => {
     const mx = await matrixDouble();
@@ -35,6 +46,7 @@ describe('matrix', () => {
       { dispatch: true },
     );
     await waitFor('connected', async () => (await state(gw.url)) === 'connected');
+    await listening(mx);
     mx.say(ROOM, '/task write the release notes');
     // What the bot says itself is not a command.
     mx.say(ROOM, '/task from the bot', mx.userId);
@@ -55,6 +67,7 @@ describe('matrix', () => {
     const config = { workers: { maxConcurrent: 0 }, platforms: [matrix(mx)] };
     const first = await startGateway(config);
     await waitFor('connected', async () => (await state(first.url)) === 'connected');
+    await listening(mx);
     for (let i = 0; i < 5; i++) mx.say(ROOM, `/task once ${i}`);
     await waitFor('the tasks', async () => (await first.kanban.board.counts()).ready === 5);
     await first.close();
