@@ -204,7 +204,12 @@ describe('the daemon on PostgreSQL', () => {
     } catch (err) {
       // A connection reset here once (not reproduced since): keep what the daemon said.
       throw new Error(
-        `${(err as Error).message}; the daemon said: ${daemon.output().slice(-3000)}`,
+        `${(err as Error).message}; the daemon said: ${daemon
+          .output()
+          .split('\n')
+          .filter((line) => /"level":(40|50|60)/.test(line))
+          .join('\n')
+          .slice(-6000)}`,
         {
           cause: err,
         },

@@ -272,6 +272,11 @@ export async function openPostgresStore(opts: PostgresOptions): Promise<PgStore>
   });
   // An idle connection that breaks (a database restart) must not take the daemon down.
   pool.on('error', (err) => opts.onIdleError?.(err));
+  // The pool stops listening to a new session the moment it lends it, before the borrower can:
+  // a server that ends the session in the very packet that said it was ready (a
+  // pg_terminate_backend, a restart) would be an uncaught error and take the daemon down. The
+  // session is unusable after it, which the borrower learns from its first statement.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   try {
     const client = await pool.connect();
     let usable = false;
