@@ -99,6 +99,13 @@ export type paths = {
      */
     get: operations["listTaskEvents"];
   };
+  "/tasks/{id}/diff": {
+    /**
+     * A task’s worktree against its base, as a unified diff (at most 2 MiB)
+     * @description Everything the task’s worktree changed against the branch it started from: commits, uncommitted and untracked files (ignored files aside). Cut at 2 MiB with a marker line. 404 for a task without a worktree (or one removed, or on another host), 409 while it is being made.
+     */
+    get: operations["getTaskDiff"];
+  };
   "/tasks/{id}/complete": {
     /**
      * Complete the run (its verdict)
@@ -241,7 +248,7 @@ export type components = {
     ApiError: {
       error: {
         /** @description stable code, see docs/errors.md */
-        code: "BAD_REQUEST" | "VALIDATION_FAILED" | "UNAUTHORIZED" | "FORBIDDEN" | "FORBIDDEN_ORIGIN" | "NOT_FOUND" | "TASK_NOT_FOUND" | "RUN_NOT_FOUND" | "PLATFORM_NOT_FOUND" | "INVALID_TRANSITION" | "RUN_MISMATCH" | "TASK_NOT_ARCHIVED" | "WORKER_SURVIVED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISDIRECTED_REQUEST" | "INTERNAL" | "PLATFORM_UNAVAILABLE" | "SHUTTING_DOWN" | "STORAGE_UNAVAILABLE" | "STORAGE_BUSY";
+        code: "BAD_REQUEST" | "VALIDATION_FAILED" | "UNAUTHORIZED" | "FORBIDDEN" | "FORBIDDEN_ORIGIN" | "NOT_FOUND" | "TASK_NOT_FOUND" | "RUN_NOT_FOUND" | "PLATFORM_NOT_FOUND" | "WORKSPACE_NOT_FOUND" | "INVALID_TRANSITION" | "RUN_MISMATCH" | "TASK_NOT_ARCHIVED" | "WORKER_SURVIVED" | "IDEMPOTENCY_KEY_IN_USE" | "WORKSPACE_NOT_READY" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISDIRECTED_REQUEST" | "INTERNAL" | "PLATFORM_UNAVAILABLE" | "SHUTTING_DOWN" | "STORAGE_UNAVAILABLE" | "STORAGE_BUSY";
         message: string;
       };
     };
@@ -256,6 +263,26 @@ export type components = {
       kind: "platform";
       platform: string;
       channel: string;
+    };
+    Workspace: {
+      kind: "scratch" | "worktree";
+      path: string;
+      repo: string | null;
+      branch: string | null;
+      base: string | null;
+      /** @description the host that made it */
+      host: string;
+      state: "active" | "preserved" | "removed";
+      preservedRef: string | null;
+    };
+    /** @description changes against the base, committed or not */
+    RunWorkspace: {
+      headBefore: string | null;
+      headAfter: string | null;
+      dirty: boolean;
+      filesChanged: number;
+      insertions: number;
+      deletions: number;
     };
     Task: {
       id: string;
@@ -282,6 +309,7 @@ export type components = {
       blockReason: string | null;
       notBefore: number | null;
       origin: components["schemas"]["Origin"];
+      workspace: components["schemas"]["Workspace"] | null;
     };
     Run: {
       id: string;
@@ -302,6 +330,7 @@ export type components = {
       cpuPercentMax: number | null;
       rssBytesMax: number | null;
       logPath: string;
+      workspace: components["schemas"]["RunWorkspace"] | null;
     };
     TaskDetail: {
       id: string;
@@ -328,6 +357,7 @@ export type components = {
       blockReason: string | null;
       notBefore: number | null;
       origin: components["schemas"]["Origin"];
+      workspace: components["schemas"]["Workspace"] | null;
       runs: components["schemas"]["Run"][];
       /** @description the tasks that have this one as a parent */
       children: string[];
@@ -923,6 +953,43 @@ export type components = {
       payload: {
         platform: string;
         [key: string]: unknown;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "workspace_escape";
+      payload: {
+        repo: string;
+        paths: string[];
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "workspace_preserved";
+      payload: {
+        ref: string;
+        commit: string | null;
+        why: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "workspace_removed";
+      payload: {
+        why: string;
+        branchDeleted: boolean;
       };
       /** @description epoch milliseconds */
       at: number;
@@ -2005,6 +2072,71 @@ export type operations = {
       };
       /** @description no such task, run or platform */
       404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * A task’s worktree against its base, as a unified diff (at most 2 MiB)
+   * @description Everything the task’s worktree changed against the branch it started from: commits, uncommitted and untracked files (ignored files aside). Cut at 2 MiB with a marker line. 404 for a task without a worktree (or one removed, or on another host), 409 while it is being made.
+   */
+  getTaskDiff: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description the diff */
+      200: {
+        content: {
+          "text/x-diff": string;
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not allowed in the current state (or an old run token) */
+      409: {
         content: {
           "application/json": components["schemas"]["ApiError"];
         };

@@ -55,5 +55,6 @@ export function defaultConfig(): RawConfig {
       },
     },
     platforms: [],
+    workspaces: { root: null, repos: {}, keepDays: 14, minFreeBytes: 1024 ** 3 },
   };
 }

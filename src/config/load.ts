@@ -14,7 +14,9 @@ import {
   type PlatformConfig,
   type Profile,
   type RawConfig,
+  type WorkspacesConfig,
 } from './schema.js';
+import { profileWorkspace, resolveWorkspaces } from './workspaces.js';
 
 /** A configuration mistake; `key` names what is wrong (a dotted path, a variable or the file). */
 export class ConfigError extends Error {
@@ -162,9 +164,12 @@ function resolveArg(cwd: string, arg: string, index: number): string {
   return arg.includes('/') && existsSync(resolve(cwd, arg)) ? resolve(cwd, arg) : arg;
 }
 
+const configError = (key: string, message: string) => new ConfigError(key, message);
+
 function resolveProfiles(
   raw: RawConfig['workers']['profiles'],
   baseDir: string,
+  repos: WorkspacesConfig['repos'],
 ): Record<string, Profile> {
   const out: Record<string, Profile> = {};
   for (const [name, p] of Object.entries(raw)) {
@@ -177,6 +182,7 @@ function resolveProfiles(
       maxConcurrent: p.maxConcurrent ?? null,
       maxRuntimeSeconds: p.maxRuntimeSeconds ?? null,
       keepDescendants: p.keepDescendants ?? false,
+      ...profileWorkspace(name, p, repos, configError),
     };
   }
   return out;
@@ -344,10 +350,16 @@ export function loadConfig(
   }
   const cluster = clusterTimings(raw, layers);
   const baseDir = file ? dirname(file) : cwd;
+  const dataDir = resolve(cwd, raw.dataDir);
+  const workspaces = resolveWorkspaces(raw.workspaces, baseDir, dataDir, configError);
   return deepFreeze({
     ...raw,
-    dataDir: resolve(cwd, raw.dataDir),
-    workers: { ...raw.workers, profiles: resolveProfiles(raw.workers.profiles, baseDir) },
+    dataDir,
+    workspaces,
+    workers: {
+      ...raw.workers,
+      profiles: resolveProfiles(raw.workers.profiles, baseDir, workspaces.repos),
+    },
     platforms: resolvePlatforms(raw.platforms),
     store:
       raw.store.kind === 'sqlite'

@@ -28,6 +28,26 @@ export const ProfileSchema = Type.Object(
     maxConcurrent: Type.Optional(Type.Integer({ minimum: 0 })),
     maxRuntimeSeconds: Type.Optional(Type.Union([seconds(0.001), Type.Null()])),
     keepDescendants: Type.Optional(Type.Boolean()),
+    /** Where its tasks run (SPEC 10): the profile's cwd, an empty directory, or a git worktree. */
+    workspace: Type.Optional(
+      Type.Union([Type.Literal('none'), Type.Literal('scratch'), Type.Literal('worktree')]),
+    ),
+    /** For a worktree: the name in workspaces.repos. */
+    repo: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  strict,
+);
+
+const repoName = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$';
+
+export const RepoSchema = Type.Object(
+  {
+    path: Type.String({ minLength: 1 }),
+    base: Type.Optional(Type.String({ minLength: 1, pattern: '^[^\\s~^:?*\\[\\\\]+$' })),
+    setup: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+    copy: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    push: Type.Optional(Type.Boolean()),
+    escapeCheck: Type.Optional(Type.Boolean()),
   },
   strict,
 );
@@ -152,6 +172,17 @@ export const ConfigSchema = Type.Object(
       strict,
     ),
     platforms: Type.Array(PlatformSchema),
+    workspaces: Type.Object(
+      {
+        /** The managed root; null: <dataDir>/workspaces. */
+        root: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+        repos: Type.Record(Type.String({ pattern: repoName }), RepoSchema, strict),
+        /** A done task's workspace is removed after this many days; 0: never. */
+        keepDays: Type.Number({ minimum: 0, maximum: 36_500 }),
+        minFreeBytes: Type.Integer({ minimum: 0 }),
+      },
+      strict,
+    ),
   },
   strict,
 );
@@ -170,6 +201,31 @@ export interface Profile {
   /** null: no limit. */
   maxRuntimeSeconds: number | null;
   keepDescendants: boolean;
+  /** Where its tasks run: the profile's cwd ("none"), or a workspace of the task's own. */
+  workspace: 'none' | 'scratch' | 'worktree';
+  /** The repository of a worktree profile (a name in workspaces.repos), else null. */
+  repo: string | null;
+}
+
+/** A repository tasks may work in, resolved (SPEC 10). */
+export interface RepoConfig {
+  name: string;
+  /** Absolute path of its checkout. */
+  path: string;
+  /** The branch new worktrees start from; null: the repository's current branch. */
+  base: string | null;
+  setup: string[] | null;
+  copy: string[];
+  push: boolean;
+  escapeCheck: boolean;
+}
+
+export interface WorkspacesConfig {
+  /** Absolute. */
+  root: string;
+  repos: Record<string, RepoConfig>;
+  keepDays: number;
+  minFreeBytes: number;
 }
 
 export interface PlatformConfig {
@@ -185,7 +241,11 @@ export type StoreConfig =
   { kind: 'sqlite' } | { kind: 'postgres'; url: string; schema: string; poolSize: number };
 
 /** The validated, resolved and frozen configuration every subsystem reads. */
-export interface Config extends Omit<RawConfig, 'workers' | 'platforms' | 'store' | 'cluster'> {
+export interface Config extends Omit<
+  RawConfig,
+  'workers' | 'platforms' | 'store' | 'cluster' | 'workspaces'
+> {
+  workspaces: WorkspacesConfig;
   store: StoreConfig;
   /** hostName resolved: the configured name, else the machine's. */
   cluster: Omit<RawConfig['cluster'], 'hostName'> & { hostName: string };

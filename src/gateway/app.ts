@@ -26,6 +26,7 @@ import { opsRoutes } from './routes/ops-routes.js';
 import { platformRoutes } from './routes/platform-routes.js';
 import { slackRoutes } from './routes/slack-routes.js';
 import { taskRoutes, type WorkerSample } from './routes/task-routes.js';
+import { workspaceRoutes } from './routes/workspace-routes.js';
 import { workerRoutes } from './routes/worker-routes.js';
 import { validatorCompiler } from './validation.js';
 
@@ -53,6 +54,8 @@ export interface AppDeps {
   requestStop: (code: number, reason: string) => void;
   /** How long an Idempotency-Key holds (api.idempotencyHours). */
   idempotencyMs: number;
+  /** A task's worktree's diff against its base (GET /tasks/:id/diff). */
+  diff: (taskId: string) => Promise<string>;
 }
 
 /** "body.title: must be string", "body: unknown field \"bogus\"", "querystring.limit: must be <= 1000". */
@@ -171,6 +174,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(async (scope) => {
     healthRoutes(scope, deps.readiness);
     taskRoutes(scope, deps);
+    workspaceRoutes(scope, deps);
     workerRoutes(scope, deps.worker);
     eventRoutes(scope, deps.board, deps.hub);
     activityRoutes(scope, deps);

@@ -47,6 +47,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     ...(deps.terminator ? { terminator: deps.terminator } : {}),
     ...(deps.keyedWaitMs !== undefined ? { keyedWaitMs: deps.keyedWaitMs } : {}),
     onListenerError: (err) => logger.error({ err }, 'event listener failed'),
+    log: logger,
   });
   await kanban.board.follow();
   const hub = new EventStreamHub(kanban.board, deps.stream);
@@ -136,6 +137,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     },
     requestStop: deps.requestStop,
     idempotencyMs: config.api.idempotencyHours * 3_600_000,
+    diff: (taskId) => kanban.workspaces.diff(taskId),
   });
   return {
     kanban,

@@ -3,6 +3,8 @@ import type { Config } from '../config/schema.js';
 import { Board } from './board.js';
 import { Ownership } from './dispatch/ownership.js';
 import { runTerminator, type RunTerminator } from './dispatch/run-terminator.js';
+import { TaskWorkspaces } from './dispatch/task-workspaces.js';
+import type { DispatcherLog } from './dispatch/log.js';
 import { Terminations } from './dispatch/terminations.js';
 import type { SettlementPolicy } from './moves/settle.js';
 import type { Clock } from './moves/tx.js';
@@ -19,6 +21,8 @@ export interface Kanban {
   policy: SettlementPolicy;
   /** Which runs this daemon supervises (all of them unless the board is shared). */
   ownership: Ownership;
+  /** Tasks' workspaces (SPEC 10). */
+  workspaces: TaskWorkspaces;
 }
 
 export interface KanbanOptions {
@@ -26,6 +30,7 @@ export interface KanbanOptions {
   /** Replaces process termination (tests inject one that reports a survivor). */
   terminator?: RunTerminator;
   onListenerError: (err: unknown) => void;
+  log: DispatcherLog;
   /** How long a keyed request waits for its twin (default 10 s; tests make it short). */
   keyedWaitMs?: number;
 }
@@ -46,6 +51,7 @@ export function createKanban(config: Config, store: BoardStore, opts: KanbanOpti
     config.dataDir,
   );
   const ownership = new Ownership(board.shared, config.dataDir);
+  const workspaces = new TaskWorkspaces(board, config, opts.log);
   return {
     board,
     operator: new OperatorActions(
@@ -64,7 +70,8 @@ export function createKanban(config: Config, store: BoardStore, opts: KanbanOpti
       ) * 1000,
     ),
     ownership,
-    worker: new WorkerActions(board, policy),
+    worker: new WorkerActions(board, policy, (run) => workspaces.judge(run)),
+    workspaces,
     terminations,
     terminator,
     policy,

@@ -8,6 +8,7 @@ import { heartbeat } from './moves/lease.js';
 import { settleRun, type SettlementPolicy } from './moves/settle.js';
 import type { Tx } from './moves/tx.js';
 import { leaderOf, type RunRecord } from './store/run-store.js';
+import type { RunJudgement } from './dispatch/task-workspaces.js';
 
 /** At most one heartbeat event per run per this long (SPEC §6); the lease counts every one. */
 export const HEARTBEAT_EVENT_MS = 30_000;
@@ -16,6 +17,8 @@ export class WorkerActions {
   constructor(
     private readonly board: Board,
     private readonly policy: SettlementPolicy,
+    /** What the run did to its workspace, before it is settled. */
+    private readonly judge: (run: RunRecord) => Promise<RunJudgement> = async () => ({}),
   ) {}
 
   /** The run `token` belongs to: 401 without one, 403 for another task's (or no) run. */
@@ -68,6 +71,7 @@ export class WorkerActions {
     // can be told apart later, even by the next instance.
     const leader = leaderOf(run);
     const held = leader && pidExists(leader.pid, leader) ? startTimeNow() : null;
+    const judged = run.endedAt === null ? await this.judge(run) : {};
     return this.board.transact(async (tx) => {
       const settled = await settleRun(tx, this.policy, {
         taskId,
@@ -76,6 +80,7 @@ export class WorkerActions {
         terminating: null,
         groupHeldUntil: held,
         ...fields,
+        ...judged,
       });
       if (settled) return settled;
       // The same verdict repeated by the task's latest run is answered as before, changing

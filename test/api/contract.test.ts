@@ -17,6 +17,7 @@ import { WaitingServer } from '../../src/gateway/waiting-server.js';
 import { signedHeaders, webhookReceiver, webhookSecret } from '../helpers/doubles.js';
 import { slackDouble } from '../helpers/slack-double.js';
 import { holdBoard } from '../helpers/store.js';
+import { makeRepo } from '../helpers/git.js';
 
 type Doc = {
   openapi: string;
@@ -313,6 +314,49 @@ describe('the OpenAPI document', () => {
     await call('GET', '/ready', '/ready');
     const dispatching = await startGateway({ api: { token: TOKEN } }, { dispatch: true });
     note('GET', '/ready', await api(dispatching.url, 'GET', '/ready', undefined, AUTH));
+    // A task's worktree: 409 while its setup runs, its diff once it is made.
+    const repo = makeRepo();
+    const go = join(tempDir(), 'go');
+    const worktrees = await startGateway(
+      {
+        api: { token: TOKEN },
+        workers: {
+          tickSeconds: 0.1,
+          defaultProfile: 'agent',
+          profiles: {
+            agent: {
+              command: ['/bin/sh', '-c', 'echo x > new.txt'],
+              workspace: 'worktree',
+              repo: 'app',
+            },
+          },
+        },
+        workspaces: {
+          minFreeBytes: 0,
+          repos: {
+            app: {
+              path: repo,
+              setup: ['/bin/sh', '-c', `while [ ! -f ${go} ]; do sleep 0.05; done`],
+            },
+          },
+        },
+      },
+      { dispatch: true },
+    );
+    const worked = (await api(worktrees.url, 'POST', '/tasks', { title: 'diff' }, AUTH)).body as {
+      id: string;
+    };
+    const diffOf = () => api(worktrees.url, 'GET', `/tasks/${worked.id}/diff`, undefined, AUTH);
+    await waitFor('its worktree being made', async () => (await diffOf()).status === 409);
+    note('GET', '/tasks/{id}/diff', await diffOf());
+    writeFileSync(go, '');
+    await waitFor('its worker to have run', async () => {
+      const t = (await api(worktrees.url, 'GET', `/tasks/${worked.id}`, undefined, AUTH)).body as {
+        status: string;
+      };
+      return t.status !== 'ready' && t.status !== 'running';
+    });
+    note('GET', '/tasks/{id}/diff', await diffOf());
     const { hosts } = (await call('GET', '/hosts', '/hosts')).body as {
       hosts: { state: string }[];
     };

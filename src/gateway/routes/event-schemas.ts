@@ -100,6 +100,9 @@ export const EVENT_PAYLOADS = {
   breaker_closed: PlatformPayload,
   platform_paused: PlatformPayload,
   platform_resumed: PlatformPayload,
+  workspace_escape: Type.Object({ repo: str, paths: Type.Array(str) }),
+  workspace_preserved: Type.Object({ ref: str, commit: nullable(str), why: str }),
+  workspace_removed: Type.Object({ why: str, branchDeleted: bool }),
 } satisfies Record<EventKind, TSchema>;
 
 /** Each kind's event as the API answers it: `payload` narrowed by `kind`. */

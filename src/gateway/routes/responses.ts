@@ -6,6 +6,7 @@ import { Type, type TSchema } from '../../schema-types.js';
 import { BEARER_CHALLENGE, ERROR_STATUS } from '../../errors.js';
 import { EventSchema, OriginSchema } from './event-schemas.js';
 import { HOST_STATES, RUN_OUTCOMES, TASK_STATUSES } from '../../kanban/model/types.js';
+import { WORKSPACE_KINDS, WORKSPACE_STATES } from '../../workspaces/types.js';
 
 const literals = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
 const millis = Type.Integer({ description: 'epoch milliseconds' });
@@ -25,6 +26,34 @@ export const ErrorBody = Type.Object(
   },
   // Not "Error": generated clients would shadow the global Error with it.
   { ...closed, $id: 'ApiError' },
+);
+
+const WorkspaceSchema = Type.Object(
+  {
+    kind: literals(WORKSPACE_KINDS),
+    path: Type.String(),
+    repo: nullable(Type.String()),
+    branch: nullable(Type.String()),
+    base: nullable(Type.String()),
+    host: Type.String({ description: 'the host that made it' }),
+    state: literals(WORKSPACE_STATES),
+    preservedRef: nullable(
+      Type.String({ description: 'where its content was kept before its removal' }),
+    ),
+  },
+  { ...closed, $id: 'Workspace' },
+);
+
+const RunWorkspaceSchema = Type.Object(
+  {
+    headBefore: nullable(Type.String()),
+    headAfter: nullable(Type.String()),
+    dirty: Type.Boolean(),
+    filesChanged: Type.Integer(),
+    insertions: Type.Integer(),
+    deletions: Type.Integer(),
+  },
+  { ...closed, $id: 'RunWorkspace', description: 'changes against the base, committed or not' },
 );
 
 const taskFields = {
@@ -49,6 +78,7 @@ const taskFields = {
   blockReason: nullable(Type.String()),
   notBefore: nullable(millis),
   origin: Type.Ref(OriginSchema),
+  workspace: nullable(Type.Ref(WorkspaceSchema)),
 };
 
 export const TaskSchema = Type.Object(taskFields, { ...closed, $id: 'Task' });
@@ -73,6 +103,7 @@ export const RunSchema = Type.Object(
     cpuPercentMax: nullable(Type.Number()),
     rssBytesMax: nullable(Type.Integer()),
     logPath: Type.String(),
+    workspace: nullable(Type.Ref(RunWorkspaceSchema)),
   },
   { ...closed, $id: 'Run' },
 );
@@ -189,6 +220,8 @@ export const HostSchema = Type.Object(
 export const COMPONENTS = [
   ErrorBody,
   OriginSchema,
+  WorkspaceSchema,
+  RunWorkspaceSchema,
   TaskSchema,
   RunSchema,
   TaskDetailSchema,

@@ -106,6 +106,7 @@ export class Dispatcher {
       log: deps.log,
       live: this.live,
       cgroups: this.cgroups,
+      workspaces: kanban.workspaces,
       baseUrl: () => this.baseUrl,
       onExit: (worker) => this.endRun(worker),
     });
@@ -117,6 +118,7 @@ export class Dispatcher {
       live: this.live,
       dataDir: config.dataDir,
       reclaimDeferMs: config.workers.reclaimDeferSeconds * 1000,
+      judge: (run) => kanban.workspaces.judge(run),
       wake: () => this.wake(),
     });
     this.deadlines = new Deadlines({
@@ -160,6 +162,8 @@ export class Dispatcher {
       const exited = event.runId === null ? undefined : this.live.get(event.runId);
       if (exited?.exit !== undefined) this.endRun(exited);
       if (WAKE_KINDS.has(event.kind)) this.wake();
+      const archived = event.kind === 'archived' ? event.taskId : null;
+      if (archived) this.track('workspace', () => this.deps.kanban.workspaces.retire(archived));
     });
     this.timer = setInterval(
       () => this.track('tick', () => this.tick()),

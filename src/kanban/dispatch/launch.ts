@@ -11,6 +11,10 @@ import type { DispatcherLog } from './log.js';
 import type { RunCgroups } from './run-cgroups.js';
 import { decodeStatus, readExitRecord, runDir } from './run-files.js';
 import { spawnWorker } from './worker-spawn.js';
+import type { TaskWorkspaces } from './task-workspaces.js';
+import { recordWorkspace } from '../moves/workspace.js';
+import type { Prepared } from '../../workspaces/workspaces.js';
+import { mkdirSync } from 'node:fs';
 
 export interface LauncherDeps {
   board: Board;
@@ -19,6 +23,7 @@ export interface LauncherDeps {
   log: DispatcherLog;
   live: LiveWorkers;
   cgroups: RunCgroups | null;
+  workspaces: TaskWorkspaces;
   /** The daemon's base URL for GATEHOUSE_URL (known once the server listens). */
   baseUrl: () => string;
   /** Its leader has exited: the run's ending begins. */
@@ -43,6 +48,8 @@ export class Launcher {
       );
       return;
     }
+    const workspace = await this.workspace(claim, profile);
+    if (workspace === false) return;
     let spawned: ReturnType<typeof spawnWorker>;
     const cgroup = cgroups?.make(claim.run.id) ?? null;
     try {
@@ -53,7 +60,13 @@ export class Launcher {
         dataDir: config.dataDir,
         baseUrl: this.deps.baseUrl(),
         inheritedEnv: config.workerEnv,
+        workspace: workspace && { cwd: workspace.record.path, env: workspace.env },
       });
+      if (workspace && spawned.ok)
+        this.deps.workspaces.room.writeRunStart(
+          runDir(config.dataDir, claim.run.id),
+          workspace.start,
+        );
     } catch (err) {
       // The run folder could not be written (ENOSPC, EACCES): nothing was started.
       spawned = { ok: false, error: `cannot prepare the run folder: ${(err as Error).message}` };
@@ -102,6 +115,44 @@ export class Launcher {
       return;
     }
     log.info({ workerPid: proc.pid }, 'worker spawned');
+  }
+
+  /**
+   * The claim's workspace, made or found and recorded on the task, with the state it starts
+   * from; null when its profile has none; false when the run was settled instead (it could not
+   * be made: spawn_failed with why).
+   */
+  private async workspace(
+    claim: Claim,
+    profile: Profile,
+  ): Promise<(Prepared & { start: unknown }) | null | false> {
+    if (profile.workspace === 'none') return null;
+    const { board, workspaces, config } = this.deps;
+    try {
+      mkdirSync(runDir(config.dataDir, claim.run.id), { recursive: true });
+      const prepared = await workspaces.prepare(
+        claim.task.id,
+        claim.task.workspace,
+        profile,
+        claim.run.logPath,
+      );
+      if (!prepared) return null;
+      const start = await workspaces.room.runStart(prepared.record);
+      const current = await board.transact((tx) =>
+        recordWorkspace(tx, claim.task.id, claim.run.id, prepared.record),
+      );
+      // Settled meanwhile (archived while its workspace was made): nothing to start.
+      if (!current) return false;
+      return { ...prepared, start };
+    } catch (err) {
+      const error = (err as Error).message;
+      await this.settleUnstarted(claim, 'spawn_failed', error);
+      this.deps.log.warn(
+        { taskId: claim.task.id, runId: claim.run.id, error },
+        'workspace could not be made',
+      );
+      return false;
+    }
   }
 
   /** A claim whose worker was never started: its run ends with `outcome`, nothing to clean up. */

@@ -11,6 +11,8 @@ import { readExitRecord, readVerdict, runDir } from './run-files.js';
 import { readLogTail } from './run-log.js';
 import type { RunReaper } from './run-reaper.js';
 import type { RunTerminator } from './run-terminator.js';
+import type { RunJudgement } from './task-workspaces.js';
+import type { RunRecord } from '../store/run-store.js';
 
 export interface RunEndingsDeps {
   board: Board;
@@ -20,6 +22,8 @@ export interface RunEndingsDeps {
   live: LiveWorkers;
   dataDir: string;
   reclaimDeferMs: number;
+  /** What the run did to its workspace, before it is settled. */
+  judge: (run: RunRecord) => Promise<RunJudgement>;
   /** A slot was freed or a task released. */
   wake: () => void;
 }
@@ -96,6 +100,7 @@ export class RunEndings {
         ? await readLogTail(run.logPath, { lines: 20, maxLineChars: 500 }).catch(() => '')
         : '';
     const c = classifyExit(exit, readVerdict(dir), tail, run.pid);
+    const judged = await this.deps.judge(run);
     const task = await board.transact(async (tx) => {
       await recordLeftovers(tx, run.taskId, run.id, left);
       return settleRun(tx, this.deps.policy, {
@@ -103,6 +108,7 @@ export class RunEndings {
         runId: run.id,
         terminating: null,
         ...c,
+        ...judged,
         procGone: true,
       });
     });

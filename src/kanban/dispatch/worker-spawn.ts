@@ -26,6 +26,8 @@ export interface SpawnRequest {
   inheritedEnv: Record<string, string>;
   /** The cgroup the wrapper moves itself into before it starts the worker, or null. */
   cgroup: string | null;
+  /** The task's workspace: the worker's cwd and what its environment adds (SPEC 10), or null. */
+  workspace: { cwd: string; env: Record<string, string> } | null;
 }
 
 export type Spawned =
@@ -41,11 +43,11 @@ function isExecutable(path: string): boolean {
 }
 
 /** Why the profile cannot start here (missing cwd or program), or null. */
-function preflight(profile: Profile, env: Record<string, string>): string | null {
+function preflight(profile: Profile, cwd: string, env: Record<string, string>): string | null {
   try {
-    if (!statSync(profile.cwd).isDirectory()) return `cwd ${profile.cwd} is not a directory`;
+    if (!statSync(cwd).isDirectory()) return `cwd ${cwd} is not a directory`;
   } catch (err) {
-    return `cwd ${profile.cwd}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+    return `cwd ${cwd}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
   }
   const program = profile.command[0]!;
   if (program.includes('/'))
@@ -62,6 +64,7 @@ export function workerEnv(req: SpawnRequest, dir: string): Record<string, string
   return {
     ...req.inheritedEnv,
     ...req.profile.env,
+    ...req.workspace?.env,
     GATEHOUSE_URL: req.baseUrl,
     GATEHOUSE_TASK_ID: req.claim.task.id,
     GATEHOUSE_RUN_ID: req.claim.run.id,
@@ -79,7 +82,8 @@ export function workerEnv(req: SpawnRequest, dir: string): Record<string, string
 export function spawnWorker(req: SpawnRequest): Spawned {
   const { claim, profile } = req;
   const dir = runDir(req.dataDir, claim.run.id);
-  mkdirSync(dir);
+  // Made already when the run's workspace was prepared (its setup writes to the run's log).
+  mkdirSync(dir, { recursive: true });
   // Nothing reads it before the worker starts, and a run that never started is not adopted:
   // a plain write is enough.
   writeJson(runFile(dir, 'task.json'), {
@@ -88,14 +92,15 @@ export function spawnWorker(req: SpawnRequest): Spawned {
     profile: profile.name,
   });
   const env = workerEnv(req, dir);
-  const problem = preflight(profile, env);
+  const cwd = req.workspace?.cwd ?? profile.cwd;
+  const problem = preflight(profile, cwd, env);
   if (problem) return { ok: false, error: problem };
   const log = openSync(claim.run.logPath, 'a');
   let child: ChildProcess;
   try {
     const cgroup = req.cgroup === null ? [] : ['--cgroup', req.cgroup];
     child = spawn('/bin/sh', [WRAPPER, ...cgroup, runFile(dir, 'exit.json'), ...profile.command], {
-      cwd: profile.cwd,
+      cwd,
       env,
       detached: true,
       stdio: ['ignore', log, log],

@@ -77,6 +77,12 @@ export interface EventPayloads {
   breaker_closed: PlatformPayload;
   platform_paused: PlatformPayload;
   platform_resumed: PlatformPayload;
+  /** The repository's own checkout changed while the run was live (SPEC 10). */
+  workspace_escape: { repo: string; paths: string[] };
+  /** What the task's workspace held was kept before its removal. */
+  workspace_preserved: { ref: string; commit: string | null; why: string };
+  /** The task's workspace was removed (its content kept, or all of it elsewhere). */
+  workspace_removed: { why: string; branchDeleted: boolean };
 }
 
 export type EventKind = keyof EventPayloads;
@@ -129,6 +135,9 @@ export const EVENT_KINDS = {
   breaker_closed: quiet,
   platform_paused: quiet,
   platform_resumed: quiet,
+  workspace_escape: quiet,
+  workspace_preserved: quiet,
+  workspace_removed: quiet,
 } as const satisfies Record<EventKind, KindMeaning>;
 
 export const ALL_EVENT_KINDS = Object.keys(EVENT_KINDS) as EventKind[];

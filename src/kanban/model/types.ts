@@ -1,4 +1,6 @@
 // The board's vocabulary: statuses, outcomes, and the shapes of tasks, runs and events.
+import type { RunEvidence, WorkspaceRecord } from '../../workspaces/types.js';
+
 export const TASK_STATUSES = ['todo', 'ready', 'running', 'blocked', 'done', 'archived'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
@@ -60,6 +62,8 @@ export interface Task {
   blockReason: string | null;
   notBefore: number | null;
   origin: Origin;
+  /** Its workspace (SPEC 10), or null: it runs in its profile's cwd. */
+  workspace: WorkspaceRecord | null;
 }
 
 export interface Run {
@@ -81,6 +85,8 @@ export interface Run {
   cpuPercentMax: number | null;
   rssBytesMax: number | null;
   logPath: string;
+  /** What the run did to its task's worktree, or null. */
+  workspace: RunEvidence | null;
 }
 
 export interface Comment {

@@ -3,6 +3,7 @@
 import type { RunEndPayload } from '../model/events.js';
 import { decideOutcome } from '../model/outcome-policy.js';
 import type { RunOutcome, Task } from '../model/types.js';
+import type { RunEvidence } from '../../workspaces/types.js';
 import { applyMove } from './apply.js';
 import { orphanChildren, promoteChildren } from './children.js';
 import type { Tx } from './tx.js';
@@ -25,6 +26,19 @@ export interface RunEnding {
   procGone?: boolean;
   /** A start time by which the run's group was proven its own, for ending its leftovers later. */
   groupHeldUntil?: number | null;
+  /** What the run did to its task's worktree (SPEC 10). */
+  workspace?: RunEvidence | null;
+  /** The repository's own checkout changed while it ran: its name and the changed paths. */
+  escaped?: { repo: string; paths: string[] } | null;
+}
+
+export const ESCAPE_REASON = "the repository's own checkout changed while it ran";
+
+/** A completed run whose repository's checkout changed meanwhile is blocked for a person to look. */
+function escapedEnding(ending: RunEnding): RunEnding {
+  if (!ending.escaped || ending.escaped.paths.length === 0 || ending.outcome !== 'completed')
+    return ending;
+  return { ...ending, outcome: 'blocked', blockReason: ESCAPE_REASON };
 }
 
 export interface SettlementPolicy {
@@ -39,9 +53,10 @@ export interface SettlementPolicy {
 export async function settleRun(
   tx: Tx,
   policy: SettlementPolicy,
-  ending: RunEnding,
+  asReported: RunEnding,
 ): Promise<Task | null> {
   const { store, now } = tx;
+  const ending = escapedEnding(asReported);
   const task = await store.tasks.get(ending.taskId);
   if (!task || task.status !== 'running' || task.currentRunId !== ending.runId) return null;
   const decision = decideOutcome(ending.outcome, {
@@ -82,7 +97,15 @@ export async function settleRun(
     // A run that never had a process cannot leave one behind.
     procGone: ending.procGone ?? run?.pid === null,
     groupHeldUntil: ending.groupHeldUntil ?? null,
+    workspace: ending.workspace ?? null,
   });
+  if (ending.escaped && ending.escaped.paths.length > 0)
+    tx.emit({
+      taskId: ending.taskId,
+      runId: ending.runId,
+      kind: 'workspace_escape',
+      payload: ending.escaped,
+    });
   tx.emit({
     taskId: ending.taskId,
     runId: ending.runId,

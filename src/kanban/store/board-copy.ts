@@ -48,6 +48,7 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
       'lease_expires_at',
       'last_heartbeat_at',
       'terminating',
+      'workspace',
     ],
   },
   // Link order is the order of insertion (rowid here, ord there).
@@ -97,6 +98,7 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
       'group_held_until',
       'host',
       'host_id',
+      'workspace',
     ],
   },
   { name: 'events', order: 'id', columns: ['id', 'task_id', 'run_id', 'kind', 'payload', 'at'] },

@@ -2,6 +2,7 @@
 import type { ProcessIdentity } from '../../proc/index.js';
 import type { Db } from './db.js';
 import type { Run, RunOutcome } from '../model/types.js';
+import type { RunEvidence } from '../../workspaces/types.js';
 
 export interface RunRow {
   seq: number;
@@ -30,6 +31,7 @@ export interface RunRow {
   group_held_until: number | null;
   host: string | null;
   host_id: number | string | null;
+  workspace: string | null;
 }
 
 /** A run with what only the daemon needs: the leader's identity and cleanup state. */
@@ -72,6 +74,8 @@ export interface RunEnd {
   procGone?: boolean;
   /** A start time by which the run's group was proven its own (its leader seen alive). */
   groupHeldUntil?: number | null;
+  /** What the run did to its task's worktree. */
+  workspace?: RunEvidence | null;
 }
 
 export class RunStore {
@@ -108,7 +112,8 @@ export class RunStore {
       db.prepare(`UPDATE runs SET ended_at = @at, outcome = @outcome, exit_code = @exitCode,
       signal = @signal, error = @error, summary = @summary,
       proc_gone_at = CASE WHEN @procGone THEN @at ELSE proc_gone_at END,
-      group_held_until = coalesce(@groupHeldUntil, group_held_until)
+      group_held_until = coalesce(@groupHeldUntil, group_held_until),
+      workspace = coalesce(@workspace, workspace)
       WHERE id = @id AND ended_at IS NULL`);
     this.gone = db.prepare(
       'UPDATE runs SET proc_gone_at = ? WHERE id = ? AND proc_gone_at IS NULL',
@@ -189,6 +194,7 @@ export class RunStore {
         summary: end.summary ?? null,
         procGone: end.procGone ? 1 : 0,
         groupHeldUntil: end.groupHeldUntil ?? null,
+        workspace: end.workspace ? JSON.stringify(end.workspace) : null,
       }).changes === 1
     );
   }
@@ -302,6 +308,7 @@ export function toRecord(row: RunRow): RunRecord {
     procGoneAt: row.proc_gone_at,
     filesPrunedAt: row.files_pruned_at,
     groupHeldUntil: row.group_held_until,
+    workspace: row.workspace === null ? null : (JSON.parse(row.workspace) as RunEvidence),
   };
 }
 

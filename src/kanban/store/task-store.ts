@@ -1,5 +1,6 @@
 // Reading tasks and their parent links; every statement prepared once. Writes are in task-writes.ts.
 import type { Origin, Task, TaskStatus } from '../model/types.js';
+import type { WorkspaceRecord } from '../../workspaces/types.js';
 import type { Db } from './db.js';
 import { RUNS_OF_TASK, toRecord, type RunRecord, type RunRow } from './run-store.js';
 
@@ -12,7 +13,7 @@ export function taskColumns(parents: string): string {
   return `id, title, body, assignee, status, priority, ${parents} AS parents, created_at,
   updated_at, started_at, completed_at, max_runtime_seconds, max_retries, consecutive_failures,
   last_failure_error, result, summary, current_run_id, block_reason, not_before, origin, seq,
-  lease_expires_at, last_heartbeat_at, terminating`;
+  lease_expires_at, last_heartbeat_at, terminating, workspace`;
 }
 
 const TASK_COLUMNS = taskColumns(
@@ -48,6 +49,7 @@ export type TaskRow = [
   leaseExpiresAt: number | null,
   lastHeartbeatAt: number | null,
   terminating: string | null,
+  workspace: string | null,
 ];
 
 /** Dispatcher-only facts that the API does not show. */
@@ -314,5 +316,6 @@ export function toTask(row: TaskRow): Task {
     blockReason,
     notBefore,
     origin: JSON.parse(origin) as Origin,
+    workspace: row[25] === null ? null : (JSON.parse(row[25]) as WorkspaceRecord),
   };
 }

@@ -36,6 +36,8 @@ export interface DetailColumns {
   last_failure_error?: string | null;
   result?: string | null;
   summary?: string | null;
+  /** The task's workspace (JSON of a WorkspaceRecord), SPEC 10. */
+  workspace?: string | null;
 }
 
 /** What a running task may change without leaving running: its lease and pending termination. */

@@ -174,4 +174,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX idempotency_keys_at ON idempotency_keys (at);
   `,
+  // 8: workspaces (SPEC 10), as on SQLite.
+  `
+  ALTER TABLE tasks ADD COLUMN workspace text;
+  ALTER TABLE runs ADD COLUMN workspace text;
+  `,
 ];

@@ -1,0 +1,139 @@
+// A task's workspace through its runs: made (or found) before a run, judged after it, retired
+// when the task is archived. The workspace room does the git; this keeps the board's record.
+import type { Config, Profile } from '../../config/schema.js';
+import { AppError } from '../../errors.js';
+import type { WorkspaceRecord } from '../../workspaces/types.js';
+import { WorkspaceError, Workspaces, type Prepared } from '../../workspaces/workspaces.js';
+import type { Board } from '../board.js';
+import type { RunEnding } from '../moves/settle.js';
+import { retireWorkspace } from '../moves/workspace.js';
+import type { RunRecord } from '../store/run-store.js';
+import type { DispatcherLog } from './log.js';
+import { runDir } from './run-files.js';
+
+export type RunJudgement = Pick<RunEnding, 'workspace' | 'escaped'>;
+
+export class TaskWorkspaces {
+  readonly room: Workspaces;
+  private readonly retiring = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly board: Board,
+    private readonly config: Config,
+    private readonly log: DispatcherLog,
+  ) {
+    this.room = new Workspaces(config.workspaces, config.cluster.hostName);
+  }
+
+  /** The run's workspace, or null for a profile that has none. Throws a WorkspaceError. */
+  async prepare(
+    taskId: string,
+    current: WorkspaceRecord | null,
+    profile: Profile,
+    logPath: string,
+  ): Promise<Prepared | null> {
+    if (profile.workspace === 'none') return null;
+    if (current && current.state !== 'active')
+      throw new WorkspaceError(
+        `the task's workspace was ${current.state}${current.preservedRef ? ` (its content is on ${current.preservedRef})` : ''}`,
+      );
+    const setupEnv = { ...this.config.workerEnv, ...profile.env };
+    return this.room.prepare(taskId, current, profile, setupEnv, logPath);
+  }
+
+  /** What the run did to its workspace, for its settlement; nothing when it has none. */
+  async judge(run: RunRecord): Promise<RunJudgement> {
+    // Most runs have no workspace: not a read more for them.
+    const profile = this.config.workers.profiles[run.profile];
+    if (!profile || profile.workspace === 'none') return {};
+    const task = await this.board.tasks.get(run.taskId);
+    const record = task?.workspace;
+    if (!record || record.state !== 'active' || record.host !== this.config.cluster.hostName)
+      return {};
+    try {
+      const end = await this.room.endRun(runDir(this.config.dataDir, run.id), record);
+      return {
+        workspace: end.evidence,
+        escaped: end.escaped.length > 0 ? { repo: record.repo!, paths: end.escaped } : null,
+      };
+    } catch (err) {
+      // Evidence is worth having, never worth an outcome: the run settles without it.
+      this.log.warn(
+        { err, taskId: run.taskId, runId: run.id },
+        'workspace: no evidence for the run',
+      );
+      return {};
+    }
+  }
+
+  /** Removes the task's workspace once its content is safe, and records what was kept. */
+  retire(taskId: string): Promise<void> {
+    const pending = this.retiring.get(taskId);
+    if (pending) return pending;
+    const work = this.retireOnce(taskId).finally(() => this.retiring.delete(taskId));
+    this.retiring.set(taskId, work);
+    return work;
+  }
+
+  private async retireOnce(taskId: string): Promise<void> {
+    const task = await this.board.tasks.get(taskId).catch(() => null);
+    const record = task?.workspace;
+    if (!record || record.state !== 'active' || record.host !== this.config.cluster.hostName)
+      return;
+    // A run still ending (a termination) may yet need it: retired once nothing runs.
+    if (task.currentRunId !== null) return;
+    try {
+      const removal = await this.room.remove(taskId, record);
+      const kept = removal.preserved?.kept ? removal.preserved : null;
+      await this.board.transact((tx) =>
+        retireWorkspace(tx, taskId, record, {
+          state: kept ? 'preserved' : 'removed',
+          preservedRef: kept?.ref ?? null,
+          commit: kept?.commit || null,
+          why: removal.why,
+          branchDeleted: removal.branchDeleted,
+        }),
+      );
+      this.log.info({ taskId, why: removal.why }, 'workspace removed');
+    } catch (err) {
+      this.log.warn({ err, taskId }, 'workspace: kept, it could not be removed safely');
+    }
+  }
+
+  /** The task's worktree's change against its base (GET /tasks/:id/diff). */
+  async diff(taskId: string): Promise<string> {
+    const task = await this.board.get(taskId);
+    const record = task.workspace;
+    if (record?.state !== 'active' && this.room.making(task.id))
+      throw new AppError(
+        'WORKSPACE_NOT_READY',
+        `task ${task.id}'s worktree is being made; try again`,
+      );
+    if (!record || record.kind !== 'worktree')
+      throw new AppError('WORKSPACE_NOT_FOUND', `task ${task.id} has no worktree`);
+    if (record.state !== 'active')
+      throw new AppError(
+        'WORKSPACE_NOT_FOUND',
+        `task ${task.id}'s worktree was removed${record.preservedRef ? `; its content is on ${record.preservedRef}` : ''}`,
+      );
+    if (record.host !== this.config.cluster.hostName)
+      throw new AppError(
+        'WORKSPACE_NOT_FOUND',
+        `task ${task.id}'s worktree is on host ${record.host}; ask that host`,
+      );
+    try {
+      return await this.room.diff(record);
+    } catch (err) {
+      throw new AppError(
+        'WORKSPACE_NOT_FOUND',
+        `task ${task.id}'s worktree cannot be read: ${(err as Error).message}`,
+      );
+    }
+  }
+
+  /** Every workspace operation started has finished. */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.retiring.values()]);
+    await this.room.idle();
+  }
+}

@@ -1,0 +1,67 @@
+// Moves of a task's workspace record (SPEC 10): made or found for a run, and retired once its
+// content is safe. The record is a detail: no status changes with it.
+import type { WorkspaceRecord } from '../../workspaces/types.js';
+import type { TaskStatus } from '../model/types.js';
+import { WRITES } from '../store/task-writes.js';
+import type { Tx } from './tx.js';
+
+/** The running task's workspace for its current run; false if the run is no longer current. */
+export async function recordWorkspace(
+  tx: Tx,
+  taskId: string,
+  runId: string,
+  record: WorkspaceRecord,
+): Promise<boolean> {
+  return tx.store[WRITES].change(
+    taskId,
+    { status: 'running', runId },
+    { workspace: JSON.stringify(record) },
+  );
+}
+
+export interface Retirement {
+  state: 'preserved' | 'removed';
+  preservedRef: string | null;
+  commit: string | null;
+  why: string;
+  branchDeleted: boolean;
+}
+
+const SETTLED: readonly TaskStatus[] = ['todo', 'ready', 'blocked', 'done', 'archived'];
+
+/** The workspace is gone (its content kept where `preservedRef` says): recorded, with events. */
+export async function retireWorkspace(
+  tx: Tx,
+  taskId: string,
+  record: WorkspaceRecord,
+  retired: Retirement,
+): Promise<void> {
+  const task = await tx.store.tasks.get(taskId);
+  if (task && task.workspace?.path === record.path) {
+    await tx.store[WRITES].change(
+      taskId,
+      { status: SETTLED.includes(task.status) ? task.status : SETTLED, runId: task.currentRunId },
+      {
+        workspace: JSON.stringify({
+          ...record,
+          state: retired.state,
+          preservedRef: retired.preservedRef ?? record.preservedRef,
+        }),
+      },
+    );
+  }
+  const taskRef = task ? taskId : null;
+  if (retired.preservedRef)
+    tx.emit({
+      taskId: taskRef,
+      runId: null,
+      kind: 'workspace_preserved',
+      payload: { ref: retired.preservedRef, commit: retired.commit, why: retired.why },
+    });
+  tx.emit({
+    taskId: taskRef,
+    runId: null,
+    kind: 'workspace_removed',
+    payload: { why: retired.why, branchDeleted: retired.branchDeleted },
+  });
+}

@@ -1,0 +1,30 @@
+// A worktree's change against its base as one unified diff, committed or not, untracked files
+// included, cut at a bound with a marker.
+import { forkPoint } from './evidence.js';
+import { git } from './git.js';
+import { snapshot } from './snapshot.js';
+
+export const MAX_DIFF_BYTES = 2 * 1024 * 1024;
+
+export async function worktreeDiff(
+  path: string,
+  base: string,
+  maxBytes = MAX_DIFF_BYTES,
+): Promise<string> {
+  const { value } = await snapshot(path, async (snap) => {
+    const from = await forkPoint(path, base, snap.head);
+    if (!from) return '';
+    const { stdout, truncated } = await git(
+      path,
+      ['diff', '--no-color', '--binary', from, snap.tree],
+      {
+        maxBytes,
+        truncate: true,
+      },
+    );
+    if (!truncated) return stdout;
+    const cut = stdout.slice(0, stdout.lastIndexOf('\n', maxBytes - 200) + 1);
+    return `${cut}\n# gatehouse: the diff is longer than ${maxBytes} bytes and was cut here\n`;
+  });
+  return value ?? '';
+}

@@ -1,0 +1,70 @@
+// Removing a task's workspace, only once what it holds exists elsewhere (preserve.ts): the
+// answer says what was kept and why the removal was allowed.
+import { rmSync } from 'node:fs';
+import type { RepoConfig } from '../config/schema.js';
+import { git } from './git.js';
+import { checkInside } from './paths.js';
+import { preserveScratch, preserveWorktree, type Preservation } from './preserve.js';
+import type { WorkspaceRecord } from './types.js';
+
+export interface Removal {
+  removed: boolean;
+  preserved: Preservation | null;
+  /** The task's branch was deleted (it was contained in the base). */
+  branchDeleted: boolean;
+  why: string;
+}
+
+async function branchMerged(repo: RepoConfig, branch: string, base: string): Promise<boolean> {
+  const { code } = await git(
+    repo.path,
+    ['merge-base', '--is-ancestor', `refs/heads/${branch}`, base],
+    {
+      okCodes: [1, 128],
+    },
+  );
+  return code === 0;
+}
+
+export async function removeWorktree(
+  root: string,
+  repo: RepoConfig,
+  record: WorkspaceRecord,
+  taskId: string,
+): Promise<Removal> {
+  const base = record.base!;
+  const branch = record.branch!;
+  let preserved: Preservation | null = null;
+  if (checkInside(root, record.path)) {
+    preserved = await preserveWorktree(record.path, taskId, base);
+    // Nothing in it exists only here any more (preserved, or all in the base).
+    await git(repo.path, ['worktree', 'remove', '--force', record.path]);
+    if (checkInside(root, record.path)) rmSync(record.path, { recursive: true });
+  }
+  await git(repo.path, ['worktree', 'prune']);
+  let branchDeleted = false;
+  if (await branchMerged(repo, branch, base)) {
+    await git(repo.path, ['branch', '-D', branch]);
+    branchDeleted = true;
+  }
+  const why = preserved?.kept
+    ? `its ${preserved.why} were kept on ${preserved.ref}`
+    : (preserved?.why ?? 'it was already gone');
+  return { removed: true, preserved, branchDeleted, why };
+}
+
+export async function removeScratch(
+  root: string,
+  record: WorkspaceRecord,
+  taskId: string,
+): Promise<Removal> {
+  let preserved: Preservation | null = null;
+  if (checkInside(root, record.path)) {
+    preserved = await preserveScratch(root, record.path, taskId);
+    if (checkInside(root, record.path)) rmSync(record.path, { recursive: true });
+  }
+  const why = preserved?.kept
+    ? `its files were kept in ${preserved.ref}`
+    : (preserved?.why ?? 'it was already gone');
+  return { removed: true, preserved, branchDeleted: false, why };
+}

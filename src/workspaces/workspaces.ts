@@ -1,0 +1,227 @@
+// The workspace room's one face to the dispatcher: a task's workspace made (or found) before a
+// run, what each run did to it, and its removal once its content is safe (SPEC 10).
+import { mkdirSync, readFileSync, statfsSync, writeFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Profile, RepoConfig, WorkspacesConfig } from '../config/schema.js';
+import { worktreeDiff } from './diff.js';
+import { changedPaths, checkoutState, type CheckoutState } from './escape.js';
+import { runEvidence } from './evidence.js';
+import { checkInside, ensureRoot, makingMarker, workspacePath } from './paths.js';
+import { removeScratch, removeWorktree, type Removal } from './remove.js';
+import { RepoLocks } from './repo-lock.js';
+import { runSetup } from './setup.js';
+import { headOf } from './snapshot.js';
+import type { RunEvidence, WorkspaceRecord } from './types.js';
+import { ensureWorktree } from './worktree.js';
+import { existsSync, rmSync } from 'node:fs';
+
+/** A workspace ready for a run: where the worker starts and what it is told. */
+export interface Prepared {
+  record: WorkspaceRecord;
+  env: Record<string, string>;
+}
+
+/** What the run folder keeps of the workspace at the run's start (workspace.json). */
+interface RunStart {
+  headBefore: string | null;
+  checkout: CheckoutState | null;
+}
+
+export interface RunEnd {
+  evidence: RunEvidence | null;
+  /** Paths of the repository's own checkout that changed while the run was live. */
+  escaped: string[];
+}
+
+const RUN_START_FILE = 'workspace.json';
+
+export class WorkspaceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WorkspaceError';
+  }
+}
+
+export class Workspaces {
+  private readonly locks = new RepoLocks();
+  private rootMade = false;
+
+  constructor(
+    private readonly config: WorkspacesConfig,
+    private readonly hostName: string,
+  ) {}
+
+  get root(): string {
+    return this.config.root;
+  }
+
+  repo(name: string | null): RepoConfig | null {
+    return name === null ? null : (this.config.repos[name] ?? null);
+  }
+
+  /** Free bytes on the root's file system are below the floor (no new workspace is made). */
+  lowOnDisk(): string | null {
+    if (this.config.minFreeBytes === 0) return null;
+    let free: number;
+    try {
+      this.ensureRoot();
+      const fs = statfsSync(this.config.root);
+      free = fs.bavail * fs.bsize;
+    } catch {
+      return null;
+    }
+    return free < this.config.minFreeBytes
+      ? `${free} bytes free on ${this.config.root}, below workspaces.minFreeBytes (${this.config.minFreeBytes}): no new workspace is made`
+      : null;
+  }
+
+  private ensureRoot(): void {
+    if (this.rootMade) return;
+    ensureRoot(this.config.root);
+    this.rootMade = true;
+  }
+
+  /**
+   * The task's workspace for its next run: the one it has (found again, or made anew from its
+   * branch when gone), or a new one. Throws a WorkspaceError saying why it cannot be had.
+   */
+  async prepare(
+    taskId: string,
+    current: WorkspaceRecord | null,
+    profile: Profile,
+    setupEnv: Record<string, string>,
+    logPath: string,
+  ): Promise<Prepared> {
+    if (profile.workspace === 'none') throw new WorkspaceError('the profile has no workspace');
+    try {
+      this.ensureRoot();
+      const path = workspacePath(this.config.root, taskId);
+      if (profile.workspace === 'scratch' && (current === null || current.kind === 'scratch')) {
+        if (!checkInside(this.config.root, path)) mkdirSync(path);
+        const record = this.record(current, {
+          kind: 'scratch',
+          path,
+          repo: null,
+          branch: null,
+          base: null,
+        });
+        return { record, env: { GATEHOUSE_WORKSPACE: path } };
+      }
+      const repo = this.repo(current?.repo ?? profile.repo);
+      if (!repo)
+        throw new WorkspaceError(
+          `no repository "${current?.repo ?? profile.repo}" in workspaces.repos`,
+        );
+      const made = await this.locks.run(repo.path, () =>
+        ensureWorktree(repo, this.config.root, taskId, path, async (dir) => {
+          if (repo.setup)
+            await runSetup(
+              repo.setup,
+              dir,
+              { ...setupEnv, GATEHOUSE_WORKSPACE: dir },
+              logPath,
+              30 * 60_000,
+            );
+        }),
+      );
+      const record = this.record(current, {
+        kind: 'worktree',
+        path,
+        repo: repo.name,
+        branch: made.branch,
+        base: made.base,
+      });
+      return {
+        record,
+        env: {
+          GATEHOUSE_WORKSPACE: path,
+          GATEHOUSE_BRANCH: made.branch,
+          GATEHOUSE_BASE: made.base,
+        },
+      };
+    } catch (err) {
+      if (err instanceof WorkspaceError) throw err;
+      throw new WorkspaceError(`cannot make the task's workspace: ${(err as Error).message}`);
+    }
+  }
+
+  private record(
+    current: WorkspaceRecord | null,
+    fields: Pick<WorkspaceRecord, 'kind' | 'path' | 'repo' | 'branch' | 'base'>,
+  ): WorkspaceRecord {
+    return {
+      ...fields,
+      host: this.hostName,
+      state: 'active',
+      preservedRef: current?.preservedRef ?? null,
+    };
+  }
+
+  /** The workspace and the repository's checkout as a run starts (taken before its spawn). */
+  async runStart(record: WorkspaceRecord): Promise<unknown> {
+    const repo = this.repo(record.repo);
+    const start: RunStart = {
+      headBefore: record.kind === 'worktree' ? await headOf(record.path) : null,
+      checkout: repo && repo.escapeCheck ? await checkoutState(repo.path) : null,
+    };
+    return start;
+  }
+
+  /** Keeps runStart's answer in the run folder, where the run's end (or the next daemon) reads it. */
+  writeRunStart(runDir: string, start: unknown): void {
+    const file = join(runDir, RUN_START_FILE);
+    writeFileSync(`${file}.tmp`, `${JSON.stringify(start)}\n`);
+    renameSync(`${file}.tmp`, file);
+  }
+
+  /** What the run did to its workspace, and whether the repository's checkout changed meanwhile. */
+  async endRun(runDir: string, record: WorkspaceRecord): Promise<RunEnd> {
+    const start = readRunStart(runDir);
+    const repo = this.repo(record.repo);
+    if (record.kind !== 'worktree' || !repo) return { evidence: null, escaped: [] };
+    if (!existsSync(record.path)) return { evidence: null, escaped: [] };
+    const evidence = await runEvidence(record.path, record.base!, start?.headBefore ?? null);
+    const escaped =
+      start?.checkout && repo.escapeCheck
+        ? changedPaths(start.checkout, await checkoutState(repo.path))
+        : [];
+    return { evidence, escaped };
+  }
+
+  /** Removes the task's workspace once what it holds is safe; says what was kept. */
+  async remove(taskId: string, record: WorkspaceRecord): Promise<Removal> {
+    if (record.kind === 'scratch') return removeScratch(this.config.root, record, taskId);
+    const repo = this.repo(record.repo);
+    if (!repo) throw new WorkspaceError(`no repository "${record.repo}" in workspaces.repos: kept`);
+    return this.locks.run(repo.path, async () => {
+      const removal = await removeWorktree(this.config.root, repo, record, taskId);
+      rmSync(makingMarker(this.config.root, taskId), { force: true });
+      return removal;
+    });
+  }
+
+  /** The task's workspace is being made now (or a daemon died making it). */
+  making(taskId: string): boolean {
+    return existsSync(makingMarker(this.config.root, taskId));
+  }
+
+  async diff(record: WorkspaceRecord): Promise<string> {
+    if (record.kind !== 'worktree' || record.base === null)
+      throw new WorkspaceError('only a worktree has a diff');
+    return worktreeDiff(record.path, record.base);
+  }
+
+  /** Every git operation started has finished (for a clean shutdown). */
+  idle(): Promise<void> {
+    return this.locks.idle();
+  }
+}
+
+function readRunStart(runDir: string): RunStart | null {
+  try {
+    const value = JSON.parse(readFileSync(join(runDir, RUN_START_FILE), 'utf8')) as RunStart;
+    return typeof value === 'object' && value !== null ? value : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,122 @@
+// A task's git worktree: made on branch gatehouse/<taskId> from the base, kept for every run of
+// the task, found again after a restart; a half-made one (the daemon died while making it) is
+// never handed to a worker.
+import { cpSync, existsSync, lstatSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { RepoConfig } from '../config/schema.js';
+import { git, GitError } from './git.js';
+import { checkInside, makingMarker, OutsideRootError } from './paths.js';
+import { branchOf } from './types.js';
+
+export interface Worktree {
+  path: string;
+  branch: string;
+  base: string;
+  /** It was made now (not found from an earlier run). */
+  made: boolean;
+}
+
+/** The repository's common git directory, resolved: what all its worktrees share. */
+export async function commonDir(path: string): Promise<string> {
+  const { stdout } = await git(path, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
+  return resolve(stdout.trim());
+}
+
+/** The base branch: the configured one, else the checkout's current branch. */
+export async function baseOf(repo: RepoConfig): Promise<string> {
+  if (repo.base) return repo.base;
+  const { stdout, code } = await git(repo.path, ['symbolic-ref', '--quiet', '--short', 'HEAD'], {
+    okCodes: [1],
+  });
+  if (code !== 0 || !stdout.trim())
+    throw new Error(
+      `repository ${repo.name} (${repo.path}) has a detached HEAD: set workspaces.repos.${repo.name}.base`,
+    );
+  return stdout.trim();
+}
+
+async function branchExists(repoPath: string, branch: string): Promise<boolean> {
+  const { code } = await git(
+    repoPath,
+    ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`],
+    {
+      okCodes: [1],
+    },
+  );
+  return code === 0;
+}
+
+/** Whether `path` is a worktree of `repo` with `branch` checked out. */
+async function isTasksWorktree(repo: RepoConfig, path: string, branch: string): Promise<boolean> {
+  try {
+    if (!existsSync(join(path, '.git'))) return false;
+    if ((await commonDir(path)) !== (await commonDir(repo.path))) return false;
+    const { stdout } = await git(path, ['symbolic-ref', '--quiet', 'HEAD'], { okCodes: [1] });
+    return stdout.trim() === `refs/heads/${branch}`;
+  } catch {
+    return false;
+  }
+}
+
+/** Copies the repository's `copy` paths into a new worktree, never over what is there. */
+function copyInto(repo: RepoConfig, path: string): void {
+  for (const rel of repo.copy) {
+    const from = join(repo.path, rel);
+    const to = join(path, rel);
+    if (!existsSync(from) || existsSync(to)) continue;
+    // A link is copied as a link, never followed.
+    if (lstatSync(from).isSymbolicLink()) continue;
+    cpSync(from, to, {
+      recursive: true,
+      force: false,
+      errorOnExist: false,
+      verbatimSymlinks: true,
+    });
+  }
+}
+
+/**
+ * The task's worktree at `path`, made if it is not there. Run under the repository's lock.
+ * `prepare` (setup) runs in a new worktree before it is called ready.
+ */
+export async function ensureWorktree(
+  repo: RepoConfig,
+  root: string,
+  taskId: string,
+  path: string,
+  prepare: (path: string) => Promise<void>,
+): Promise<Worktree> {
+  const branch = branchOf(taskId);
+  const base = await baseOf(repo);
+  const marker = makingMarker(root, taskId);
+  const exists = checkInside(root, path);
+  if (exists && !existsSync(marker)) {
+    if (await isTasksWorktree(repo, path, branch)) return { path, branch, base, made: false };
+    throw new OutsideRootError(
+      path,
+      `it exists and is not task ${taskId}'s worktree of ${repo.name}`,
+    );
+  }
+  if (exists) {
+    // Half made by a daemon that died: never handed to a worker, so it holds only what the
+    // base, the copies and setup put there. Made again from the start.
+    await git(repo.path, ['worktree', 'remove', '--force', path], { okCodes: [128] });
+    if (checkInside(root, path)) rmSync(path, { recursive: true, force: true });
+  }
+  await git(repo.path, ['worktree', 'prune']);
+  writeFileSync(marker, `${process.pid}\n`);
+  const args = (await branchExists(repo.path, branch))
+    ? ['worktree', 'add', path, branch]
+    : ['worktree', 'add', '-b', branch, path, base];
+  try {
+    await git(repo.path, args);
+  } catch (err) {
+    if (err instanceof GitError && /invalid reference|not a valid object name/i.test(err.stderr))
+      throw new Error(`the base branch "${base}" of repository ${repo.name} does not exist`);
+    throw err;
+  }
+  copyInto(repo, path);
+  await prepare(path);
+  rmSync(marker, { force: true });
+  return { path, branch, base, made: true };
+}

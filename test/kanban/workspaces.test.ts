@@ -1,0 +1,251 @@
+// A workspace of its own for every task (SPEC 10), with real git repositories and real workers:
+// worktrees made at the first claim and kept across runs, evidence per run, a run that touched
+// the repository's own checkout held for a person, and cleanup that keeps every change.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { api, startGateway, type TestGateway } from '../helpers/app.js';
+import { tempDir } from '../helpers/daemon.js';
+import { gitCode, gitOut, makeRepo } from '../helpers/git.js';
+import { waitFor } from '../helpers/wait.js';
+import { createTask, eventsOf, getTask, settledIn } from '../helpers/workers.js';
+
+const fast = { tickSeconds: 0.1, killGraceSeconds: 0.3, failureLimit: 2, maxConcurrent: 20 };
+const IDENTITY = {
+  GIT_AUTHOR_NAME: 'agent',
+  GIT_AUTHOR_EMAIL: 'agent@localhost',
+  GIT_COMMITTER_NAME: 'agent',
+  GIT_COMMITTER_EMAIL: 'agent@localhost',
+};
+
+/** A worker that runs `script` in sh, then reports done with `summary` (result.json). */
+function shWorker(script: string, extra: object = {}) {
+  return {
+    command: [
+      '/bin/sh',
+      '-c',
+      `set -e\n${script}\nprintf '{"status":"done","summary":"%s"}' "\${SUMMARY:-ok}" > "$GATEHOUSE_RUN_DIR/result.json"`,
+    ],
+    env: IDENTITY,
+    workspace: 'worktree',
+    repo: 'app',
+    maxConcurrent: 20,
+    ...extra,
+  };
+}
+
+async function gatewayOn(
+  repo: string,
+  profiles: Record<string, object>,
+  repoExtra: object = {},
+): Promise<TestGateway> {
+  return startGateway(
+    {
+      workers: { ...fast, defaultProfile: Object.keys(profiles)[0], profiles },
+      workspaces: { repos: { app: { path: repo, base: 'main', ...repoExtra } }, minFreeBytes: 0 },
+    },
+    { dispatch: true },
+  );
+}
+
+const archive = (gw: TestGateway, id: string) => api(gw.url, 'POST', `/tasks/${id}/archive`, {});
+
+function retired(gw: TestGateway, id: string, state: 'preserved' | 'removed') {
+  return waitFor(`task ${id}'s workspace ${state}`, async () => {
+    const task = await getTask(gw, id);
+    return task.workspace?.state === state ? task : null;
+  });
+}
+
+describe('workspaces', () => {
+  it('gives each of 20 tasks claimed at once on one repository a worktree of its own, with each run’s evidence', async () => {
+    const repo = makeRepo();
+    const gw = await gatewayOn(repo, {
+      agent: shWorker(
+        // Each writes its own id, waits for the others to have written theirs, and reads it back.
+        'echo "$GATEHOUSE_TASK_ID" > mine.txt\nsleep 0.3\nSUMMARY="$(cat mine.txt) $PWD $GATEHOUSE_BRANCH $GATEHOUSE_BASE"',
+      ),
+    });
+    const ids = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => (await createTask(gw, { title: `t${i}` })).id),
+    );
+    const root = join(gw.dataDir, 'workspaces');
+    for (const id of ids) {
+      const task = await settledIn(gw, id, 'done', 60_000);
+      const path = join(root, id);
+      // Its own file, in its own directory, on its own branch: nobody overwrote anybody.
+      expect(task.summary).toBe(`${id} ${path} gatehouse/${id} main`);
+      expect(task.workspace).toEqual({
+        kind: 'worktree',
+        path,
+        repo: 'app',
+        branch: `gatehouse/${id}`,
+        base: 'main',
+        host: gw.config.cluster.hostName,
+        state: 'active',
+        preservedRef: null,
+      });
+      const head = gitOut(repo, 'rev-parse', 'main');
+      expect(task.runs[0].workspace).toEqual({
+        headBefore: head,
+        headAfter: head,
+        dirty: true,
+        filesChanged: 1,
+        insertions: 1,
+        deletions: 0,
+      });
+    }
+    const listed = gitOut(repo, 'worktree', 'list', '--porcelain')
+      .split('\n')
+      .filter((l) => l.startsWith('worktree '));
+    expect(listed).toHaveLength(21);
+    // The repository's own checkout is as it was.
+    expect(gitOut(repo, 'status', '--porcelain')).toBe('');
+  });
+
+  it('runs a retry after a crash in the same worktree, with what the crashed run left', async () => {
+    const repo = makeRepo();
+    const gw = await gatewayOn(repo, {
+      agent: shWorker(
+        'if [ ! -f attempt ]; then echo one > attempt; git add attempt; git commit -qm one; exit 1; fi\nSUMMARY="second saw $(cat attempt)"',
+      ),
+    });
+    const { id } = await createTask(gw, { title: 'crash then retry' });
+    const task = await settledIn(gw, id, 'done', 30_000);
+    expect(task.summary).toBe('second saw one');
+    expect(task.runs.map((r: { outcome: string }) => r.outcome)).toEqual(['crashed', 'completed']);
+    const [first, second] = task.runs;
+    // The second run started where the first left: its commit, on the task's branch.
+    expect(second.workspace.headBefore).toBe(first.workspace.headAfter);
+    expect(first.workspace.headAfter).toBe(gitOut(repo, 'rev-parse', `gatehouse/${id}`));
+    expect(second.workspace).toMatchObject({ filesChanged: 1, insertions: 1, dirty: false });
+  });
+
+  it('shows the worktree’s change against its base as a diff, committed or not', async () => {
+    const repo = makeRepo();
+    const gw = await gatewayOn(repo, {
+      agent: shWorker(
+        'echo changed >> README.md\ngit commit -qam edit\necho new > untracked.txt\necho more >> src/app.js',
+      ),
+      plain: { command: ['/bin/true'] },
+    });
+    const { id } = await createTask(gw, { title: 'diff' });
+    await settledIn(gw, id, 'done');
+    const res = await fetch(`${gw.url}/tasks/${id}/diff`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/x-diff/);
+    const diff = await res.text();
+    expect(diff).toContain('+++ b/README.md');
+    expect(diff).toContain('+changed');
+    expect(diff).toContain('+++ b/untracked.txt');
+    expect(diff).toContain('+more');
+    // The worktree's own index was not touched: the untracked file is still untracked.
+    // (gitOut trims: " M" reads "M".)
+    expect(gitOut(join(gw.dataDir, 'workspaces', id), 'status', '--porcelain')).toBe(
+      'M src/app.js\n?? untracked.txt',
+    );
+    const none = await createTask(gw, { title: 'no worktree', assignee: 'plain' });
+    await settledIn(gw, none.id, 'blocked');
+    const missing = await api(gw.url, 'GET', `/tasks/${none.id}/diff`);
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe('WORKSPACE_NOT_FOUND');
+  });
+
+  it('keeps every change of an archived task’s worktree on refs/gatehouse/preserved/<id> before removing it, and keeps its unmerged branch', async () => {
+    const repo = makeRepo();
+    const gw = await gatewayOn(repo, {
+      agent: shWorker(
+        'echo committed > done.txt\ngit add done.txt\ngit commit -qm work\necho edited >> README.md\nmkdir -p notes\necho draft > notes/untracked.md',
+      ),
+    });
+    const { id } = await createTask(gw, { title: 'dirty' });
+    const done = await settledIn(gw, id, 'done');
+    const path = done.workspace.path;
+    expect((await archive(gw, id)).status).toBe(200);
+    const task = await retired(gw, id, 'preserved');
+    const ref = `refs/gatehouse/preserved/${id}`;
+    expect(task.workspace.preservedRef).toBe(ref);
+    expect(existsSync(path)).toBe(false);
+    // Every file is in the preserved commit: the committed, the edited and the untracked one.
+    expect(gitOut(repo, 'show', `${ref}:done.txt`)).toBe('committed');
+    expect(gitOut(repo, 'show', `${ref}:README.md`)).toBe('# app\nedited');
+    expect(gitOut(repo, 'show', `${ref}:notes/untracked.md`)).toBe('draft');
+    // The branch has a commit that is not in main: kept. Nobody's stash was used.
+    expect(gitCode(repo, 'rev-parse', '--verify', `refs/heads/gatehouse/${id}`)).toBe(0);
+    expect(gitOut(repo, 'stash', 'list')).toBe('');
+    expect(gitOut(repo, 'worktree', 'list', '--porcelain')).not.toContain(path);
+    const kinds = (await eventsOf(gw, id)).map((e) => e.kind);
+    expect(kinds).toContain('workspace_preserved');
+    expect(kinds).toContain('workspace_removed');
+  });
+
+  it('removes a clean worktree whose branch is in the base, branch and all, keeping nothing', async () => {
+    const repo = makeRepo();
+    const gw = await gatewayOn(repo, { agent: shWorker('true') });
+    const { id } = await createTask(gw, { title: 'clean' });
+    const done = await settledIn(gw, id, 'done');
+    await archive(gw, id);
+    const task = await retired(gw, id, 'removed');
+    expect(task.workspace.preservedRef).toBeNull();
+    expect(existsSync(done.workspace.path)).toBe(false);
+    expect(gitCode(repo, 'rev-parse', '--verify', `refs/heads/gatehouse/${id}`)).not.toBe(0);
+    expect(gitCode(repo, 'rev-parse', '--verify', `refs/gatehouse/preserved/${id}`)).not.toBe(0);
+  });
+
+  it('never follows a link a worker planted in its worktree out of the root', async () => {
+    const repo = makeRepo();
+    const outside = tempDir('gatehouse-outside-');
+    mkdirSync(join(outside, 'precious'));
+    writeFileSync(join(outside, 'precious', 'file'), 'keep me');
+    const gw = await gatewayOn(repo, {
+      agent: shWorker(
+        `ln -s ${outside}/precious link-to-dir\nln -s ${outside}/precious/file link-to-file`,
+      ),
+    });
+    const { id } = await createTask(gw, { title: 'links' });
+    await settledIn(gw, id, 'done');
+    await archive(gw, id);
+    const task = await retired(gw, id, 'preserved');
+    expect(readFileSync(join(outside, 'precious', 'file'), 'utf8')).toBe('keep me');
+    // Kept as links, not as what they point to.
+    const ref = task.workspace.preservedRef;
+    expect(gitOut(repo, 'cat-file', '-p', `${ref}:link-to-file`)).toBe(`${outside}/precious/file`);
+  });
+
+  it('blocks a run that changed the repository’s own checkout, with a workspace_escape naming the paths', async () => {
+    const repo = makeRepo();
+    const gw = await gatewayOn(repo, {
+      agent: shWorker(`echo oops >> ${repo}/README.md\necho stray > ${repo}/stray.txt`),
+    });
+    const { id } = await createTask(gw, { title: 'escape' });
+    const task = await settledIn(gw, id, 'blocked');
+    expect(task.blockReason).toBe("the repository's own checkout changed while it ran");
+    const escape = (await eventsOf(gw, id)).find((e) => e.kind === 'workspace_escape');
+    expect(escape?.payload).toEqual({ repo: 'app', paths: ['README.md', 'stray.txt'] });
+  });
+
+  it('fails a run whose repository setup fails, with its exit code and output in the log; the next run makes the worktree again', async () => {
+    const repo = makeRepo();
+    const flag = join(tempDir(), 'second');
+    const gw = await gatewayOn(
+      repo,
+      { agent: shWorker('SUMMARY="setup said $(cat .setup-ran)"') },
+      {
+        setup: [
+          '/bin/sh',
+          '-c',
+          `echo setting up; if [ ! -f ${flag} ]; then touch ${flag}; exit 3; fi; echo twice > .setup-ran`,
+        ],
+        copy: ['README.md'],
+      },
+    );
+    const { id } = await createTask(gw, { title: 'setup' });
+    const task = await settledIn(gw, id, 'done', 30_000);
+    expect(task.runs[0].outcome).toBe('spawn_failed');
+    expect(task.runs[0].error).toMatch(/setup .* exited with code 3/);
+    const log = (await api(gw.url, 'GET', `/runs/${task.runs[0].id}/log`)).body as string;
+    expect(log).toContain('setting up');
+    expect(task.runs[1].outcome).toBe('completed');
+    expect(task.summary).toBe('setup said twice');
+  });
+});
