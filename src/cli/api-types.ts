@@ -309,6 +309,7 @@ export type components = {
       blockReason: string | null;
       notBefore: number | null;
       origin: components["schemas"]["Origin"];
+      repo: string | null;
       workspace: components["schemas"]["Workspace"] | null;
     };
     Run: {
@@ -357,6 +358,7 @@ export type components = {
       blockReason: string | null;
       notBefore: number | null;
       origin: components["schemas"]["Origin"];
+      repo: string | null;
       workspace: components["schemas"]["Workspace"] | null;
       runs: components["schemas"]["Run"][];
       /** @description the tasks that have this one as a parent */
@@ -1229,6 +1231,8 @@ export type operations = {
           parents?: string[];
           maxRuntimeSeconds?: number | null;
           maxRetries?: number | null;
+          /** @description the repository its worktree is made from: a name in workspaces.repos */
+          repo?: string | null;
         };
       };
     };

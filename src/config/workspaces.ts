@@ -95,3 +95,25 @@ export function profileWorkspace(
     );
   return { workspace: 'worktree', repo: raw.repo };
 }
+
+/**
+ * Why a task may not name `repo` (SPEC 10): only a repository of workspaces.repos, for a profile
+ * whose tasks get a worktree. A path is never taken.
+ */
+export function repoProblem(
+  config: {
+    workspaces: { repos: Record<string, RepoConfig> };
+    workers: { defaultProfile: string; profiles: Record<string, Profile> };
+  },
+  repo: string,
+  assignee: string | null,
+): string | null {
+  const names = Object.keys(config.workspaces.repos);
+  if (!names.includes(repo))
+    return `"${repo}" is not a repository in workspaces.repos (${names.join(', ') || 'none configured'})`;
+  const name = assignee ?? config.workers.defaultProfile;
+  const profile = config.workers.profiles[name];
+  if (profile && profile.workspace !== 'worktree')
+    return `profile "${name}" gives its tasks no worktree (its workspace is "${profile.workspace}")`;
+  return null;
+}

@@ -54,6 +54,7 @@ export interface AppDeps {
   requestStop: (code: number, reason: string) => void;
   /** How long an Idempotency-Key holds (api.idempotencyHours). */
   idempotencyMs: number;
+  repoProblem: (repo: string, assignee: string | null) => string | null;
   /** A task's worktree's diff against its base (GET /tasks/:id/diff). */
   diff: (taskId: string) => Promise<string>;
 }

@@ -5,6 +5,7 @@ import { Dispatcher } from '../kanban/dispatch/dispatcher.js';
 import { interruptAll } from '../kanban/dispatch/interrupt.js';
 import { Retention } from '../kanban/dispatch/retention.js';
 import { createKanban, type Kanban } from '../kanban/kanban.js';
+import { repoProblem } from '../config/workspaces.js';
 import type { RunTerminator } from '../kanban/dispatch/run-terminator.js';
 import type { BoardStore } from '../kanban/store/contract.js';
 import type { AdapterFactory } from '../platforms/adapter.js';
@@ -138,6 +139,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     requestStop: deps.requestStop,
     idempotencyMs: config.api.idempotencyHours * 3_600_000,
     diff: (taskId) => kanban.workspaces.diff(taskId),
+    repoProblem: (repo, assignee) => repoProblem(config, repo, assignee),
   });
   return {
     kanban,

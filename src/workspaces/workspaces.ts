@@ -89,6 +89,8 @@ export class Workspaces {
     taskId: string,
     current: WorkspaceRecord | null,
     profile: Profile,
+    /** The repository the task asked for (checked at its creation), else null: the profile's. */
+    asked: string | null,
     setupEnv: Record<string, string>,
     logPath: string,
   ): Promise<Prepared> {
@@ -107,11 +109,9 @@ export class Workspaces {
         });
         return { record, env: { GATEHOUSE_WORKSPACE: path } };
       }
-      const repo = this.repo(current?.repo ?? profile.repo);
-      if (!repo)
-        throw new WorkspaceError(
-          `no repository "${current?.repo ?? profile.repo}" in workspaces.repos`,
-        );
+      const name = current?.repo ?? asked ?? profile.repo;
+      const repo = this.repo(name);
+      if (!repo) throw new WorkspaceError(`no repository "${name}" in workspaces.repos`);
       const made = await this.locks.run(repo.path, () =>
         ensureWorktree(repo, this.config.root, taskId, path, async (dir) => {
           if (repo.setup)

@@ -1,6 +1,7 @@
 // A workspace of its own for every task (SPEC 10), with real git repositories and real workers:
 // worktrees made at the first claim and kept across runs, evidence per run, a run that touched
 // the repository's own checkout held for a person, and cleanup that keeps every change.
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -247,5 +248,98 @@ describe('workspaces', () => {
     expect(log).toContain('setting up');
     expect(task.runs[1].outcome).toBe('completed');
     expect(task.summary).toBe('setup said twice');
+  });
+
+  it('makes a task’s worktree from the repository it names, and refuses any other name, a path, or a profile without worktrees', async () => {
+    const app = makeRepo();
+    const web = makeRepo({ 'index.html': '<p>web</p>\n' });
+    const gw = await startGateway(
+      {
+        workers: {
+          ...fast,
+          defaultProfile: 'agent',
+          profiles: {
+            agent: shWorker('SUMMARY="$(ls | tr "\\n" " ")"'),
+            plain: { command: ['/bin/true'] },
+          },
+        },
+        workspaces: { repos: { app: { path: app }, web: { path: web } }, minFreeBytes: 0 },
+      },
+      { dispatch: true },
+    );
+    const { id } = await createTask(gw, { title: 'web work', repo: 'web' });
+    const task = await settledIn(gw, id, 'done');
+    expect(task.repo).toBe('web');
+    expect(task.workspace).toMatchObject({ repo: 'web', branch: `gatehouse/${id}` });
+    expect(task.summary).toBe('index.html ');
+    expect(gitOut(web, 'rev-parse', '--verify', `gatehouse/${id}`)).toMatch(/^[0-9a-f]{40}$/);
+    const before = (await api(gw.url, 'GET', '/tasks')).body.tasks.length;
+    for (const [body, message] of [
+      [
+        { title: 'x', repo: 'nope' },
+        /repo: "nope" is not a repository in workspaces.repos \(app, web\)/,
+      ],
+      [{ title: 'x', repo: app }, /body.repo/],
+      [{ title: 'x', repo: '../app' }, /body.repo/],
+      [
+        { title: 'x', repo: 'app', assignee: 'plain' },
+        /profile "plain" gives its tasks no worktree/,
+      ],
+    ] as const) {
+      const res = await api(gw.url, 'POST', '/tasks', body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error.message).toMatch(message);
+    }
+    // Nothing was made by a refused request.
+    expect((await api(gw.url, 'GET', '/tasks')).body.tasks.length).toBe(before);
+  });
+
+  it('gives a scratch profile an empty directory, kept as a tar when it is archived with files in it', async () => {
+    const gw = await startGateway(
+      {
+        workers: {
+          ...fast,
+          defaultProfile: 'scratch',
+          profiles: {
+            scratch: {
+              command: [
+                '/bin/sh',
+                '-c',
+                'test -z "$(ls -A)" && pwd > "$GATEHOUSE_RUN_DIR/../../where" && echo out > report.txt; echo "{\\"status\\":\\"done\\",\\"summary\\":\\"$GATEHOUSE_WORKSPACE\\"}" > "$GATEHOUSE_RUN_DIR/result.json"',
+              ],
+              workspace: 'scratch',
+            },
+            empty: {
+              command: [
+                '/bin/sh',
+                '-c',
+                'echo "{\\"status\\":\\"done\\"}" > "$GATEHOUSE_RUN_DIR/result.json"',
+              ],
+              workspace: 'scratch',
+            },
+          },
+        },
+        workspaces: { minFreeBytes: 0 },
+      },
+      { dispatch: true },
+    );
+    const { id } = await createTask(gw, { title: 'scratch' });
+    const done = await settledIn(gw, id, 'done');
+    const path = join(gw.dataDir, 'workspaces', id);
+    expect(done.summary).toBe(path);
+    expect(done.workspace).toMatchObject({ kind: 'scratch', path, repo: null, branch: null });
+    expect(readFileSync(join(gw.dataDir, 'where'), 'utf8').trim()).toBe(path);
+    await archive(gw, id);
+    const kept = await retired(gw, id, 'preserved');
+    const tar = join(gw.dataDir, 'workspaces', '.preserved', `${id}.tar`);
+    expect(kept.workspace.preservedRef).toBe(tar);
+    expect(existsSync(path)).toBe(false);
+    expect(execFileSync('tar', ['-xOf', tar, `${id}/report.txt`], { encoding: 'utf8' })).toBe(
+      'out\n',
+    );
+    const nothing = await createTask(gw, { title: 'empty', assignee: 'empty' });
+    await settledIn(gw, nothing.id, 'done');
+    await archive(gw, nothing.id);
+    expect((await retired(gw, nothing.id, 'removed')).workspace.preservedRef).toBeNull();
   });
 });

@@ -78,6 +78,7 @@ const taskFields = {
   blockReason: nullable(Type.String()),
   notBefore: nullable(millis),
   origin: Type.Ref(OriginSchema),
+  repo: nullable(Type.String({ description: 'the repository it asked for (workspaces.repos)' })),
   workspace: nullable(Type.Ref(WorkspaceSchema)),
 };
 

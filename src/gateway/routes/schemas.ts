@@ -30,6 +30,11 @@ export const CreateTaskBody = Type.Object(
     ),
     maxRuntimeSeconds: Type.Optional(maxRuntimeSeconds),
     maxRetries: Type.Optional(maxRetries),
+    repo: Type.Optional(
+      Type.Union([Type.String({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$' }), Type.Null()], {
+        description: 'the repository its worktree is made from: a name in workspaces.repos',
+      }),
+    ),
   },
   strict,
 );

@@ -42,6 +42,8 @@ export interface TaskRouteDeps {
   workerInfo: (taskId: string) => WorkerSample | null;
   /** How long an Idempotency-Key holds (api.idempotencyHours). */
   idempotencyMs: number;
+  /** Why a task may not ask for `repo` with this assignee (SPEC 10), or null. */
+  repoProblem: (repo: string, assignee: string | null) => string | null;
 }
 
 type IdRequest = FastifyRequest<{ Params: Static<typeof TaskIdParams> }>;
@@ -92,6 +94,10 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       const replay = key && (await board.replayOf<TaskRecord>(key));
       if (replay) return sendAnswer(reply, replay);
       await checkAssignee(deps.profiles, req.body.assignee);
+      const problem = req.body.repo
+        ? deps.repoProblem(req.body.repo, req.body.assignee ?? null)
+        : null;
+      if (problem) throw new AppError('VALIDATION_FAILED', `repo: ${problem}`);
       if (key) return sendAnswer(reply, await board.createKeyed(req.body, originOf(req), key));
       return reply.code(201).send(await board.create(req.body, originOf(req)));
     },

@@ -56,6 +56,8 @@ export class Dispatcher {
   private dispatchAgain = false;
   private ticking = false;
   private sampling = false;
+  /** Claims whose workspace is being made, by run id, with their profile: they hold a slot. */
+  private readonly starting = new Map<string, string>();
   /** Where the next dispatch pass starts among the profiles (round robin). */
   private nextProfile = 0;
   private stopping = false;
@@ -318,16 +320,22 @@ export class Dispatcher {
 
   /** One pass: at most one claim, so that the caps read at its start still hold at its end. */
   private async dispatchOne(): Promise<void> {
-    if (this.stopping || this.rejoining || this.live.size >= this.workers.maxConcurrent) return;
+    const starting = this.starting.size;
+    if (this.stopping || this.rejoining || this.live.size + starting >= this.workers.maxConcurrent)
+      return;
     // A lease that cannot be renewed: the fence will end the workers, so nothing new starts.
     if (!this.host.claimable()) return;
     const now = this.board.clock();
     const busy = this.live.countByProfile();
+    for (const name of this.starting.values()) busy[name] = (busy[name] ?? 0) + 1;
+    const floor = this.deps.kanban.workspaces.diskFloor();
     const profiles = Object.values(this.workers.profiles);
     for (let i = 0; i < profiles.length; i++) {
       const turn = (this.nextProfile + i) % profiles.length;
       const profile = profiles[turn]!;
       if ((busy[profile.name] ?? 0) >= (profile.maxConcurrent ?? Infinity)) continue;
+      // Below workspaces.minFreeBytes no workspace is made: its tasks wait in ready.
+      if (profile.workspace !== 'none' && floor !== null) continue;
       const isDefault = profile.name === this.workers.defaultProfile;
       // A few candidates: a task whose last run still lingers is skipped, not waited on.
       for (const taskId of await this.board.tasks.dispatchable(now, profile.name, isDefault, 9)) {
@@ -348,7 +356,17 @@ export class Dispatcher {
         // Claimed under a lease lost meanwhile: nothing is started for it (launch.ts).
         const startable =
           !this.rejoining && claim.run.hostId === this.host.id && this.host.claimable();
-        await this.launcher.launch(claim, profile, startable);
+        if (profile.workspace === 'none') await this.launcher.launch(claim, profile, startable);
+        else {
+          // Making a workspace (a worktree, its setup) takes its time: other tasks are
+          // dispatched meanwhile, and the claim holds its slot until its worker is spawned.
+          this.starting.set(claim.run.id, profile.name);
+          this.track('launch', () =>
+            this.launcher
+              .launch(claim, profile, startable)
+              .finally(() => this.starting.delete(claim.run.id)),
+          );
+        }
         this.wake();
         return;
       }

@@ -134,6 +134,7 @@ export class Launcher {
         claim.task.id,
         claim.task.workspace,
         profile,
+        claim.task.repo,
         claim.run.logPath,
       );
       if (!prepared) return null;

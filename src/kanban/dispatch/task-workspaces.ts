@@ -16,6 +16,9 @@ export type RunJudgement = Pick<RunEnding, 'workspace' | 'escaped'>;
 export class TaskWorkspaces {
   readonly room: Workspaces;
   private readonly retiring = new Map<string, Promise<void>>();
+  private floor: string | null = null;
+  private floorAt = -Infinity;
+  private readonly usesWorkspaces: boolean;
 
   constructor(
     private readonly board: Board,
@@ -23,6 +26,9 @@ export class TaskWorkspaces {
     private readonly log: DispatcherLog,
   ) {
     this.room = new Workspaces(config.workspaces, config.cluster.hostName);
+    this.usesWorkspaces = Object.values(config.workers.profiles).some(
+      (p) => p.workspace !== 'none',
+    );
   }
 
   /** The run's workspace, or null for a profile that has none. Throws a WorkspaceError. */
@@ -30,6 +36,8 @@ export class TaskWorkspaces {
     taskId: string,
     current: WorkspaceRecord | null,
     profile: Profile,
+    /** The repository the task asked for, else null (its profile's). */
+    repo: string | null,
     logPath: string,
   ): Promise<Prepared | null> {
     if (profile.workspace === 'none') return null;
@@ -38,7 +46,7 @@ export class TaskWorkspaces {
         `the task's workspace was ${current.state}${current.preservedRef ? ` (its content is on ${current.preservedRef})` : ''}`,
       );
     const setupEnv = { ...this.config.workerEnv, ...profile.env };
-    return this.room.prepare(taskId, current, profile, setupEnv, logPath);
+    return this.room.prepare(taskId, current, profile, repo, setupEnv, logPath);
   }
 
   /** What the run did to its workspace, for its settlement; nothing when it has none. */
@@ -129,6 +137,19 @@ export class TaskWorkspaces {
         `task ${task.id}'s worktree cannot be read: ${(err as Error).message}`,
       );
     }
+  }
+
+  /**
+   * Why no new workspace may be made now (free space below workspaces.minFreeBytes), or null;
+   * looked at most once a second.
+   */
+  diskFloor(): string | null {
+    const now = Date.now();
+    if (now - this.floorAt >= 1000) {
+      this.floorAt = now;
+      this.floor = this.usesWorkspaces ? this.room.lowOnDisk() : null;
+    }
+    return this.floor;
   }
 
   /** Every workspace operation started has finished. */

@@ -62,6 +62,8 @@ export interface Task {
   blockReason: string | null;
   notBefore: number | null;
   origin: Origin;
+  /** The repository it asked to work in (a name in workspaces.repos), or null: its profile's. */
+  repo: string | null;
   /** Its workspace (SPEC 10), or null: it runs in its profile's cwd. */
   workspace: WorkspaceRecord | null;
 }

@@ -15,6 +15,8 @@ export interface TaskInput {
   parents?: string[] | undefined;
   maxRuntimeSeconds?: number | null | undefined;
   maxRetries?: number | null | undefined;
+  /** A name in workspaces.repos, checked by the caller against the configuration. */
+  repo?: string | null | undefined;
 }
 
 /** Creates the task. */
@@ -40,6 +42,7 @@ export async function createTask(tx: Tx, input: TaskInput, origin: Origin): Prom
       priority: input.priority ?? 0,
       maxRuntimeSeconds: input.maxRuntimeSeconds ?? null,
       maxRetries: input.maxRetries ?? null,
+      repo: input.repo ?? null,
       origin,
       at: tx.now,
     },

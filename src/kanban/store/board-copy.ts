@@ -49,6 +49,7 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
       'last_heartbeat_at',
       'terminating',
       'workspace',
+      'repo',
     ],
   },
   // Link order is the order of insertion (rowid here, ord there).

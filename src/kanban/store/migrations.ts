@@ -263,9 +263,11 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX idempotency_keys_at ON idempotency_keys (at);
   `,
-  // 10: workspaces (SPEC 10): a task's (JSON of its record) and what each run did in it.
+  // 10: workspaces (SPEC 10): a task's (JSON of its record), what each run did in it, and the
+  // repository a task asked for.
   `
   ALTER TABLE tasks ADD COLUMN workspace TEXT CHECK (workspace IS NULL OR json_valid(workspace));
   ALTER TABLE runs ADD COLUMN workspace TEXT CHECK (workspace IS NULL OR json_valid(workspace));
+  ALTER TABLE tasks ADD COLUMN repo TEXT;
   `,
 ];

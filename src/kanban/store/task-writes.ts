@@ -17,6 +17,7 @@ export interface NewTask {
   priority: number;
   maxRuntimeSeconds: number | null;
   maxRetries: number | null;
+  repo: string | null;
   origin: Origin;
   at: number;
 }
@@ -83,9 +84,9 @@ export class TaskWrites {
     this.insert = db
       .prepare(
         `INSERT INTO tasks (id, title, body, assignee, status, priority,
-        created_at, updated_at, max_runtime_seconds, max_retries, origin)
+        created_at, updated_at, max_runtime_seconds, max_retries, origin, repo)
         VALUES (@id, @title, @body, @assignee, @status, @priority, @at, @at, @maxRuntimeSeconds,
-        @maxRetries, @origin) RETURNING ${taskColumns('@parents')}`,
+        @maxRetries, @origin, @repo) RETURNING ${taskColumns('@parents')}`,
       )
       .raw();
     this.insertParent = db.prepare('INSERT INTO task_parents (task_id, parent_id) VALUES (?, ?)');

@@ -20,8 +20,8 @@ export class PgTaskWrites {
     const [row] = await arrays<TaskRow>(
       this.db,
       `INSERT INTO tasks (id, title, body, assignee, status, priority, created_at, updated_at,
-        max_runtime_seconds, max_retries, origin)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10) RETURNING ${taskColumns('$11::text')}`,
+        max_runtime_seconds, max_retries, origin, repo)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $12) RETURNING ${taskColumns('$11::text')}`,
       [
         task.id,
         task.title,
@@ -34,6 +34,7 @@ export class PgTaskWrites {
         task.maxRetries,
         JSON.stringify(task.origin),
         JSON.stringify(parents),
+        task.repo,
       ],
     );
     if (parents.length > 0)
