@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.js';
 import { Dispatcher } from '../kanban/dispatch/dispatcher.js';
 import { interruptAll } from '../kanban/dispatch/interrupt.js';
 import { Retention } from '../kanban/dispatch/retention.js';
+import { WorkspaceSweep } from '../kanban/dispatch/workspace-sweep.js';
 import { createKanban, type Kanban } from '../kanban/kanban.js';
 import { repoProblem } from '../config/workspaces.js';
 import type { RunTerminator } from '../kanban/dispatch/run-terminator.js';
@@ -34,6 +35,8 @@ export interface Gateway {
   kanban: Kanban;
   dispatcher: Dispatcher;
   retention: Retention;
+  /** Done tasks' workspaces, retired after workspaces.keepDays. */
+  workspaceSweep: WorkspaceSweep;
   platforms: Platforms;
   hub: EventStreamHub;
   app: FastifyInstance;
@@ -90,6 +93,13 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     logger,
     (done) => metrics.countPruned(done),
   );
+  const workspaceSweep = new WorkspaceSweep(
+    kanban.board,
+    kanban.workspaces,
+    config,
+    logger,
+    () => store.open,
+  );
   const app = buildApp({
     logger,
     bodyLimitBytes: config.server.bodyLimitBytes,
@@ -109,6 +119,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
             ? { status: 'ok' }
             : { status: 'down', detail: `cannot be written: ${writes.error}` },
           dispatcher: { status: dispatcher.running ? 'ok' : 'down' },
+          workspaces: workspacesStatus(kanban.workspaces.diskFloor()),
         },
         platforms: platforms.views().map((p) => ({
           name: p.name,
@@ -145,11 +156,13 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     kanban,
     dispatcher,
     retention,
+    workspaceSweep,
     platforms,
     hub,
     app,
     closeSteps: [
       { name: 'retention', run: () => retention.stop() },
+      { name: 'workspace sweep', run: () => workspaceSweep.stop() },
       { name: 'dispatcher', run: () => dispatcher.stop() },
       ...(config.shutdown.workers === 'terminate'
         ? [{ name: 'workers', run: () => interruptAll(kanban, logger) }]
@@ -167,4 +180,9 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
       { name: 'database', run: () => store.close() },
     ],
   };
+}
+
+/** /ready's workspaces: degraded (tasks that need a new workspace wait) below the disk floor. */
+function workspacesStatus(floor: string | null): { status: 'ok' | 'degraded'; detail?: string } {
+  return floor === null ? { status: 'ok' } : { status: 'degraded', detail: floor };
 }

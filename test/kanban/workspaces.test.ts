@@ -9,7 +9,7 @@ import { api, startGateway, type TestGateway } from '../helpers/app.js';
 import { tempDir } from '../helpers/daemon.js';
 import { gitCode, gitOut, makeRepo } from '../helpers/git.js';
 import { waitFor } from '../helpers/wait.js';
-import { createTask, eventsOf, getTask, settledIn } from '../helpers/workers.js';
+import { createTask, eventsOf, getTask, settledIn, ticksPass } from '../helpers/workers.js';
 
 const fast = { tickSeconds: 0.1, killGraceSeconds: 0.3, failureLimit: 2, maxConcurrent: 20 };
 const IDENTITY = {
@@ -341,5 +341,61 @@ describe('workspaces', () => {
     await settledIn(gw, nothing.id, 'done');
     await archive(gw, nothing.id);
     expect((await retired(gw, nothing.id, 'removed')).workspace.preservedRef).toBeNull();
+  });
+
+  it('makes no workspace below workspaces.minFreeBytes: its tasks wait in ready and /ready says why, others run', async () => {
+    const repo = makeRepo();
+    const gw = await startGateway(
+      {
+        workers: {
+          ...fast,
+          defaultProfile: 'agent',
+          profiles: { agent: shWorker('true'), plain: { command: ['/bin/true'] } },
+        },
+        // More than any disk has.
+        workspaces: { repos: { app: { path: repo } }, minFreeBytes: Number.MAX_SAFE_INTEGER },
+      },
+      { dispatch: true },
+    );
+    const waiting = await createTask(gw, { title: 'needs a worktree' });
+    const plain = await createTask(gw, { title: 'needs nothing', assignee: 'plain' });
+    await settledIn(gw, plain.id, 'blocked');
+    await ticksPass(gw, 5);
+    const task = await getTask(gw, waiting.id);
+    expect(task.status).toBe('ready');
+    expect(task.runs).toEqual([]);
+    const ready = (await api(gw.url, 'GET', '/ready')).body;
+    expect(ready.subsystems.workspaces).toEqual({
+      status: 'degraded',
+      detail: expect.stringMatching(/below workspaces.minFreeBytes .*no new workspace is made/),
+    });
+    expect(existsSync(join(gw.dataDir, 'workspaces', waiting.id))).toBe(false);
+  });
+
+  it('retires a done task’s workspace workspaces.keepDays after it was done, its changes preserved first', async () => {
+    const repo = makeRepo();
+    const gw = await startGateway(
+      {
+        workers: {
+          ...fast,
+          defaultProfile: 'agent',
+          profiles: { agent: shWorker('echo kept > work.txt') },
+        },
+        // About a second.
+        workspaces: { repos: { app: { path: repo } }, minFreeBytes: 0, keepDays: 0.00001 },
+      },
+      { dispatch: true },
+    );
+    const { id } = await createTask(gw, { title: 'done long ago' });
+    const done = await settledIn(gw, id, 'done');
+    expect(done.workspace.state).toBe('active');
+    const kept = await waitFor('its workspace retired', async () => {
+      await gw.workspaceSweep.pass();
+      const task = await getTask(gw, id);
+      return task.workspace.state === 'preserved' ? task : null;
+    });
+    expect(kept.status).toBe('done');
+    expect(gitOut(repo, 'show', `${kept.workspace.preservedRef}:work.txt`)).toBe('kept');
+    expect(existsSync(done.workspace.path)).toBe(false);
   });
 });

@@ -3,7 +3,7 @@
 import type { Config, Profile } from '../../config/schema.js';
 import { AppError } from '../../errors.js';
 import type { WorkspaceRecord } from '../../workspaces/types.js';
-import { WorkspaceError, Workspaces, type Prepared } from '../../workspaces/workspaces.js';
+import { Workspaces, type Prepared } from '../../workspaces/workspaces.js';
 import type { Board } from '../board.js';
 import type { RunEnding } from '../moves/settle.js';
 import { retireWorkspace } from '../moves/workspace.js';
@@ -41,10 +41,8 @@ export class TaskWorkspaces {
     logPath: string,
   ): Promise<Prepared | null> {
     if (profile.workspace === 'none') return null;
-    if (current && current.state !== 'active')
-      throw new WorkspaceError(
-        `the task's workspace was ${current.state}${current.preservedRef ? ` (its content is on ${current.preservedRef})` : ''}`,
-      );
+    // A task run again after its workspace was retired (a follow-up) gets a new one, from its
+    // branch where it has one; what was preserved stays on its preservedRef.
     const setupEnv = { ...this.config.workerEnv, ...profile.env };
     return this.room.prepare(taskId, current, profile, repo, setupEnv, logPath);
   }

@@ -82,6 +82,17 @@ export class PgTaskStore {
     return found.map((r) => r.task_id);
   }
 
+  async doneWithWorkspace(before: number, limit: number): Promise<string[]> {
+    const found = await rows<{ id: string }>(
+      this.db,
+      `SELECT id FROM tasks WHERE status = 'done' AND workspace IS NOT NULL
+        AND (workspace::jsonb ->> 'state') = 'active' AND completed_at < $1
+        ORDER BY completed_at LIMIT $2`,
+      [before, limit],
+    );
+    return found.map((r) => r.id);
+  }
+
   async counts(match: TaskMatch = {}): Promise<Record<TaskStatus, number>> {
     const counts = { todo: 0, ready: 0, running: 0, blocked: 0, done: 0, archived: 0 };
     const where = ['true'];
