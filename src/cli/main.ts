@@ -11,8 +11,9 @@ const TARGET = '[--config F] [--data-dir D] [--url U] [--token T] [--json]';
 /** Each subcommand's own text (`gatehouse task add --help`). */
 const SUB_USAGE: Record<string, Record<string, string>> = {
   task: {
-    add: `gatehouse task add TITLE [--body B] [--assignee P] [--priority N] [--parent ID]… [--max-runtime 30m] [--max-retries N] [--idempotency-key K] ${TARGET}
-  Creates a task; ready at once, or todo until every --parent is done.`,
+    add: `gatehouse task add TITLE [--body B] [--assignee P] [--priority N] [--parent ID]… [--max-runtime 30m] [--max-retries N] [--idempotency-key K] [--repo R] ${TARGET}
+  Creates a task; ready at once, or todo until every --parent is done. --repo: the repository
+  (a name in workspaces.repos) its worktree is made from.`,
     ls: `gatehouse task ls [--status S] [--assignee P] [--limit N] [--cursor C | --all] ${TARGET}
   Lists tasks oldest first, N a page (default 100, at most 1000); the last line says how to get
   the next page (--cursor C), or --all fetches every page. --json: {"tasks", "nextCursor"}.`,
@@ -29,6 +30,9 @@ const SUB_USAGE: Record<string, Record<string, string>> = {
   Adds a comment (author "cli").`,
     log: `gatehouse task log ID [--follow] ${TARGET}
   Prints the latest run's log; --follow goes on until the task ends (beside the daemon only).`,
+    diff: `gatehouse task diff ID ${TARGET}
+  Prints the task's worktree against its base as a unified diff: commits, uncommitted and
+  untracked files (at most 2 MiB).`,
   },
   worker: {
     complete: `gatehouse worker complete [--summary S] [--result-file F] [--wait 10m]

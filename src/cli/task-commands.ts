@@ -63,12 +63,20 @@ function taskDetail(t: TaskDetail): string {
   if (t.parents.length > 0) lines.push(`parents: ${t.parents.join(', ')}`);
   if (t.children.length > 0) lines.push(`children: ${t.children.join(', ')}`);
   if (t.summary) lines.push(`summary: ${t.summary}`);
+  const ws = t.workspace;
+  if (ws)
+    lines.push(
+      `workspace: ${ws.kind} ${ws.path}${ws.branch ? ` on ${ws.branch} from ${ws.base}` : ''} (${ws.state}${ws.preservedRef ? `, kept on ${ws.preservedRef}` : ''}, host ${ws.host})`,
+    );
   if (t.lastFailureError) lines.push(`last failure: ${t.lastFailureError}`);
   if (t.body) lines.push('', t.body);
   for (const r of t.runs) {
     const how = r.outcome ?? 'running';
     const code = r.signal ?? (r.exitCode === null ? '' : `exit ${r.exitCode}`);
-    lines.push(`run ${r.id}  ${how}  ${code}  pid ${r.pid ?? '-'}`);
+    const changed = r.workspace
+      ? `  ${r.workspace.filesChanged} files +${r.workspace.insertions} -${r.workspace.deletions}${r.workspace.dirty ? ' (uncommitted)' : ''}`
+      : '';
+    lines.push(`run ${r.id}  ${how}  ${code}  pid ${r.pid ?? '-'}${changed}`);
   }
   return lines.join('\n');
 }
@@ -93,6 +101,7 @@ async function add(args: string[]): Promise<void> {
       'max-runtime': { type: 'string' },
       'max-retries': { type: 'string' },
       'idempotency-key': { type: 'string' },
+      repo: { type: 'string' },
     },
     1,
   );
@@ -101,6 +110,7 @@ async function add(args: string[]): Promise<void> {
   const body: RequestBody<'/tasks', 'post'> = { title };
   if (values.body !== undefined) body.body = values.body;
   if (values.assignee !== undefined) body.assignee = values.assignee;
+  if (values.repo !== undefined) body.repo = values.repo;
   if (values.priority !== undefined)
     body.priority = parseInteger('--priority', values.priority, -1_000_000, 1_000_000);
   if (values.parent) body.parents = values.parent;
@@ -243,6 +253,13 @@ async function copyFrom(path: string, offset: number): Promise<number> {
   }
 }
 
+/** The task's worktree against its base, as a unified diff (GET /tasks/:id/diff). */
+async function diff(args: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(args, common, 1);
+  const id = oneId(positionals, 'task diff');
+  process.stdout.write(String(await connect(values).call('GET', `/tasks/${id}/diff`)));
+}
+
 const SUBCOMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   add,
   ls: list,
@@ -252,6 +269,7 @@ const SUBCOMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   unblock: transition('unblock'),
   comment,
   log,
+  diff,
 };
 
 export async function taskCommand(args: string[]): Promise<void> {

@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
+import { makeRepo } from '../helpers/git.js';
 import {
   ROOT,
   pidRecord,
@@ -65,6 +66,48 @@ describe('the gatehouse command line', () => {
     const again = await runCli(['task', 'unblock', task.id, ...d]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('INVALID_TRANSITION');
+  });
+
+  it('adds a task for a named repository, shows its worktree and prints its diff', async () => {
+    const repo = makeRepo();
+    const dataDir = tempDir();
+    const config = writeConfig(tempDir(), {
+      workers: {
+        tickSeconds: 0.1,
+        defaultProfile: 'agent',
+        profiles: {
+          agent: {
+            command: ['/bin/sh', '-c', 'echo "a change" >> README.md'],
+            workspace: 'worktree',
+            repo: 'app',
+          },
+        },
+      },
+      workspaces: { repos: { app: { path: repo } }, minFreeBytes: 0 },
+    });
+    const daemon = startDaemon({ dataDir, config });
+    await waitServing(dataDir, daemon.pid);
+    const d = ['--data-dir', dataDir];
+    const added = await runCli(['task', 'add', 'edit the readme', '--repo', 'app', '--json', ...d]);
+    expect(added.code).toBe(0);
+    const { id } = JSON.parse(added.stdout);
+    await waitFor('its run to end', async () => {
+      const shown = JSON.parse((await runCli(['task', 'show', id, '--json', ...d])).stdout);
+      return shown.runs[0]?.endedAt ? shown : null;
+    });
+    const shown = await runCli(['task', 'show', id, ...d]);
+    expect(shown.stdout).toContain(
+      `workspace: worktree ${join(dataDir, 'workspaces', id)} on gatehouse/${id} from main (active`,
+    );
+    expect(shown.stdout).toMatch(/1 files \+1 -0 \(uncommitted\)/);
+    const diff = await runCli(['task', 'diff', id, ...d]);
+    expect(diff.code).toBe(0);
+    expect(diff.stdout).toContain('+a change');
+    const refused = await runCli(['task', 'add', 'elsewhere', '--repo', '/etc', ...d]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('body.repo');
+    daemon.child.kill('SIGTERM');
+    await daemon.exited;
   });
 
   it('reports status as text and JSON, stops the instance with exit 0, then says it is not running', async () => {
