@@ -132,6 +132,7 @@ export class Launcher {
       mkdirSync(runDir(config.dataDir, claim.run.id), { recursive: true });
       const prepared = await workspaces.prepare(
         claim.task.id,
+        claim.run.id,
         claim.task.workspace,
         profile,
         claim.task.repo,

@@ -34,6 +34,7 @@ export class TaskWorkspaces {
   /** The run's workspace, or null for a profile that has none. Throws a WorkspaceError. */
   async prepare(
     taskId: string,
+    runId: string,
     current: WorkspaceRecord | null,
     profile: Profile,
     /** The repository the task asked for, else null (its profile's). */
@@ -43,7 +44,13 @@ export class TaskWorkspaces {
     if (profile.workspace === 'none') return null;
     // A task run again after its workspace was retired (a follow-up) gets a new one, from its
     // branch where it has one; what was preserved stays on its preservedRef.
-    const setupEnv = { ...this.config.workerEnv, ...profile.env };
+    // The run's mark: a setup left running by a daemon that died is ended with the run.
+    const setupEnv = {
+      ...this.config.workerEnv,
+      ...profile.env,
+      GATEHOUSE_TASK_ID: taskId,
+      GATEHOUSE_RUN_ID: runId,
+    };
     return this.room.prepare(taskId, current, profile, repo, setupEnv, logPath);
   }
 
