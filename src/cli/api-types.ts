@@ -99,6 +99,13 @@ export type paths = {
      */
     get: operations["listTaskEvents"];
   };
+  "/workspaces": {
+    /**
+     * What is under this host’s workspaces root
+     * @description Each directory under workspaces.root, from the last look (at start, every hour; looked at again when older than a minute): its task, kind, size and whether it holds changes. `active`: its task’s; `orphaned`: no task wants it (removed at the next pass, its content preserved first); `unknown`: not a workspace gatehouse made, never touched.
+     */
+    get: operations["listWorkspaces"];
+  };
   "/tasks/{id}/diff": {
     /**
      * A task’s worktree against its base, as a unified diff (at most 2 MiB)
@@ -2076,6 +2083,59 @@ export type operations = {
       };
       /** @description no such task, run or platform */
       404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * What is under this host’s workspaces root
+   * @description Each directory under workspaces.root, from the last look (at start, every hour; looked at again when older than a minute): its task, kind, size and whether it holds changes. `active`: its task’s; `orphaned`: no task wants it (removed at the next pass, its content preserved first); `unknown`: not a workspace gatehouse made, never touched.
+   */
+  listWorkspaces: {
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": {
+            workspaces: ({
+                taskId: string | null;
+                path: string;
+                kind: "worktree" | "scratch" | "unknown";
+                repo: string | null;
+                host: string;
+                state: "active" | "orphaned" | "unknown";
+                bytes: number;
+                dirty: boolean;
+              })[];
+          };
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
         content: {
           "application/json": components["schemas"]["ApiError"];
         };

@@ -26,7 +26,7 @@ import { opsRoutes } from './routes/ops-routes.js';
 import { platformRoutes } from './routes/platform-routes.js';
 import { slackRoutes } from './routes/slack-routes.js';
 import { taskRoutes, type WorkerSample } from './routes/task-routes.js';
-import { workspaceRoutes } from './routes/workspace-routes.js';
+import { workspaceRoutes, type WorkspaceRouteDeps } from './routes/workspace-routes.js';
 import { workerRoutes } from './routes/worker-routes.js';
 import { validatorCompiler } from './validation.js';
 
@@ -57,6 +57,7 @@ export interface AppDeps {
   repoProblem: (repo: string, assignee: string | null) => string | null;
   /** A task's worktree's diff against its base (GET /tasks/:id/diff). */
   diff: (taskId: string) => Promise<string>;
+  workspaces: WorkspaceRouteDeps['workspaces'];
 }
 
 /** "body.title: must be string", "body: unknown field \"bogus\"", "querystring.limit: must be <= 1000". */

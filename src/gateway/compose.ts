@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.js';
 import { Dispatcher } from '../kanban/dispatch/dispatcher.js';
 import { interruptAll } from '../kanban/dispatch/interrupt.js';
 import { Retention } from '../kanban/dispatch/retention.js';
-import { WorkspaceSweep } from '../kanban/dispatch/workspace-sweep.js';
+import { WorkspaceReconciler } from '../kanban/dispatch/workspace-reconcile.js';
 import { createKanban, type Kanban } from '../kanban/kanban.js';
 import { repoProblem } from '../config/workspaces.js';
 import type { RunTerminator } from '../kanban/dispatch/run-terminator.js';
@@ -35,8 +35,8 @@ export interface Gateway {
   kanban: Kanban;
   dispatcher: Dispatcher;
   retention: Retention;
-  /** Done tasks' workspaces, retired after workspaces.keepDays. */
-  workspaceSweep: WorkspaceSweep;
+  /** The managed root reconciled with the board (workspace-reconcile.ts). */
+  reconciler: WorkspaceReconciler;
   platforms: Platforms;
   hub: EventStreamHub;
   app: FastifyInstance;
@@ -76,6 +76,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     platforms: () => platforms.views(),
     notificationBacklog: () => platforms.notificationBacklog(),
     hosts: () => kanban.board.hosts.list(),
+    workspaces: () => reconciler.byState(),
   });
   // What this host did: with many hosts, each exports its own counts (sum them across hosts).
   kanban.board.committed.subscribe((event) => metrics.observeEvent(event));
@@ -93,7 +94,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     logger,
     (done) => metrics.countPruned(done),
   );
-  const workspaceSweep = new WorkspaceSweep(
+  const reconciler = new WorkspaceReconciler(
     kanban.board,
     kanban.workspaces,
     config,
@@ -150,19 +151,20 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     requestStop: deps.requestStop,
     idempotencyMs: config.api.idempotencyHours * 3_600_000,
     diff: (taskId) => kanban.workspaces.diff(taskId),
+    workspaces: () => reconciler.report(),
     repoProblem: (repo, assignee) => repoProblem(config, repo, assignee),
   });
   return {
     kanban,
     dispatcher,
     retention,
-    workspaceSweep,
+    reconciler,
     platforms,
     hub,
     app,
     closeSteps: [
       { name: 'retention', run: () => retention.stop() },
-      { name: 'workspace sweep', run: () => workspaceSweep.stop() },
+      { name: 'workspaces', run: () => reconciler.stop() },
       { name: 'dispatcher', run: () => dispatcher.stop() },
       ...(config.shutdown.workers === 'terminate'
         ? [{ name: 'workers', run: () => interruptAll(kanban, logger) }]

@@ -150,7 +150,7 @@ async function serve(
   await gateway.dispatcher.start(workerBaseUrl(config.server.host, port));
   store.serving();
   gateway.retention.start();
-  gateway.workspaceSweep.start();
+  gateway.reconciler.start();
   await gateway.platforms.start();
   log.info({ host: config.server.host, port, dataDir: config.dataDir }, 'gatehouse serving');
   manager.ready(`serving on port ${port}`);

@@ -14,6 +14,8 @@ export interface MetricSources {
   notificationBacklog(): Promise<number>;
   /** The board's hosts (one on SQLite). */
   hosts(): Promise<Host[]>;
+  /** This host's workspaces by state, and their bytes, as last looked at. */
+  workspaces(): { count: Record<string, number>; bytes: Record<string, number> };
 }
 
 export interface Metrics {
@@ -74,6 +76,18 @@ export function createMetrics(src: MetricSources): Metrics {
     () => src.runOutcomes(),
   );
   gauge('gatehouse_workers', 'Live workers by profile', 'profile', () => src.workersByProfile());
+  gauge(
+    'gatehouse_workspaces',
+    "This host's workspaces by state (as last looked at)",
+    'state',
+    () => src.workspaces().count,
+  );
+  gauge(
+    'gatehouse_workspace_bytes',
+    "Bytes of this host's workspaces by state",
+    'state',
+    () => src.workspaces().bytes,
+  );
   gauge(
     'gatehouse_platform_breaker_state',
     'Circuit breaker per platform: 0 closed, 1 half-open, 2 open',

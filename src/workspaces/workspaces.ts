@@ -11,8 +11,9 @@ import { removeScratch, removeWorktree, type Removal } from './remove.js';
 import { RepoLocks } from './repo-lock.js';
 import { runSetup } from './setup.js';
 import { headOf } from './snapshot.js';
-import type { RunEvidence, WorkspaceRecord } from './types.js';
-import { ensureWorktree } from './worktree.js';
+import { branchOf, type RunEvidence, type WorkspaceRecord } from './types.js';
+import { scanRoot, type FoundWorkspace } from './reconcile.js';
+import { baseOf, ensureWorktree } from './worktree.js';
 import { existsSync, rmSync } from 'node:fs';
 
 /** A workspace ready for a run: where the worker starts and what it is told. */
@@ -198,6 +199,32 @@ export class Workspaces {
       rmSync(makingMarker(this.config.root, taskId), { force: true });
       return removal;
     });
+  }
+
+  /** Everything under the root, as git and the file system have it (reconcile.ts). */
+  scan(): Promise<FoundWorkspace[]> {
+    return scanRoot(this.config.root, Object.values(this.config.repos));
+  }
+
+  /**
+   * Removes a workspace no task wants (its task deleted, or another workspace recorded for it)
+   * by the same rule as any: its content preserved first. Never one of unknown kind.
+   */
+  async removeFound(found: FoundWorkspace): Promise<Removal> {
+    if (found.taskId === null || found.kind === 'unknown')
+      throw new WorkspaceError(`${found.path} is not a workspace gatehouse made: kept`);
+    const repo = this.repo(found.repo);
+    const record: WorkspaceRecord = {
+      kind: found.kind,
+      path: found.path,
+      repo: found.repo,
+      branch: found.kind === 'worktree' ? branchOf(found.taskId) : null,
+      base: repo ? await baseOf(repo) : null,
+      host: this.hostName,
+      state: 'active',
+      preservedRef: null,
+    };
+    return this.remove(found.taskId, record);
   }
 
   /** The task's workspace is being made now (or a daemon died making it). */

@@ -349,6 +349,7 @@ describe('the OpenAPI document', () => {
     const diffOf = () => api(worktrees.url, 'GET', `/tasks/${worked.id}/diff`, undefined, AUTH);
     await waitFor('its worktree being made', async () => (await diffOf()).status === 409);
     note('GET', '/tasks/{id}/diff', await diffOf());
+    note('GET', '/workspaces', await api(worktrees.url, 'GET', '/workspaces', undefined, AUTH));
     writeFileSync(go, '');
     await waitFor('its worker to have run', async () => {
       const t = (await api(worktrees.url, 'GET', `/tasks/${worked.id}`, undefined, AUTH)).body as {

@@ -2,7 +2,7 @@
 // worktrees made at the first claim and kept across runs, evidence per run, a run that touched
 // the repository's own checkout held for a person, and cleanup that keeps every change.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { api, startGateway, type TestGateway } from '../helpers/app.js';
@@ -390,12 +390,80 @@ describe('workspaces', () => {
     const done = await settledIn(gw, id, 'done');
     expect(done.workspace.state).toBe('active');
     const kept = await waitFor('its workspace retired', async () => {
-      await gw.workspaceSweep.pass();
+      await gw.reconciler.pass();
       const task = await getTask(gw, id);
       return task.workspace.state === 'preserved' ? task : null;
     });
     expect(kept.status).toBe('done');
     expect(gitOut(repo, 'show', `${kept.workspace.preservedRef}:work.txt`)).toBe('kept');
     expect(existsSync(done.workspace.path)).toBe(false);
+  });
+
+  it('reconciles the root with the board: an orphan worktree preserved then removed, one deleted by hand pruned, a stranger left alone', async () => {
+    const repo = makeRepo();
+    const gw = await gatewayOn(repo, { agent: shWorker('echo mine > mine.txt') });
+    const { id } = await createTask(gw, { title: 'kept' });
+    const done = await settledIn(gw, id, 'done');
+    const root = join(gw.dataDir, 'workspaces');
+    // A worktree no task wants (its task long deleted), with work in it.
+    const orphan = 't_00000000beef';
+    gitOut(repo, 'worktree', 'add', '-q', '-b', `gatehouse/${orphan}`, join(root, orphan), 'main');
+    writeFileSync(join(root, orphan, 'unsaved.txt'), 'only here');
+    // A worktree deleted by hand, which git still lists.
+    const gone = await createTask(gw, { title: 'gone' });
+    const goneTask = await settledIn(gw, gone.id, 'done');
+    rmSync(goneTask.workspace.path, { recursive: true });
+    // Not gatehouse's.
+    mkdirSync(join(root, 'notes'));
+    writeFileSync(join(root, 'notes', 'todo.txt'), 'mine, not yours');
+
+    const seen = (await api(gw.url, 'GET', '/workspaces')).body.workspaces;
+    expect(seen).toHaveLength(3);
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          taskId: null,
+          path: join(root, 'notes'),
+          kind: 'unknown',
+          state: 'unknown',
+        }),
+        expect.objectContaining({
+          taskId: orphan,
+          kind: 'worktree',
+          state: 'orphaned',
+          dirty: true,
+        }),
+        expect.objectContaining({
+          taskId: id,
+          path: done.workspace.path,
+          kind: 'worktree',
+          state: 'active',
+          dirty: true,
+          host: gw.config.cluster.hostName,
+        }),
+      ]),
+    );
+    await gw.reconciler.pass();
+    // The orphan's work is on its preserved ref before the directory went.
+    expect(gitOut(repo, 'show', `refs/gatehouse/preserved/${orphan}:unsaved.txt`)).toBe(
+      'only here',
+    );
+    expect(existsSync(join(root, orphan))).toBe(false);
+    // git no longer lists the one deleted by hand; the stranger and the active one are there.
+    const listed = gitOut(repo, 'worktree', 'list', '--porcelain');
+    expect(listed).not.toContain(goneTask.workspace.path);
+    expect(listed).toContain(done.workspace.path);
+    expect(readFileSync(join(root, 'notes', 'todo.txt'), 'utf8')).toBe('mine, not yours');
+    const after = (await gw.reconciler.pass()).map((w) => [w.taskId, w.state]);
+    expect(after).toHaveLength(2);
+    expect(after).toEqual(
+      expect.arrayContaining([
+        [id, 'active'],
+        [null, 'unknown'],
+      ]),
+    );
+    const metrics = (await api(gw.url, 'GET', '/metrics')).body as string;
+    expect(metrics).toMatch(/gatehouse_workspaces\{state="active"\} 1/);
+    expect(metrics).toMatch(/gatehouse_workspace_bytes\{state="active"\} [1-9]/);
   });
 });

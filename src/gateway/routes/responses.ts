@@ -253,6 +253,29 @@ export const TaskCounts = Type.Object(
   closed,
 );
 export const HostList = Type.Object({ hosts: Type.Array(Type.Ref(HostSchema)) }, closed);
+
+export const WorkspaceList = Type.Object(
+  {
+    workspaces: Type.Array(
+      Type.Object(
+        {
+          taskId: nullable(Type.String()),
+          path: Type.String(),
+          kind: literals(['worktree', 'scratch', 'unknown']),
+          repo: nullable(
+            Type.String({ description: 'the repository that lists it as a worktree' }),
+          ),
+          host: Type.String(),
+          state: literals(['active', 'orphaned', 'unknown']),
+          bytes: Type.Integer(),
+          dirty: Type.Boolean(),
+        },
+        closed,
+      ),
+    ),
+  },
+  closed,
+);
 export const Task = Type.Ref(TaskSchema);
 export const TaskDetail = Type.Ref(TaskDetailSchema);
 export const Comment = Type.Ref(CommentSchema);

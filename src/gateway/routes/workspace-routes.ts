@@ -1,15 +1,32 @@
 // A task's workspace over HTTP (SPEC 10): its worktree's change against the base.
 import type { FastifyInstance } from 'fastify';
 import type { Static } from '../../schema-types.js';
-import { describe } from './responses.js';
+import { WorkspaceList, describe } from './responses.js';
 import { TaskIdParams } from './schemas.js';
 
 export interface WorkspaceRouteDeps {
   /** The task's worktree's unified diff against its base; AppError when there is none. */
   diff: (taskId: string) => Promise<string>;
+  /** What is under this host's managed root (workspace-reconcile.ts). */
+  workspaces: () => Promise<Static<typeof WorkspaceList>['workspaces']>;
 }
 
 export function workspaceRoutes(app: FastifyInstance, deps: WorkspaceRouteDeps): void {
+  app.get(
+    '/workspaces',
+    {
+      schema: describe({
+        tag: 'operations',
+        id: 'listWorkspaces',
+        summary: 'What is under this host’s workspaces root',
+        description:
+          'Each directory under workspaces.root, from the last look (at start, every hour; looked at again when older than a minute): its task, kind, size and whether it holds changes. `active`: its task’s; `orphaned`: no task wants it (removed at the next pass, its content preserved first); `unknown`: not a workspace gatehouse made, never touched.',
+        ok: { 200: WorkspaceList },
+      }),
+    },
+    async () => ({ workspaces: await deps.workspaces() }),
+  );
+
   app.get<{ Params: Static<typeof TaskIdParams> }>(
     '/tasks/:id/diff',
     {

@@ -104,7 +104,7 @@ export class TaskStore {
   private readonly runningDeadlineRows;
   private readonly openTasks;
   private readonly pendingTermination;
-  private readonly doneWorkspaces;
+  private readonly toRetire;
   private readonly filterStatements = new Map<string, ReturnType<Db['prepare']>>();
 
   constructor(private readonly db: Db) {
@@ -112,9 +112,9 @@ export class TaskStore {
       .prepare<[string], TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ?`)
       .raw(true);
     this.runsOf = db.prepare<[string], RunRow>(RUNS_OF_TASK);
-    this.doneWorkspaces = db.prepare<[number, number], { id: string }>(
-      `SELECT id FROM tasks WHERE status = 'done' AND workspace IS NOT NULL
-        AND json_extract(workspace, '$.state') = 'active' AND completed_at < ? ORDER BY completed_at LIMIT ?`,
+    this.toRetire = db.prepare<[number, number], { id: string }>(
+      `SELECT id FROM tasks WHERE workspace IS NOT NULL AND json_extract(workspace, '$.state') = 'active'
+        AND (status = 'archived' OR (status = 'done' AND completed_at < ?)) ORDER BY updated_at LIMIT ?`,
     );
     this.childrenOf = db.prepare<[string], { task_id: string }>(
       'SELECT task_id FROM task_parents WHERE parent_id = ?',
@@ -194,9 +194,9 @@ export class TaskStore {
     return this.childrenOf.all(id).map((r) => r.task_id);
   }
 
-  /** Done tasks whose workspace is still there, done before `before`, oldest first. */
-  async doneWithWorkspace(before: number, limit: number): Promise<string[]> {
-    return this.doneWorkspaces.all(before, limit).map((r) => r.id);
+  /** Tasks whose workspace is due to go: archived, or done before `doneBefore`. */
+  async workspacesToRetire(doneBefore: number, limit: number): Promise<string[]> {
+    return this.toRetire.all(doneBefore, limit).map((r) => r.id);
   }
 
   /** Tasks per status, of those `match` picks (all by default). */

@@ -82,13 +82,13 @@ export class PgTaskStore {
     return found.map((r) => r.task_id);
   }
 
-  async doneWithWorkspace(before: number, limit: number): Promise<string[]> {
+  async workspacesToRetire(doneBefore: number, limit: number): Promise<string[]> {
     const found = await rows<{ id: string }>(
       this.db,
-      `SELECT id FROM tasks WHERE status = 'done' AND workspace IS NOT NULL
-        AND (workspace::jsonb ->> 'state') = 'active' AND completed_at < $1
-        ORDER BY completed_at LIMIT $2`,
-      [before, limit],
+      `SELECT id FROM tasks WHERE workspace IS NOT NULL AND (workspace::jsonb ->> 'state') = 'active'
+        AND (status = 'archived' OR (status = 'done' AND completed_at < $1))
+        ORDER BY updated_at LIMIT $2`,
+      [doneBefore, limit],
     );
     return found.map((r) => r.id);
   }
