@@ -13,13 +13,15 @@ import { runSetup } from './setup.js';
 import { headOf } from './snapshot.js';
 import { branchOf, type RunEvidence, type WorkspaceRecord } from './types.js';
 import { scanRoot, type FoundWorkspace } from './reconcile.js';
-import { baseOf, ensureWorktree } from './worktree.js';
+import { baseOf, ensureWorktree, pushBranch } from './worktree.js';
 import { existsSync, rmSync } from 'node:fs';
 
 /** A workspace ready for a run: where the worker starts and what it is told. */
 export interface Prepared {
   record: WorkspaceRecord;
   env: Record<string, string>;
+  /** How it came to be: found from an earlier run, or made now (from what). */
+  source: 'found' | 'new' | 'branch' | 'origin' | 'base';
 }
 
 /** What the run folder keeps of the workspace at the run's start (workspace.json). */
@@ -100,7 +102,8 @@ export class Workspaces {
       this.ensureRoot();
       const path = workspacePath(this.config.root, taskId);
       if (profile.workspace === 'scratch' && (current === null || current.kind === 'scratch')) {
-        if (!checkInside(this.config.root, path)) mkdirSync(path);
+        const existed = checkInside(this.config.root, path);
+        if (!existed) mkdirSync(path);
         const record = this.record(current, {
           kind: 'scratch',
           path,
@@ -108,7 +111,11 @@ export class Workspaces {
           branch: null,
           base: null,
         });
-        return { record, env: { GATEHOUSE_WORKSPACE: path } };
+        return {
+          record,
+          env: { GATEHOUSE_WORKSPACE: path },
+          source: existed ? 'found' : 'new',
+        };
       }
       const name = current?.repo ?? asked ?? profile.repo;
       const repo = this.repo(name);
@@ -139,6 +146,7 @@ export class Workspaces {
           GATEHOUSE_BRANCH: made.branch,
           GATEHOUSE_BASE: made.base,
         },
+        source: made.source,
       };
     } catch (err) {
       if (err instanceof WorkspaceError) throw err;
@@ -225,6 +233,14 @@ export class Workspaces {
       preservedRef: null,
     };
     return this.remove(found.taskId, record);
+  }
+
+  /** Pushes a worktree's branch to origin when its repository says `push`. */
+  async push(record: WorkspaceRecord): Promise<boolean> {
+    const repo = this.repo(record.repo);
+    if (!repo?.push || record.branch === null) return false;
+    await this.locks.run(repo.path, () => pushBranch(repo, record.branch!));
+    return true;
   }
 
   /** The task's workspace is being made now (or a daemon died making it). */

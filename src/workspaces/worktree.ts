@@ -12,8 +12,8 @@ export interface Worktree {
   path: string;
   branch: string;
   base: string;
-  /** It was made now (not found from an earlier run). */
-  made: boolean;
+  /** Found from an earlier run, or made now: from the task's branch here, origin's, or the base. */
+  source: 'found' | 'branch' | 'origin' | 'base';
 }
 
 /** The repository's common git directory, resolved: what all its worktrees share. */
@@ -91,7 +91,7 @@ export async function ensureWorktree(
   const marker = makingMarker(root, taskId);
   const exists = checkInside(root, path);
   if (exists && !existsSync(marker)) {
-    if (await isTasksWorktree(repo, path, branch)) return { path, branch, base, made: false };
+    if (await isTasksWorktree(repo, path, branch)) return { path, branch, base, source: 'found' };
     throw new OutsideRootError(
       path,
       `it exists and is not task ${taskId}'s worktree of ${repo.name}`,
@@ -105,7 +105,10 @@ export async function ensureWorktree(
   }
   await git(repo.path, ['worktree', 'prune']);
   writeFileSync(marker, `${process.pid}\n`);
-  const args = (await branchExists(repo.path, branch))
+  // A pushed branch is taken as origin has it (another host ran the task before).
+  const fetched = repo.push && (await fetchBranch(repo, branch));
+  const local = fetched || (await branchExists(repo.path, branch));
+  const args = local
     ? ['worktree', 'add', path, branch]
     : ['worktree', 'add', '-b', branch, path, base];
   try {
@@ -118,5 +121,26 @@ export async function ensureWorktree(
   copyInto(repo, path);
   await prepare(path);
   rmSync(marker, { force: true });
-  return { path, branch, base, made: true };
+  return { path, branch, base, source: fetched ? 'origin' : local ? 'branch' : 'base' };
+}
+
+/** Fetches the task's branch from origin into the same branch here; false when origin has none. */
+async function fetchBranch(repo: RepoConfig, branch: string): Promise<boolean> {
+  const { code } = await git(
+    repo.path,
+    ['fetch', '--quiet', 'origin', `+refs/heads/${branch}:refs/heads/${branch}`],
+    { okCodes: [1, 128], timeoutMs: 300_000 },
+  );
+  return code === 0;
+}
+
+/** Pushes the task's branch to origin (repo.push), as the worktree has it. */
+export async function pushBranch(repo: RepoConfig, branch: string): Promise<void> {
+  await git(
+    repo.path,
+    ['push', '--quiet', 'origin', `+refs/heads/${branch}:refs/heads/${branch}`],
+    {
+      timeoutMs: 300_000,
+    },
+  );
 }

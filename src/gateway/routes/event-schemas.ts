@@ -103,6 +103,7 @@ export const EVENT_PAYLOADS = {
   workspace_escape: Type.Object({ repo: str, paths: Type.Array(str) }),
   workspace_preserved: Type.Object({ ref: str, commit: nullable(str), why: str }),
   workspace_removed: Type.Object({ why: str, branchDeleted: bool }),
+  workspace_recreated: Type.Object({ fromHost: str, branch: nullable(str), from: str }),
 } satisfies Record<EventKind, TSchema>;
 
 /** Each kind's event as the API answers it: `payload` narrowed by `kind`. */

@@ -338,7 +338,13 @@ export class Dispatcher {
       if (profile.workspace !== 'none' && floor !== null) continue;
       const isDefault = profile.name === this.workers.defaultProfile;
       // A few candidates: a task whose last run still lingers is skipped, not waited on.
-      for (const taskId of await this.board.tasks.dispatchable(now, profile.name, isDefault, 9)) {
+      for (const taskId of await this.board.tasks.dispatchable(
+        now,
+        profile.name,
+        isDefault,
+        9,
+        this.host.name,
+      )) {
         if (this.stopping) return;
         const claim = await this.board.transact((tx) =>
           claimTask(tx, {

@@ -141,7 +141,7 @@ export class Launcher {
       if (!prepared) return null;
       const start = await workspaces.room.runStart(prepared.record);
       const current = await board.transact((tx) =>
-        recordWorkspace(tx, claim.task.id, claim.run.id, prepared.record),
+        recordWorkspace(tx, claim.task.id, claim.run.id, prepared.record, prepared.source),
       );
       // Settled meanwhile (archived while its workspace was made): nothing to start.
       if (!current) return false;

@@ -65,6 +65,14 @@ export class TaskWorkspaces {
       return {};
     try {
       const end = await this.room.endRun(runDir(this.config.dataDir, run.id), record);
+      const moved = end.evidence && end.evidence.headAfter !== end.evidence.headBefore;
+      // Another host can take the task up from origin if this one is lost (repo.push).
+      if (moved)
+        await this.room
+          .push(record)
+          .catch((err: unknown) =>
+            this.log.warn({ err, taskId: run.taskId }, 'workspace: its branch could not be pushed'),
+          );
       return {
         workspace: end.evidence,
         escaped: end.escaped.length > 0 ? { repo: record.repo!, paths: end.escaped } : null,

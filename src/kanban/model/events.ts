@@ -81,6 +81,8 @@ export interface EventPayloads {
   workspace_escape: { repo: string; paths: string[] };
   /** What the task's workspace held was kept before its removal. */
   workspace_preserved: { ref: string; commit: string | null; why: string };
+  /** The task's workspace was made again on this host: its host was gone (SPEC 10). */
+  workspace_recreated: { fromHost: string; branch: string | null; from: string };
   /** The task's workspace was removed (its content kept, or all of it elsewhere). */
   workspace_removed: { why: string; branchDeleted: boolean };
 }
@@ -138,6 +140,7 @@ export const EVENT_KINDS = {
   workspace_escape: quiet,
   workspace_preserved: quiet,
   workspace_removed: quiet,
+  workspace_recreated: quiet,
 } as const satisfies Record<EventKind, KindMeaning>;
 
 export const ALL_EVENT_KINDS = Object.keys(EVENT_KINDS) as EventKind[];

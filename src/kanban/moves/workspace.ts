@@ -11,12 +11,24 @@ export async function recordWorkspace(
   taskId: string,
   runId: string,
   record: WorkspaceRecord,
+  /** Where it was made from, when it was made now. */
+  source: string,
 ): Promise<boolean> {
-  return tx.store[WRITES].change(
+  const before = (await tx.store.tasks.get(taskId))?.workspace ?? null;
+  const won = await tx.store[WRITES].change(
     taskId,
     { status: 'running', runId },
     { workspace: JSON.stringify(record) },
   );
+  // Made again here because the host that had it is gone (declared dead, or renamed).
+  if (won && before && before.state === 'active' && before.host !== record.host)
+    tx.emit({
+      taskId,
+      runId,
+      kind: 'workspace_recreated',
+      payload: { fromHost: before.host, branch: record.branch, from: source },
+    });
+  return won;
 }
 
 export interface Retirement {

@@ -232,11 +232,16 @@ export class TaskStore {
    * The ids of a profile's ready tasks whose cooldown has passed, highest priority first, then oldest;
    * unassigned tasks count as the default profile's.
    */
+  /**
+   * Ready tasks for `profile`, best first. `_host` is this host's name: on a shared board a task
+   * whose workspace is on another live host is that host's to run; SQLite has one host.
+   */
   async dispatchable(
     now: number,
     profile: string,
     isDefault: boolean,
     limit: number,
+    _host: string,
   ): Promise<string[]> {
     const rows = this.readyQueue.all({ now, profile, limit });
     if (isDefault) {

@@ -13,6 +13,7 @@ import {
 } from '../task-store.js';
 import { toRecord, type RunRecord, type RunRow } from '../run-store.js';
 import { arrays, rows, type Queryable } from './query.js';
+import { NOW } from './host-store.js';
 
 const COLUMNS = taskColumns(
   "(SELECT coalesce(json_agg(parent_id ORDER BY ord), '[]')::text FROM task_parents WHERE task_id = tasks.id)",
@@ -113,14 +114,21 @@ export class PgTaskStore {
     profile: string,
     isDefault: boolean,
     limit: number,
+    host: string,
   ): Promise<string[]> {
+    // A task's workspace lives on the host that made it: its later runs are that host's while
+    // the host's lease is live (SPEC 10); once it is not, any host makes the workspace anew.
     const found = await rows<{ id: string }>(
       this.db,
       `SELECT id FROM tasks
         WHERE status = 'ready' AND (assignee = $2 OR ($3 AND assignee IS NULL))
           AND (not_before IS NULL OR not_before <= $1)
+          AND (workspace IS NULL OR (workspace::jsonb ->> 'state') <> 'active'
+            OR (workspace::jsonb ->> 'host') = $5
+            OR NOT EXISTS (SELECT 1 FROM hosts h WHERE h.name = (tasks.workspace::jsonb ->> 'host')
+              AND h.state = 'active' AND h.lease_expires_at > ${NOW}))
         ORDER BY priority DESC, seq LIMIT $4`,
-      [now, profile, isDefault, limit],
+      [now, profile, isDefault, limit, host],
     );
     return found.map((r) => r.id);
   }
