@@ -23,7 +23,9 @@ export async function worktreeDiff(
       },
     );
     if (!truncated) return stdout;
-    const cut = stdout.slice(0, stdout.lastIndexOf('\n', maxBytes - 200) + 1);
+    // Cut at a line, in bytes, with room for the marker.
+    const bytes = Buffer.from(stdout);
+    const cut = bytes.subarray(0, bytes.lastIndexOf(10, maxBytes - 200) + 1).toString();
     return `${cut}\n# gatehouse: the diff is longer than ${maxBytes} bytes and was cut here\n`;
   });
   return value ?? '';

@@ -1,6 +1,6 @@
 // A worktree's whole state (tracked, changed and untracked files) as a git tree, made on a copy
 // of its index: the worktree's own index, its HEAD and the user's stash are never touched.
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { git } from './git.js';
@@ -28,8 +28,16 @@ export async function withIndexCopy<T>(
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-index-'));
   const copy = join(dir, 'index');
   try {
-    // A copy keeps the index's stat cache: only what changed is hashed again.
-    if (existsSync(index)) copyFileSync(index, copy);
+    // A copy keeps the index's stat cache: only what changed is hashed again. It keeps the
+    // index's own time too, a second earlier: git trusts an entry's stat only when the file is
+    // older than the index, so a file changed in the second of its checkout (same size, same
+    // second) is still looked at, as it is with the index itself.
+    if (existsSync(index)) {
+      copyFileSync(index, copy);
+      const { mtimeMs } = statSync(index);
+      const at = Math.floor(mtimeMs / 1000) - 1;
+      utimesSync(copy, at, at);
+    }
     return await fn({ GIT_INDEX_FILE: copy });
   } finally {
     rmSync(dir, { recursive: true, force: true });

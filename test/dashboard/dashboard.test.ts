@@ -15,6 +15,7 @@ import { launchChromium } from '../helpers/browser.js';
 import { webhookReceiver } from '../helpers/doubles.js';
 import { waitFor } from '../helpers/wait.js';
 import { profile } from '../helpers/workers.js';
+import { makeRepo } from '../helpers/git.js';
 
 let browser: Browser;
 
@@ -104,6 +105,55 @@ describe('the dashboard, in a real browser', () => {
     await page.locator('#runs', { hasText: 'completed' }).waitFor();
     mkdirSync(join(ROOT, 'test-artifacts'), { recursive: true });
     await page.screenshot({ path: join(ROOT, 'test-artifacts/dashboard.png'), fullPage: true });
+  });
+
+  it('shows a task’s worktree: its diff coloured, each run’s changes, and the preserved ref once archived', async () => {
+    const repo = makeRepo({ 'README.md': '# app\nold line\n' });
+    const dataDir = tempDir();
+    const daemon = startDaemon({
+      dataDir,
+      config: writeConfig(tempDir(), {
+        workers: {
+          tickSeconds: 0.1,
+          defaultProfile: 'agent',
+          profiles: {
+            agent: {
+              command: [
+                '/bin/sh',
+                '-c',
+                'printf "# app\\nnew line\\n" > README.md; echo hello > new.txt; echo \'{"status":"done"}\' > "$GATEHOUSE_RUN_DIR/result.json"',
+              ],
+              workspace: 'worktree',
+              repo: 'app',
+            },
+          },
+        },
+        workspaces: { repos: { app: { path: repo } }, minFreeBytes: 0 },
+      }),
+    });
+    const url = await waitServing(dataDir, daemon.pid);
+    const { id } = (await api(url, 'POST', '/tasks', { title: 'edit the readme' })).body;
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${url}/#/tasks/${id}`);
+    await page.locator('#runs', { hasText: 'completed' }).waitFor({ timeout: 15_000 });
+    await page.locator('#runs', { hasText: '2 files +2 −1, uncommitted' }).waitFor();
+    await page.locator('#changes:not(.hidden)').waitFor();
+    expect(await page.locator('#diff-files li').allTextContents()).toEqual([
+      'README.md',
+      'new.txt',
+    ]);
+    expect(await page.locator('#diff .add').allTextContents()).toEqual(
+      expect.arrayContaining(['+new line', '+hello']),
+    );
+    expect(await page.locator('#diff .del').allTextContents()).toEqual(['-old line']);
+    await page.locator('#fields', { hasText: `on gatehouse/${id} from main (active` }).waitFor();
+    await page.locator('#detail-actions').getByRole('button', { name: 'Archive' }).click();
+    await page
+      .locator('#fields', { hasText: `refs/gatehouse/preserved/${id}` })
+      .waitFor({ timeout: 15_000 });
+    await page.locator('#changes.hidden').waitFor({ state: 'attached' });
+    await context.close();
   });
 
   it('keeps the newest board when an older refresh answers last', async () => {

@@ -1,0 +1,40 @@
+// What a run did, read from a copy of its worktree's index (the workspace room, real git).
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runEvidence } from '../../src/workspaces/evidence.js';
+import { worktreeDiff } from '../../src/workspaces/diff.js';
+import { tempDir } from '../helpers/daemon.js';
+import { gitOut, makeRepo } from '../helpers/git.js';
+
+describe('a worktree’s evidence', () => {
+  it('sees a file changed in the second of its checkout, at the same size (git’s racy-clean case)', async () => {
+    const repo = makeRepo({ 'a.txt': 'old line\n', 'b.txt': 'kept\n' });
+    const path = join(tempDir(), 'wt');
+    gitOut(repo, 'worktree', 'add', '-q', '-b', 'task', path, 'main');
+    // Right after the checkout: same second, same size.
+    writeFileSync(join(path, 'a.txt'), 'new line\n');
+    const head = gitOut(path, 'rev-parse', 'HEAD');
+    expect(await runEvidence(path, 'main', head)).toEqual({
+      headBefore: head,
+      headAfter: head,
+      dirty: true,
+      filesChanged: 1,
+      insertions: 1,
+      deletions: 1,
+    });
+    expect(await worktreeDiff(path, 'main')).toContain('+new line');
+    // The worktree's own index was not touched.
+    expect(gitOut(path, 'diff', '--cached', '--name-only')).toBe('');
+  });
+
+  it('cuts a diff past its bound with a marker, at a line', async () => {
+    const repo = makeRepo();
+    const path = join(tempDir(), 'wt');
+    gitOut(repo, 'worktree', 'add', '-q', '-b', 'task', path, 'main');
+    writeFileSync(join(path, 'big.txt'), 'x'.repeat(100) + '\n'.repeat(1) + 'y\n'.repeat(5000));
+    const diff = await worktreeDiff(path, 'main', 4096);
+    expect(Buffer.byteLength(diff)).toBeLessThanOrEqual(4096);
+    expect(diff).toMatch(/\n# gatehouse: the diff is longer than 4096 bytes and was cut here\n$/);
+  });
+});
