@@ -1002,6 +1002,19 @@ export type components = {
       };
       /** @description epoch milliseconds */
       at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "workspace_recreated";
+      payload: {
+        fromHost: string;
+        branch: string | null;
+        from: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
     });
     Comment: {
       id: number;
