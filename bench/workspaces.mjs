@@ -13,7 +13,7 @@ import { runEvidence } from '../dist/workspaces/evidence.js';
 import { median, printTable, removeDir, tempDir, waitFor } from './lib.mjs';
 
 const FILES = 10_000;
-const ROUNDS = 7;
+const ROUNDS = 11;
 const AT_ONCE = 20;
 const silent = pino({ level: 'silent' });
 const OPEN_HOOKS = { onRepair: () => {}, onRetry: () => {}, onIdleError: () => {} };
@@ -57,14 +57,21 @@ async function gateway(dataDir, repo) {
         defaultProfile: 'agent',
         profiles: {
           agent: {
-            command: ['/bin/sh', '-c', 'printf \'{"status":"done"}\' > "$GATEHOUSE_RUN_DIR/result.json"'],
+            command: [
+              '/bin/sh',
+              '-c',
+              'printf \'{"status":"done"}\' > "$GATEHOUSE_RUN_DIR/result.json"',
+            ],
             workspace: 'worktree',
             repo: 'app',
             maxConcurrent: AT_ONCE,
           },
         },
       },
-      workspaces: { repos: { app: { path: repo, base: 'main', escapeCheck: false } }, minFreeBytes: 0 },
+      workspaces: {
+        repos: { app: { path: repo, base: 'main', escapeCheck: false } },
+        minFreeBytes: 0,
+      },
     }),
   );
   const config = loadConfig({ config: configPath }, process.env, dataDir);
@@ -82,10 +89,14 @@ async function gateway(dataDir, repo) {
 async function claimToSpawned(gw, ids) {
   const out = [];
   for (const id of ids) {
-    const events = await waitFor(`${id} spawned`, async () => {
-      const list = await gw.kanban.board.events.listForTask(id, 0, 100);
-      return list.some((e) => e.kind === 'spawned') ? list : null;
-    }, 120_000);
+    const events = await waitFor(
+      `${id} spawned`,
+      async () => {
+        const list = await gw.kanban.board.events.listForTask(id, 0, 100);
+        return list.some((e) => e.kind === 'spawned') ? list : null;
+      },
+      120_000,
+    );
     const claimed = events.find((e) => e.kind === 'claimed');
     const spawned = events.find((e) => e.kind === 'spawned');
     out.push(spawned.at - claimed.at);
@@ -97,13 +108,18 @@ export async function run() {
   const dir = tempDir();
   try {
     const repo = bigRepo(dir);
+    mkdirSync(join(dir, 'daemon'));
     const gw = await gateway(join(dir, 'daemon'), repo);
     const board = gw.kanban.board;
     // One at a time: a new worktree per task, beside `git worktree add` alone on the same repo.
     const single = [];
     const bare = [];
     for (let i = 0; i < ROUNDS; i++) {
-      bare.push(timed(() => git(repo, 'worktree', 'add', '-q', '-b', `bare${i}`, join(dir, `bare${i}`), 'main')));
+      bare.push(
+        timed(() =>
+          git(repo, 'worktree', 'add', '-q', '-b', `bare${i}`, join(dir, `bare${i}`), 'main'),
+        ),
+      );
       const task = await board.create({ title: `one ${i}` }, { kind: 'api' });
       single.push(...(await claimToSpawned(gw, [task.id])));
     }
@@ -114,20 +130,28 @@ export async function run() {
     });
     const started = performance.now();
     const ids = [];
-    for (let i = 0; i < AT_ONCE; i++) ids.push((await board.create({ title: `many ${i}` }, { kind: 'api' })).id);
+    for (let i = 0; i < AT_ONCE; i++)
+      ids.push((await board.create({ title: `many ${i}` }, { kind: 'api' })).id);
     await claimToSpawned(gw, ids);
     const allSpawned = performance.now() - started;
     await gw.close();
 
     // Evidence of a run that changed 20 files and added 5, against `git diff --stat` alone.
     const wt = join(dir, 'bare0');
-    for (let i = 0; i < 20; i++) writeFileSync(join(wt, `d${i}`, 'e0', `f${i}.js`), `changed ${i}\n`);
+    // As an agent's own `git status` leaves it: the index refreshed a second after the checkout,
+    // so git trusts its stat cache (right after a checkout, git itself hashes every file again).
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    git(wt, 'status', '--porcelain');
+    for (let i = 0; i < 20; i++)
+      writeFileSync(join(wt, `d${i}`, 'e0', `f${i}.js`), `changed ${i}\n`);
     for (let i = 0; i < 5; i++) writeFileSync(join(wt, `new${i}.txt`), 'new\n');
     const head = git(wt, 'rev-parse', 'HEAD').toString().trim();
     const evidence = [];
     const stat = [];
+    const walk = [];
     for (let i = 0; i < ROUNDS; i++) {
       stat.push(timed(() => git(wt, 'diff', '--stat', 'main')));
+      walk.push(timed(() => git(wt, 'status', '--porcelain', '--untracked-files=all')));
       const t = performance.now();
       await runEvidence(wt, 'main', head);
       evidence.push(performance.now() - t);
@@ -156,6 +180,14 @@ export async function run() {
         baselineName: '`git diff --stat` alone, median',
         baseline: median(stat),
         goal: '≤ 1.5×',
+      },
+      {
+        figure: 'the same evidence, beside its floor',
+        unit: 'ms',
+        value: median(evidence),
+        baselineName: 'finding untracked files alone (`git status --untracked-files=all`), median',
+        baseline: median(walk),
+        goal: '-',
       },
     ]);
   } finally {

@@ -2,7 +2,7 @@
 // included, cut at a bound with a marker.
 import { forkPoint } from './evidence.js';
 import { git } from './git.js';
-import { snapshot } from './snapshot.js';
+import { withStaged } from './staged.js';
 
 export const MAX_DIFF_BYTES = 2 * 1024 * 1024;
 
@@ -11,16 +11,13 @@ export async function worktreeDiff(
   base: string,
   maxBytes = MAX_DIFF_BYTES,
 ): Promise<string> {
-  const { value } = await snapshot(path, async (snap) => {
-    const from = await forkPoint(path, base, snap.head);
+  return withStaged(path, async (staged) => {
+    const from = await forkPoint(path, base, staged.head);
     if (!from) return '';
     const { stdout, truncated } = await git(
       path,
-      ['diff', '--no-color', '--binary', from, snap.tree],
-      {
-        maxBytes,
-        truncate: true,
-      },
+      ['diff', '--cached', '--no-color', '--binary', from],
+      { env: staged.env, maxBytes, truncate: true },
     );
     if (!truncated) return stdout;
     // Cut at a line, in bytes, with room for the marker.
@@ -28,5 +25,4 @@ export async function worktreeDiff(
     const cut = bytes.subarray(0, bytes.lastIndexOf(10, maxBytes - 200) + 1).toString();
     return `${cut}\n# gatehouse: the diff is longer than ${maxBytes} bytes and was cut here\n`;
   });
-  return value ?? '';
 }

@@ -4,7 +4,7 @@
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { git } from './git.js';
-import { headOf } from './snapshot.js';
+import { headOf } from './staged.js';
 
 export interface CheckoutState {
   head: string | null;

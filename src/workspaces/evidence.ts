@@ -1,7 +1,9 @@
 // What a run did to its worktree: HEAD before and after, and every change against the base,
-// committed or not, untracked files included (a diff stat of the snapshot's tree).
+// committed or not, untracked files included.
 import { git } from './git.js';
-import { headOf, snapshot } from './snapshot.js';
+import { lstat, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { headOf } from './staged.js';
 import type { RunEvidence } from './types.js';
 
 /** Where the task's branch left the base: the changes are counted from there. */
@@ -30,18 +32,63 @@ function numstat(text: string): Pick<RunEvidence, 'filesChanged' | 'insertions' 
   return { filesChanged, insertions, deletions };
 }
 
+/** Lines of an untracked file as git's numstat counts them; a binary file counts none. */
+async function linesOf(path: string): Promise<number> {
+  let text: Buffer;
+  try {
+    const st = await lstat(path);
+    if (!st.isFile() || st.size > MAX_COUNTED_BYTES) return 0;
+    text = await readFile(path);
+  } catch {
+    return 0;
+  }
+  if (text.subarray(0, 8000).includes(0)) return 0;
+  let lines = 0;
+  for (let at = text.indexOf(10); at !== -1; at = text.indexOf(10, at + 1)) lines++;
+  return text.length > 0 && text[text.length - 1] !== 10 ? lines + 1 : lines;
+}
+
+/** Larger untracked files are counted as changed, their lines not counted. */
+const MAX_COUNTED_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Read-only, from the worktree's own index (git's racy-clean rules apply as they do for the
+ * worker's git): the change of tracked files since the fork point in one pass, and what is
+ * uncommitted or untracked in another, side by side; untracked files' lines counted here.
+ */
 export async function runEvidence(
   path: string,
   base: string,
   headBefore: string | null,
 ): Promise<RunEvidence> {
-  const { snap, value } = await snapshot(path, async (s) => {
-    const from = await forkPoint(path, base, s.head);
-    if (!from) return { filesChanged: 0, insertions: 0, deletions: 0 };
-    const { stdout } = await git(path, ['diff', '--no-renames', '--numstat', '-z', from, s.tree]);
-    return numstat(stdout);
-  });
-  return { headBefore, headAfter: snap.head, dirty: snap.dirty, ...value! };
+  const tracked = forkPoint(path, base, 'HEAD').then((from) =>
+    from ? git(path, ['diff', '--no-renames', '--numstat', '-z', from]).then((r) => r.stdout) : '',
+  );
+  const status = git(path, [
+    'status',
+    '--porcelain=v2',
+    '--branch',
+    '-z',
+    '--untracked-files=all',
+    '--no-renames',
+  ]);
+  const [changes, { stdout }] = await Promise.all([tracked, status]);
+  const entries = stdout.split('\0').filter(Boolean);
+  const oid = /^# branch\.oid ([0-9a-f]{40,64})$/.exec(
+    entries.find((e) => e.startsWith('# branch.oid ')) ?? '',
+  );
+  const changed = entries.filter((e) => !e.startsWith('# '));
+  const untracked = changed.filter((e) => e.startsWith('? ')).map((e) => e.slice(2));
+  const counts = numstat(changes);
+  const added = await Promise.all(untracked.map((rel) => linesOf(join(path, rel))));
+  return {
+    headBefore,
+    headAfter: oid?.[1] ?? null,
+    dirty: changed.length > 0,
+    filesChanged: counts.filesChanged + untracked.length,
+    insertions: counts.insertions + added.reduce((a, b) => a + b, 0),
+    deletions: counts.deletions,
+  };
 }
 
 export { headOf };

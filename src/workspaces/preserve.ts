@@ -7,7 +7,7 @@ import { basename, dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { git } from './git.js';
 import { preservedTar } from './paths.js';
-import { snapshot } from './snapshot.js';
+import { stagedDirty, stagedTree, withStaged } from './staged.js';
 import { preservedRefOf } from './types.js';
 
 export type Preservation =
@@ -40,7 +40,11 @@ export async function preserveWorktree(
   base: string,
 ): Promise<Preservation> {
   const ref = preservedRefOf(taskId);
-  const { snap } = await snapshot(path);
+  const snap = await withStaged(path, async (staged) => ({
+    head: staged.head,
+    dirty: await stagedDirty(path, staged),
+    tree: await stagedTree(path, staged),
+  }));
   const merged = snap.head !== null && (await contains(path, base, snap.head));
   if (!snap.dirty && merged) return { kept: false, why: `everything in it is in ${base}` };
   const parents: string[] = [];

@@ -10,7 +10,7 @@ import { checkInside, ensureRoot, makingMarker, workspacePath } from './paths.js
 import { removeScratch, removeWorktree, type Removal } from './remove.js';
 import { RepoLocks } from './repo-lock.js';
 import { runSetup } from './setup.js';
-import { headOf } from './snapshot.js';
+import { headOf } from './staged.js';
 import { branchOf, type RunEvidence, type WorkspaceRecord } from './types.js';
 import { scanRoot, type FoundWorkspace } from './reconcile.js';
 import { baseOf, ensureWorktree, pushBranch } from './worktree.js';

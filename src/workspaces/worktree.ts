@@ -103,7 +103,6 @@ export async function ensureWorktree(
     await git(repo.path, ['worktree', 'remove', '--force', path], { okCodes: [128] });
     if (checkInside(root, path)) rmSync(path, { recursive: true, force: true });
   }
-  await git(repo.path, ['worktree', 'prune']);
   writeFileSync(marker, `${process.pid}\n`);
   // A pushed branch is taken as origin has it (another host ran the task before).
   const fetched = repo.push && (await fetchBranch(repo, branch));
@@ -116,7 +115,11 @@ export async function ensureWorktree(
   } catch (err) {
     if (err instanceof GitError && /invalid reference|not a valid object name/i.test(err.stderr))
       throw new Error(`the base branch "${base}" of repository ${repo.name} does not exist`);
-    throw err;
+    // git still lists a worktree here that was deleted by hand: forgotten, then made again.
+    if (!(err instanceof GitError && /already registered|is a missing/i.test(err.stderr)))
+      throw err;
+    await git(repo.path, ['worktree', 'prune']);
+    await git(repo.path, args);
   }
   copyInto(repo, path);
   await prepare(path);
