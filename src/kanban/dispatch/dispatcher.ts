@@ -2,20 +2,16 @@
 // loop, with a tick as the safety net and the clock for adopted workers, deadlines, leftovers
 // and samples.
 import type { Config } from '../../config/schema.js';
-import { pidExists, scanProcesses, startTimeNow } from '../../proc/index.js';
+import { pidExists, startTimeNow } from '../../proc/index.js';
 import { RepeatLimiter } from '../../repeat-limit.js';
 import type { Kanban } from '../kanban.js';
 import { WAKE_KINDS } from '../model/events.js';
-import { claimTask } from '../moves/claim.js';
 import { giveUpReady } from '../moves/give-up.js';
-import { recordSamples } from '../moves/records.js';
 import { adoptRunning } from './adoption.js';
 import { Deadlines } from './deadlines.js';
 import { LiveWorkers, type LiveWorker } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
-import { platformSampler } from './resource-sampler.js';
 import { RunEndings } from './run-endings.js';
-import { runDir } from './run-files.js';
 import { RunReaper } from './run-reaper.js';
 import type { RunTerminator } from './run-terminator.js';
 import { ensureRunsDir } from './worker-spawn.js';
@@ -23,6 +19,8 @@ import { HostLease } from './host-lease.js';
 import { rejoinBoard } from './rejoin.js';
 import { RunCgroups } from './run-cgroups.js';
 import { Launcher } from './launch.js';
+import { ClaimPass } from './claim-pass.js';
+import { WorkerSamples } from './worker-samples.js';
 import { VERSION } from '../../version.js';
 
 export interface DispatcherDeps {
@@ -41,7 +39,8 @@ export class Dispatcher {
   private readonly launcher: Launcher;
   private readonly reaper: RunReaper;
   private readonly deadlines: Deadlines;
-  private readonly sampler = platformSampler();
+  private readonly samples: WorkerSamples;
+  private readonly claims: ClaimPass;
   /** This daemon as a host of the board. */
   readonly host: HostLease;
   /** Work started and not yet finished; stop() waits for it before the database closes. */
@@ -55,11 +54,6 @@ export class Dispatcher {
   private dispatching = false;
   private dispatchAgain = false;
   private ticking = false;
-  private sampling = false;
-  /** Claims whose workspace is being made, by run id, with their profile: they hold a slot. */
-  private readonly starting = new Map<string, string>();
-  /** Where the next dispatch pass starts among the profiles (round robin). */
-  private nextProfile = 0;
   private stopping = false;
   /** The lease was lost: its runs are being ended and the host joins again (rejoin.ts). */
   private rejoining: Promise<void> | null = null;
@@ -122,6 +116,17 @@ export class Dispatcher {
       reclaimDeferMs: config.workers.reclaimDeferSeconds * 1000,
       judge: (run) => kanban.workspaces.judge(run),
       wake: () => this.wake(),
+    });
+    this.samples = new WorkerSamples(kanban.board, this.live, () => this.stopping);
+    this.claims = new ClaimPass({
+      board: kanban.board,
+      config,
+      live: this.live,
+      host: this.host,
+      launcher: this.launcher,
+      workspaces: kanban.workspaces,
+      halted: () => this.stopping || this.rejoining !== null,
+      track: (what, work) => this.track(what, work),
     });
     this.deadlines = new Deadlines({
       board: kanban.board,
@@ -318,65 +323,9 @@ export class Dispatcher {
     }
   }
 
-  /** One pass: at most one claim, so that the caps read at its start still hold at its end. */
+  /** One pass: at most one claim (claim-pass.ts); a claim asks for another pass. */
   private async dispatchOne(): Promise<void> {
-    const starting = this.starting.size;
-    if (this.stopping || this.rejoining || this.live.size + starting >= this.workers.maxConcurrent)
-      return;
-    // A lease that cannot be renewed: the fence will end the workers, so nothing new starts.
-    if (!this.host.claimable()) return;
-    const now = this.board.clock();
-    const busy = this.live.countByProfile();
-    for (const name of this.starting.values()) busy[name] = (busy[name] ?? 0) + 1;
-    const floor = this.deps.kanban.workspaces.diskFloor();
-    const profiles = Object.values(this.workers.profiles);
-    for (let i = 0; i < profiles.length; i++) {
-      const turn = (this.nextProfile + i) % profiles.length;
-      const profile = profiles[turn]!;
-      if ((busy[profile.name] ?? 0) >= (profile.maxConcurrent ?? Infinity)) continue;
-      // Below workspaces.minFreeBytes no workspace is made: its tasks wait in ready.
-      if (profile.workspace !== 'none' && floor !== null) continue;
-      const isDefault = profile.name === this.workers.defaultProfile;
-      // A few candidates: a task whose last run still lingers is skipped, not waited on.
-      for (const taskId of await this.board.tasks.dispatchable(
-        now,
-        profile.name,
-        isDefault,
-        9,
-        this.host.name,
-      )) {
-        if (this.stopping) return;
-        const claim = await this.board.transact((tx) =>
-          claimTask(tx, {
-            taskId,
-            profile: profile.name,
-            host: this.host.name,
-            hostId: this.host.id,
-            leaseMs: this.workers.claimTtlSeconds * 1000,
-            keepDescendants: profile.keepDescendants,
-            logPathFor: (runId) => `${runDir(this.deps.config.dataDir, runId)}/log`,
-          }),
-        );
-        if (!claim) continue;
-        this.nextProfile = (turn + 1) % profiles.length;
-        // Claimed under a lease lost meanwhile: nothing is started for it (launch.ts).
-        const startable =
-          !this.rejoining && claim.run.hostId === this.host.id && this.host.claimable();
-        if (profile.workspace === 'none') await this.launcher.launch(claim, profile, startable);
-        else {
-          // Making a workspace (a worktree, its setup) takes its time: other tasks are
-          // dispatched meanwhile, and the claim holds its slot until its worker is spawned.
-          this.starting.set(claim.run.id, profile.name);
-          this.track('launch', () =>
-            this.launcher
-              .launch(claim, profile, startable)
-              .finally(() => this.starting.delete(claim.run.id)),
-          );
-        }
-        this.wake();
-        return;
-      }
-    }
+    if (await this.claims.once()) this.wake();
   }
 
   private endRun(worker: LiveWorker): void {
@@ -419,7 +368,7 @@ export class Dispatcher {
       this.deps.observeTick?.(ms);
       if (this.tickDurations.length > 100) this.tickDurations.shift();
     }
-    this.startSampling();
+    this.samples.start((what, work) => this.track(what, work));
   }
 
   /**
@@ -434,36 +383,5 @@ export class Dispatcher {
         giveUpReady(tx, id, `no worker profile named "${assignee}"`),
       );
     }
-  }
-
-  /**
-   * One sample of every live worker's group per tick, from a scan of the process table that
-   * runs beside the event loop rather than inside the tick (a table of thousands of processes
-   * takes tens of ms to read). A tick that finds the previous scan still going starts none.
-   */
-  private startSampling(): void {
-    if (this.sampling || this.live.size === 0) return;
-    this.sampling = true;
-    this.track('sample', () => this.sample().finally(() => (this.sampling = false)));
-  }
-
-  private async sample(): Promise<void> {
-    const snapshot = await scanProcesses();
-    const workers = this.live.all().filter((w) => w.leader !== null && w.exit === undefined);
-    if (workers.length === 0 || this.stopping) return;
-    const samples = await this.sampler.sample(
-      snapshot,
-      workers.map((w) => w.leader!.pid),
-      this.board.clock(),
-    );
-    if (this.stopping) return;
-    const recorded: { runId: string; cpu: number; rss: number }[] = [];
-    for (const w of workers) {
-      const s = samples.get(w.leader!.pid);
-      if (!s) continue;
-      w.sample = s;
-      recorded.push({ runId: w.runId, cpu: s.cpuPercent, rss: s.rssBytes });
-    }
-    if (recorded.length > 0) await this.board.transact((tx) => recordSamples(tx, recorded));
   }
 }
