@@ -78,6 +78,13 @@ export type paths = {
      */
     post: operations["unblockTask"];
   };
+  "/tasks/{id}/follow-up": {
+    /**
+     * Send a done or blocked task back with more to do
+     * @description The task goes back to `ready` (or `todo` while a parent is not done), its failure count reset, with `text` as its next run’s instructions (`instructions` on the task, in the run’s task.json and the file `$GATEHOUSE_INSTRUCTIONS_FILE`), in the same workspace; a `followed_up` event. 409 for a task that is not done or blocked. With an `Idempotency-Key`, a retry gets the first answer and sends nothing back twice.
+     */
+    post: operations["followUpTask"];
+  };
   "/tasks/{id}/comments": {
     /**
      * Comment on a task
@@ -317,6 +324,7 @@ export type components = {
       notBefore: number | null;
       origin: components["schemas"]["Origin"];
       repo: string | null;
+      instructions: string | null;
       workspace: components["schemas"]["Workspace"] | null;
     };
     Run: {
@@ -366,6 +374,7 @@ export type components = {
       notBefore: number | null;
       origin: components["schemas"]["Origin"];
       repo: string | null;
+      instructions: string | null;
       workspace: components["schemas"]["Workspace"] | null;
       runs: components["schemas"]["Run"][];
       /** @description the tasks that have this one as a parent */
@@ -821,6 +830,19 @@ export type components = {
       /** @enum {string} */
       kind: "unblocked";
       payload: {
+        status: "todo" | "ready" | "running" | "blocked" | "done" | "archived";
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "followed_up";
+      payload: {
+        text: string;
+        author: string;
         status: "todo" | "ready" | "running" | "blocked" | "done" | "archived";
       };
       /** @description epoch milliseconds */
@@ -1871,6 +1893,108 @@ export type operations = {
       };
       /** @description Host is not this gatehouse (server.allowedHosts) */
       421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Send a done or blocked task back with more to do
+   * @description The task goes back to `ready` (or `todo` while a parent is not done), its failure count reset, with `text` as its next run’s instructions (`instructions` on the task, in the run’s task.json and the file `$GATEHOUSE_INSTRUCTIONS_FILE`), in the same workspace; a `followed_up` event. 409 for a task that is not done or blocked. With an `Idempotency-Key`, a retry gets the first answer and sends nothing back twice.
+   */
+  followUpTask: {
+    parameters: {
+      header?: {
+        /** @description Sent again with the same body within api.idempotencyHours, the first answer comes back (Idempotent-Replayed: true) and nothing is made again; 1–255 visible ASCII characters. */
+        "idempotency-key"?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description the next run’s instructions */
+          text: string;
+          author?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Task"];
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a token of another task, or a web page of another origin */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a request with this Idempotency-Key is still being handled */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description this Idempotency-Key was sent to another route or with another body */
+      422: {
         content: {
           "application/json": components["schemas"]["ApiError"];
         };

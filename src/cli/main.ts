@@ -30,6 +30,9 @@ const SUB_USAGE: Record<string, Record<string, string>> = {
   Adds a comment (author "cli").`,
     log: `gatehouse task log ID [--follow] ${TARGET}
   Prints the latest run's log; --follow goes on until the task ends (beside the daemon only).`,
+    'follow-up': `gatehouse task follow-up ID TEXT [--idempotency-key K] ${TARGET}
+  Sends a done or blocked task back to ready with TEXT as its next run's instructions, in the
+  same workspace.`,
     diff: `gatehouse task diff ID ${TARGET}
   Prints the task's worktree against its base as a unified diff: commits, uncommitted and
   untracked files (at most 2 MiB).`,

@@ -202,6 +202,30 @@ async function comment(args: string[]): Promise<void> {
   print(values.json ?? false, made, () => `commented on ${id}`);
 }
 
+/** More to do on a done or blocked task: it runs again with TEXT as its instructions. */
+async function followUpTask(args: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(
+    args,
+    { ...common, 'idempotency-key': { type: 'string' } },
+    2,
+  );
+  const id = oneId(positionals, 'task follow-up');
+  const text = positionals[1];
+  if (!text) throw usageError('task follow-up needs TEXT (the next run’s instructions)');
+  const key = values['idempotency-key'];
+  if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key))
+    throw usageError('--idempotency-key: 1-255 visible ASCII characters (no spaces)');
+  const body: RequestBody<'/tasks/{id}/follow-up', 'post'> = { text, author: 'cli' };
+  const headers: Record<string, string> = key === undefined ? {} : { 'idempotency-key': key };
+  const task = (await connect(values).call(
+    'POST',
+    `/tasks/${id}/follow-up`,
+    body,
+    headers,
+  )) as Task;
+  print(values.json ?? false, task, () => taskLine(task));
+}
+
 async function log(args: string[]): Promise<void> {
   const { values, positionals } = parseFlags(args, { ...common, follow: { type: 'boolean' } }, 1);
   const id = oneId(positionals, 'task log');
@@ -270,6 +294,7 @@ const SUBCOMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   comment,
   log,
   diff,
+  'follow-up': followUpTask,
 };
 
 export async function taskCommand(args: string[]): Promise<void> {

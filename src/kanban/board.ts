@@ -7,6 +7,7 @@ import { EventFeed } from './event-feed.js';
 import type { Comment, Host, Origin, Task, TaskStatus } from './model/types.js';
 import type { HostRenewal } from './store/host-store.js';
 import { addComment } from './moves/comment.js';
+import { followUp } from './moves/follow-up.js';
 import { once, replayOf, type Answer, type KeyedRequest } from './moves/once.js';
 import { createTask, type TaskInput } from './moves/create-task.js';
 import { deleteTask } from './moves/delete-task.js';
@@ -206,6 +207,20 @@ export class Board {
     key: KeyedRequest,
   ): Promise<Answer<Comment>> {
     return this.keyed(key, 201, (tx) => addComment(tx, id, text, author));
+  }
+
+  /** A follow-up (SPEC 12): the task runs again with `text` as its instructions. */
+  followUp(id: string, text: string, author: string): Promise<Task> {
+    return this.transact((tx) => followUp(tx, id, text, author));
+  }
+
+  followUpKeyed(
+    id: string,
+    text: string,
+    author: string,
+    key: KeyedRequest,
+  ): Promise<Answer<Task>> {
+    return this.keyed(key, 200, (tx) => followUp(tx, id, text, author));
   }
 
   /** A request with this key is being handled by this process now. */

@@ -73,6 +73,7 @@ const VALID_BODY: Record<string, unknown> = {
   'POST /tasks': { title: 'valid' },
   'PATCH /tasks/{id}': { priority: 1 },
   'POST /tasks/{id}/comments': { text: 'valid' },
+  'POST /tasks/{id}/follow-up': { text: 'valid' },
   'POST /tasks/{id}/reclaim': {},
   'POST /tasks/{id}/complete': { summary: 'valid' },
   'POST /tasks/{id}/block': { reason: 'valid' },
@@ -243,6 +244,17 @@ describe('the OpenAPI document', () => {
       ['complete', { summary: 's', result: { n: 1 } }],
     ] as const)
       await call('POST', `/tasks/{id}/${action}`, `/tasks/${parent.id}/${action}`, body, worker);
+    // A follow-up: refused for a task that is not done; the done one goes back, once per key.
+    await call('POST', '/tasks/{id}/follow-up', `/tasks/${task.id}/follow-up`, { text: 'more' });
+    const followKey = { 'idempotency-key': 'contract-follow-up' };
+    for (const text of ['more', 'more', 'other'])
+      await call(
+        'POST',
+        '/tasks/{id}/follow-up',
+        `/tasks/${parent.id}/follow-up`,
+        { text },
+        followKey,
+      );
     // The run has ended: its token is stale now.
     for (const [action, body] of Object.entries({
       heartbeat: { note: 'late' },

@@ -21,6 +21,10 @@ const ALLOWED: Record<
   give_up: { running: 'blocked', ready: 'blocked' },
   unblock: { blocked: (done) => (done ? 'ready' : 'todo') },
   orphan: { todo: 'blocked' },
+  follow_up: {
+    done: (done) => (done ? 'ready' : 'todo'),
+    blocked: (done) => (done ? 'ready' : 'todo'),
+  },
   archive: {
     todo: 'archived',
     ready: 'archived',

@@ -81,6 +81,7 @@ export const EVENT_PAYLOADS = {
   host_joined: Type.Object(Host),
   host_dead: Type.Object({ ...Host, lostRuns: int }),
   unblocked: Type.Object({ status }),
+  followed_up: Type.Object({ text: str, author: str, status }),
   reclaim_deferred: Type.Object({
     ...terminationFields,
     op: str,

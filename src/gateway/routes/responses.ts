@@ -79,6 +79,9 @@ const taskFields = {
   notBefore: nullable(millis),
   origin: Type.Ref(OriginSchema),
   repo: nullable(Type.String({ description: 'the repository it asked for (workspaces.repos)' })),
+  instructions: nullable(
+    Type.String({ description: 'what its next run is asked to do besides the task (a follow-up)' }),
+  ),
   workspace: nullable(Type.Ref(WorkspaceSchema)),
 };
 

@@ -92,6 +92,18 @@ export const CommentBody = Type.Object(
   strict,
 );
 
+export const FollowUpBody = Type.Object(
+  {
+    text: Type.String({
+      minLength: 1,
+      maxLength: 100_000,
+      description: 'the next run’s instructions',
+    }),
+    author: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  },
+  strict,
+);
+
 export const CompleteBody = Type.Union([
   Type.Object(
     {

@@ -9,6 +9,7 @@ import { IdempotencyHeaders, KEYED_ERRORS, keyedRequest, sendAnswer } from './id
 import type { Origin, Task as TaskRecord } from '../../kanban/model/types.js';
 import {
   CommentBody,
+  FollowUpBody,
   CountTasksQuery,
   CreateTaskBody,
   EventsQuery,
@@ -281,6 +282,33 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       },
     },
     (req: IdRequest) => operator.unblock(req.params.id),
+  );
+
+  app.post<{ Params: Static<typeof TaskIdParams>; Body: Static<typeof FollowUpBody> }>(
+    '/tasks/:id/follow-up',
+    {
+      schema: {
+        params,
+        body: FollowUpBody,
+        headers: IdempotencyHeaders,
+        ...describe({
+          tag: 'tasks',
+          id: 'followUpTask',
+          summary: 'Send a done or blocked task back with more to do',
+          description:
+            'The task goes back to `ready` (or `todo` while a parent is not done), its failure count reset, with `text` as its next run’s instructions (`instructions` on the task, in the run’s task.json and the file `$GATEHOUSE_INSTRUCTIONS_FILE`), in the same workspace; a `followed_up` event. 409 for a task that is not done or blocked. With an `Idempotency-Key`, a retry gets the first answer and sends nothing back twice.',
+          ok: { 200: Task },
+          errors: [404, 409, ...KEYED_ERRORS],
+        }),
+      },
+    },
+    async (req, reply) => {
+      const { id } = req.params;
+      const author = req.body.author ?? 'operator';
+      const key = keyedRequest(req, deps.idempotencyMs);
+      if (key) return sendAnswer(reply, await board.followUpKeyed(id, req.body.text, author, key));
+      return board.followUp(id, req.body.text, author);
+    },
   );
 
   app.post<{ Params: Static<typeof TaskIdParams>; Body: Static<typeof CommentBody> }>(

@@ -16,7 +16,7 @@ export function removeRunDir(dataDir: string, runId: string): void {
 
 export const runFile = (
   dir: string,
-  name: 'task.json' | 'log' | 'proc.json' | 'exit.json' | 'result.json',
+  name: 'task.json' | 'log' | 'proc.json' | 'exit.json' | 'result.json' | 'instructions.md',
 ) => join(dir, name);
 
 /** JSON as the run folder's files are written: indented, one value, a final newline. */

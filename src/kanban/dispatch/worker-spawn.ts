@@ -1,6 +1,14 @@
 // Starting one worker run: its folder, the wrapper as group and session leader, env, log; proc.json first.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, closeSync, constants, mkdirSync, openSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  mkdirSync,
+  openSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { PACKAGE_ROOT } from '../../config/defaults.js';
 import type { Profile } from '../../config/schema.js';
@@ -71,6 +79,9 @@ export function workerEnv(req: SpawnRequest, dir: string): Record<string, string
     GATEHOUSE_RUN_TOKEN: req.claim.token,
     GATEHOUSE_RUN_DIR: dir,
     GATEHOUSE_TASK_FILE: runFile(dir, 'task.json'),
+    ...(req.claim.task.instructions !== null
+      ? { GATEHOUSE_INSTRUCTIONS_FILE: runFile(dir, 'instructions.md') }
+      : {}),
   };
 }
 
@@ -91,6 +102,9 @@ export function spawnWorker(req: SpawnRequest): Spawned {
     runId: claim.run.id,
     profile: profile.name,
   });
+  // A follow-up's instructions, as a file of their own (any size, intact).
+  if (claim.task.instructions !== null)
+    writeFileSync(runFile(dir, 'instructions.md'), claim.task.instructions);
   const env = workerEnv(req, dir);
   const cwd = req.workspace?.cwd ?? profile.cwd;
   const problem = preflight(profile, cwd, env);

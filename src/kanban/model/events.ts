@@ -66,6 +66,8 @@ export interface EventPayloads {
   host_joined: HostPayload;
   host_dead: HostPayload & { lostRuns: number };
   unblocked: { status: TaskStatus };
+  /** More to do (SPEC 12): the task runs again with `text` as its instructions. */
+  followed_up: { text: string; author: string; status: TaskStatus };
   reclaim_deferred: TerminationReport & { op: string; pids?: number[] };
   gave_up: { failures?: number; outcome?: string; reason: string | null };
   worker_terminated: { pids: number[]; sigkill: boolean; survived: boolean };
@@ -126,6 +128,7 @@ export const EVENT_KINDS = {
   host_joined: quiet,
   host_dead: quiet,
   unblocked: wakes,
+  followed_up: wakes,
   reclaim_deferred: quiet,
   gave_up: { wakesDispatch: true, notice: 'was given up after repeated failures' },
   worker_terminated: quiet,

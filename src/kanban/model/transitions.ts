@@ -11,7 +11,8 @@ export type TaskMove =
   | 'give_up'
   | 'unblock'
   | 'archive'
-  | 'orphan';
+  | 'orphan'
+  | 'follow_up';
 
 export interface MoveContext {
   /** Every parent is done (decides `unblock` → ready or todo). */
@@ -34,6 +35,8 @@ export const MOVES: Record<
   archive: { from: ALL_BUT_ARCHIVED, to: () => 'archived' },
   /** A parent was archived before it was done: the child cannot become ready by itself. */
   orphan: { from: ['todo'], to: () => 'blocked' },
+  /** More to do on a finished or blocked task (SPEC 12): it runs again, in its workspace. */
+  follow_up: { from: ['done', 'blocked'], to: (ctx) => (ctx.parentsDone ? 'ready' : 'todo') },
 };
 
 /** The status a move leads to from `from`, or null when the move is not allowed there. */

@@ -64,6 +64,8 @@ export interface Task {
   origin: Origin;
   /** The repository it asked to work in (a name in workspaces.repos), or null: its profile's. */
   repo: string | null;
+  /** What its next run is asked to do besides the task (a follow-up, SPEC 12), or null. */
+  instructions: string | null;
   /** Its workspace (SPEC 10), or null: it runs in its profile's cwd. */
   workspace: WorkspaceRecord | null;
 }

@@ -80,6 +80,8 @@ export async function settleRun(
       ...(completing
         ? {
             completed_at: now,
+            // Done: the follow-up it ran for is answered.
+            instructions: null,
             summary: ending.summary ?? null,
             result: ending.result === undefined ? null : JSON.stringify(ending.result),
           }

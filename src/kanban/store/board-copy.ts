@@ -50,6 +50,7 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
       'terminating',
       'workspace',
       'repo',
+      'instructions',
     ],
   },
   // Link order is the order of insertion (rowid here, ord there).

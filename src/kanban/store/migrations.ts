@@ -264,10 +264,11 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX idempotency_keys_at ON idempotency_keys (at);
   `,
   // 10: workspaces (SPEC 10): a task's (JSON of its record), what each run did in it, and the
-  // repository a task asked for.
+  // repository a task asked for; and the instructions of a follow-up (SPEC 12) for its next run.
   `
   ALTER TABLE tasks ADD COLUMN workspace TEXT CHECK (workspace IS NULL OR json_valid(workspace));
   ALTER TABLE runs ADD COLUMN workspace TEXT CHECK (workspace IS NULL OR json_valid(workspace));
   ALTER TABLE tasks ADD COLUMN repo TEXT;
+  ALTER TABLE tasks ADD COLUMN instructions TEXT;
   `,
 ];

@@ -39,6 +39,7 @@ export interface DetailColumns {
   summary?: string | null;
   /** The task's workspace (JSON of a WorkspaceRecord), SPEC 10. */
   workspace?: string | null;
+  instructions?: string | null;
 }
 
 /** What a running task may change without leaving running: its lease and pending termination. */

@@ -179,5 +179,6 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE tasks ADD COLUMN workspace text;
   ALTER TABLE runs ADD COLUMN workspace text;
   ALTER TABLE tasks ADD COLUMN repo text;
+  ALTER TABLE tasks ADD COLUMN instructions text;
   `,
 ];
