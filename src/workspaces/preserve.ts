@@ -2,7 +2,7 @@
 // state as a commit on refs/gatehouse/preserved/<taskId> in its repository, a scratch
 // directory's files as <root>/.preserved/<taskId>.tar.
 import { execFile } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { git } from './git.js';
@@ -71,9 +71,17 @@ export async function preserveScratch(
   taskId: string,
 ): Promise<Preservation> {
   if (readdirSync(path).length === 0) return { kept: false, why: 'it is empty' };
-  const tar = preservedTar(root, taskId);
-  await run('tar', ['-cf', tar, '-C', dirname(path), basename(path)], { timeout: 600_000 });
-  if (!statSync(tar).isFile() || statSync(tar).size === 0)
-    throw new Error(`${tar} was not written`);
+  // A name of its own each time (an earlier tar of the task is never overwritten), written
+  // whole before it is given that name.
+  const tar = preservedTar(root, `${taskId}-${Date.now()}`);
+  const partial = `${tar}.partial`;
+  try {
+    await run('tar', ['-cf', partial, '-C', dirname(path), basename(path)], { timeout: 600_000 });
+    if (!statSync(partial).isFile() || statSync(partial).size === 0)
+      throw new Error(`${tar} was not written`);
+    renameSync(partial, tar);
+  } finally {
+    rmSync(partial, { force: true });
+  }
   return { kept: true, ref: tar, commit: '', why: 'its files' };
 }

@@ -1,7 +1,9 @@
 // What is under the managed root, as git and the file system have it: each directory with the
 // repository that lists it as a worktree (if any), its size and whether it holds changes.
 // Worktrees git lists under the root whose directory is gone are pruned from git's list.
+import { realpathSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
+import { pruneOurs } from './guards.js';
 import { join, resolve } from 'node:path';
 import type { RepoConfig } from '../config/schema.js';
 import { git } from './git.js';
@@ -46,15 +48,19 @@ export async function bytesUnder(path: string): Promise<number> {
   return total;
 }
 
-/** The worktrees `repo` lists under `root`; prunes those whose directory is gone first. */
+/**
+ * The worktrees `repo` lists under `root` (by their real paths, as git lists them); first
+ * forgets gatehouse's own whose directory is gone (never a user's worktree elsewhere).
+ */
 async function worktreesUnder(repo: RepoConfig, root: string): Promise<Set<string>> {
-  await git(repo.path, ['worktree', 'prune']);
+  await pruneOurs(repo, root);
   const { stdout } = await git(repo.path, ['worktree', 'list', '--porcelain']);
+  const realRoot = realpathSync(root);
   const under = new Set<string>();
   for (const line of stdout.split('\n'))
     if (line.startsWith('worktree ')) {
       const path = resolve(line.slice('worktree '.length));
-      if (path.startsWith(`${resolve(root)}/`)) under.add(path);
+      if (path.startsWith(`${realRoot}/`)) under.add(path);
     }
   return under;
 }
@@ -77,12 +83,13 @@ export async function scanRoot(root: string, repos: RepoConfig[]): Promise<Found
     for (const path of await worktreesUnder(repo, root).catch(() => new Set<string>()))
       owner.set(path, repo.name);
   const found: FoundWorkspace[] = [];
+  const realRoot = realpathSync(root);
   for (const name of names.sort()) {
     const path = join(resolve(root), name);
     const st = await lstat(path).catch(() => null);
     if (!st) continue;
     const taskId = TASK_ID.test(name) && st.isDirectory() ? name : null;
-    const repo = owner.get(path) ?? null;
+    const repo = owner.get(join(realRoot, name)) ?? null;
     const kind = taskId === null ? 'unknown' : repo ? 'worktree' : 'scratch';
     const bytes = st.isDirectory() && !st.isSymbolicLink() ? await bytesUnder(path) : st.size;
     let dirty = false;

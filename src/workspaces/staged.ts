@@ -1,6 +1,6 @@
 // A worktree's whole state (tracked, changed and untracked files) staged on a copy of its
 // index: the worktree's own index, its HEAD and the user's stash are never touched.
-import { copyFileSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { git } from './git.js';
@@ -51,11 +51,34 @@ export async function withStaged<T>(path: string, fn: (staged: Staged) => Promis
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
     const env = { GIT_INDEX_FILE: copy };
+    await seeHidden(path, env);
     await git(path, ['add', '--all', '--', '.'], { env });
     return await fn({ head, env });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Clears, on the copy, what hides a tracked file's changes from git (assume-unchanged,
+ * skip-worktree): whatever a worker marked so is staged as it is.
+ */
+async function seeHidden(path: string, env: Record<string, string>): Promise<void> {
+  const { stdout } = await git(path, ['ls-files', '-v', '-z'], { env });
+  const entries = stdout.split('\0').filter((e) => e.length > 2);
+  // Lower case: assume-unchanged. S or s: skip-worktree, left alone where the file is not
+  // there (a sparse checkout's). One flag a call: git applies only one of the two at a time.
+  const assumed = entries.filter((e) => /^[a-z]/.test(e)).map((e) => e.slice(2));
+  const skipped = entries
+    .filter((e) => /^[Ss] /.test(e))
+    .map((e) => e.slice(2))
+    .filter((rel) => existsSync(join(path, rel)));
+  for (const [flag, paths] of [
+    ['--no-assume-unchanged', assumed],
+    ['--no-skip-worktree', skipped],
+  ] as const)
+    for (let i = 0; i < paths.length; i += 500)
+      await git(path, ['update-index', flag, '--', ...paths.slice(i, i + 500)], { env });
 }
 
 /** The staged state differs from HEAD: uncommitted or untracked changes. */

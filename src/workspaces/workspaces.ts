@@ -197,12 +197,23 @@ export class Workspaces {
     return { evidence, escaped };
   }
 
-  /** Removes the task's workspace once what it holds is safe; says what was kept. */
-  async remove(taskId: string, record: WorkspaceRecord): Promise<Removal> {
-    if (record.kind === 'scratch') return removeScratch(this.config.root, record, taskId);
-    const repo = this.repo(record.repo);
-    if (!repo) throw new WorkspaceError(`no repository "${record.repo}" in workspaces.repos: kept`);
-    return this.locks.run(repo.path, async () => {
+  /**
+   * Removes the task's workspace once what it holds is safe; says what was kept. `stillDue`,
+   * asked under the repository's lock first, may call it off (null: nothing was touched).
+   */
+  async remove(
+    taskId: string,
+    record: WorkspaceRecord,
+    stillDue: () => Promise<boolean> = async () => true,
+  ): Promise<Removal | null> {
+    const lockKey =
+      record.kind === 'scratch' ? record.path : (this.repo(record.repo)?.path ?? null);
+    if (lockKey === null)
+      throw new WorkspaceError(`no repository "${record.repo}" in workspaces.repos: kept`);
+    return this.locks.run(lockKey, async () => {
+      if (!(await stillDue())) return null;
+      if (record.kind === 'scratch') return removeScratch(this.config.root, record, taskId);
+      const repo = this.repo(record.repo)!;
       const removal = await removeWorktree(this.config.root, repo, record, taskId);
       rmSync(makingMarker(this.config.root, taskId), { force: true });
       return removal;
@@ -218,7 +229,10 @@ export class Workspaces {
    * Removes a workspace no task wants (its task deleted, or another workspace recorded for it)
    * by the same rule as any: its content preserved first. Never one of unknown kind.
    */
-  async removeFound(found: FoundWorkspace): Promise<Removal> {
+  async removeFound(
+    found: FoundWorkspace,
+    stillDue: () => Promise<boolean>,
+  ): Promise<Removal | null> {
     if (found.taskId === null || found.kind === 'unknown')
       throw new WorkspaceError(`${found.path} is not a workspace gatehouse made: kept`);
     const repo = this.repo(found.repo);
@@ -232,7 +246,7 @@ export class Workspaces {
       state: 'active',
       preservedRef: null,
     };
-    return this.remove(found.taskId, record);
+    return this.remove(found.taskId, record, stillDue);
   }
 
   /** Pushes a worktree's branch to origin when its repository says `push`. */

@@ -2,7 +2,8 @@
 // the task, found again after a restart; a half-made one (the daemon died while making it) is
 // never handed to a worker.
 import { cpSync, existsSync, lstatSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { commonDir, pruneOurs } from './guards.js';
+import { join, sep } from 'node:path';
 import type { RepoConfig } from '../config/schema.js';
 import { git, GitError } from './git.js';
 import { checkInside, makingMarker, OutsideRootError } from './paths.js';
@@ -14,12 +15,6 @@ export interface Worktree {
   base: string;
   /** Found from an earlier run, or made now: from the task's branch here, origin's, or the base. */
   source: 'found' | 'branch' | 'origin' | 'base';
-}
-
-/** The repository's common git directory, resolved: what all its worktrees share. */
-export async function commonDir(path: string): Promise<string> {
-  const { stdout } = await git(path, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
-  return resolve(stdout.trim());
 }
 
 /** The base branch: the configured one, else the checkout's current branch. */
@@ -46,24 +41,43 @@ async function branchExists(repoPath: string, branch: string): Promise<boolean> 
   return code === 0;
 }
 
-/** Whether `path` is a worktree of `repo` with `branch` checked out. */
-async function isTasksWorktree(repo: RepoConfig, path: string, branch: string): Promise<boolean> {
+/**
+ * Whether `path` is a worktree of `repo`: the task's, whatever its HEAD is now (a run may have
+ * left it detached, or in the middle of a rebase, for the next run to finish).
+ */
+async function isTasksWorktree(repo: RepoConfig, path: string): Promise<boolean> {
   try {
     if (!existsSync(join(path, '.git'))) return false;
-    if ((await commonDir(path)) !== (await commonDir(repo.path))) return false;
-    const { stdout } = await git(path, ['symbolic-ref', '--quiet', 'HEAD'], { okCodes: [1] });
-    return stdout.trim() === `refs/heads/${branch}`;
+    return (await commonDir(path)) === (await commonDir(repo.path));
   } catch {
     return false;
   }
 }
 
-/** Copies the repository's `copy` paths into a new worktree, never over what is there. */
+/** Whether a link stands anywhere on the way from `top` to `rel` inside it (or at its end). */
+function throughLink(top: string, rel: string): boolean {
+  let at = top;
+  for (const part of rel.split(sep).filter(Boolean)) {
+    at = join(at, part);
+    try {
+      if (lstatSync(at).isSymbolicLink()) return true;
+    } catch {
+      return false;
+    }
+  }
+  return false;
+}
+
+/**
+ * Copies the repository's `copy` paths into a new worktree, never over what is there and never
+ * through a link the branch holds (a committed `config -> /elsewhere` would take a copied
+ * secret out of the worktree).
+ */
 function copyInto(repo: RepoConfig, path: string): void {
   for (const rel of repo.copy) {
     const from = join(repo.path, rel);
     const to = join(path, rel);
-    if (!existsSync(from) || existsSync(to)) continue;
+    if (!existsSync(from) || throughLink(path, rel) || existsSync(to)) continue;
     // A link is copied as a link, never followed.
     if (lstatSync(from).isSymbolicLink()) continue;
     cpSync(from, to, {
@@ -91,7 +105,7 @@ export async function ensureWorktree(
   const marker = makingMarker(root, taskId);
   const exists = checkInside(root, path);
   if (exists && !existsSync(marker)) {
-    if (await isTasksWorktree(repo, path, branch)) return { path, branch, base, source: 'found' };
+    if (await isTasksWorktree(repo, path)) return { path, branch, base, source: 'found' };
     throw new OutsideRootError(
       path,
       `it exists and is not task ${taskId}'s worktree of ${repo.name}`,
@@ -105,7 +119,8 @@ export async function ensureWorktree(
   }
   writeFileSync(marker, `${process.pid}\n`);
   // A pushed branch is taken as origin has it (another host ran the task before).
-  const fetched = repo.push && (await fetchBranch(repo, branch));
+  const fetched =
+    repo.push && !(await branchExists(repo.path, branch)) && (await fetchBranch(repo, branch));
   const local = fetched || (await branchExists(repo.path, branch));
   const args = local
     ? ['worktree', 'add', path, branch]
@@ -118,7 +133,7 @@ export async function ensureWorktree(
     // git still lists a worktree here that was deleted by hand: forgotten, then made again.
     if (!(err instanceof GitError && /already registered|is a missing/i.test(err.stderr)))
       throw err;
-    await git(repo.path, ['worktree', 'prune']);
+    await pruneOurs(repo, root);
     await git(repo.path, args);
   }
   copyInto(repo, path);
@@ -127,23 +142,27 @@ export async function ensureWorktree(
   return { path, branch, base, source: fetched ? 'origin' : local ? 'branch' : 'base' };
 }
 
-/** Fetches the task's branch from origin into the same branch here; false when origin has none. */
+/**
+ * Fetches the task's branch from origin into the same branch here; false only when origin has
+ * no such branch. An origin that cannot be asked is an error: making the worktree from the base
+ * instead would start the task over beside work origin holds.
+ */
 async function fetchBranch(repo: RepoConfig, branch: string): Promise<boolean> {
-  const { code } = await git(
-    repo.path,
-    ['fetch', '--quiet', 'origin', `+refs/heads/${branch}:refs/heads/${branch}`],
-    { okCodes: [1, 128], timeoutMs: 300_000 },
-  );
-  return code === 0;
+  const ref = `refs/heads/${branch}`;
+  const { code } = await git(repo.path, ['ls-remote', '--exit-code', '--heads', 'origin', ref], {
+    okCodes: [2],
+    timeoutMs: 300_000,
+  });
+  if (code === 2) return false;
+  await git(repo.path, ['fetch', '--quiet', 'origin', `${ref}:${ref}`], { timeoutMs: 300_000 });
+  return true;
 }
 
-/** Pushes the task's branch to origin (repo.push), as the worktree has it. */
+/**
+ * Pushes the task's branch to origin (repo.push), never forced: a history the agent rewrote is
+ * refused by origin and logged, and what origin has is never overwritten.
+ */
 export async function pushBranch(repo: RepoConfig, branch: string): Promise<void> {
-  await git(
-    repo.path,
-    ['push', '--quiet', 'origin', `+refs/heads/${branch}:refs/heads/${branch}`],
-    {
-      timeoutMs: 300_000,
-    },
-  );
+  const ref = `refs/heads/${branch}`;
+  await git(repo.path, ['push', '--quiet', 'origin', `${ref}:${ref}`], { timeoutMs: 300_000 });
 }

@@ -331,8 +331,10 @@ describe('workspaces', () => {
     expect(readFileSync(join(gw.dataDir, 'where'), 'utf8').trim()).toBe(path);
     await archive(gw, id);
     const kept = await retired(gw, id, 'preserved');
-    const tar = join(gw.dataDir, 'workspaces', '.preserved', `${id}.tar`);
-    expect(kept.workspace.preservedRef).toBe(tar);
+    const tar = kept.workspace.preservedRef;
+    expect(tar).toMatch(
+      new RegExp(`^${join(gw.dataDir, 'workspaces', '.preserved', id)}-\\d+\\.tar$`),
+    );
     expect(existsSync(path)).toBe(false);
     expect(execFileSync('tar', ['-xOf', tar, `${id}/report.txt`], { encoding: 'utf8' })).toBe(
       'out\n',

@@ -42,8 +42,14 @@ export class TaskWorkspaces {
     logPath: string,
   ): Promise<Prepared | null> {
     if (profile.workspace === 'none') return null;
-    // A task run again after its workspace was retired (a follow-up) gets a new one, from its
-    // branch where it has one; what was preserved stays on its preservedRef.
+    // A retirement under way finishes first; then the record is read as it left it. A task
+    // run again after its workspace was retired (a follow-up) gets a new one, from its branch
+    // where it has one; what was preserved stays on its preservedRef.
+    const retiring = this.retiring.get(taskId);
+    if (retiring) {
+      await retiring;
+      current = (await this.board.tasks.get(taskId))?.workspace ?? current;
+    }
     // The run's mark: a setup left running by a daemon that died is ended with the run.
     const setupEnv = {
       ...this.config.workerEnv,
@@ -104,7 +110,19 @@ export class TaskWorkspaces {
     // A run still ending (a termination) may yet need it: retired once nothing runs.
     if (task.currentRunId !== null) return;
     try {
-      const removal = await this.room.remove(taskId, record);
+      // Looked at again under the repository's lock, right before anything is touched: a
+      // task sent back meanwhile keeps its workspace.
+      const removal = await this.room.remove(taskId, record, async () => {
+        const now = await this.board.tasks.get(taskId);
+        return (
+          now !== null &&
+          (now.status === 'archived' || now.status === 'done') &&
+          now.currentRunId === null &&
+          now.workspace?.path === record.path &&
+          now.workspace.state === 'active'
+        );
+      });
+      if (!removal) return;
       const kept = removal.preserved?.kept ? removal.preserved : null;
       await this.board.transact((tx) =>
         retireWorkspace(tx, taskId, record, {

@@ -96,8 +96,10 @@ export class WorkspaceReconciler {
       record.state === 'active' &&
       record.host === this.config.cluster.hostName;
     if (mine) return 'active';
-    // A claimed task whose workspace is being recorded: its own, not an orphan.
-    if (task && task.status === 'running' && record === null) return 'active';
+    // A task that may run again (ready, claimed, waiting on a parent) may be about to take its
+    // workspace up here (a follow-up, a new worktree being recorded): never an orphan then.
+    if (task && (task.status === 'ready' || task.status === 'running' || task.status === 'todo'))
+      return 'active';
     return 'orphaned';
   }
 
@@ -111,7 +113,12 @@ export class WorkspaceReconciler {
 
   private async removeOrphan(found: FoundWorkspace): Promise<void> {
     try {
-      const removal = await this.workspaces.room.removeFound(found);
+      // Looked at again under the repository's lock: a task may have been sent back since.
+      const removal = await this.workspaces.room.removeFound(
+        found,
+        async () => (await this.stateOf(found)) === 'orphaned',
+      );
+      if (!removal) return;
       this.log.info({ path: found.path, why: removal.why }, 'workspace: no task wants it; removed');
     } catch (err) {
       this.log.warn(

@@ -50,7 +50,7 @@ export async function retireWorkspace(
 ): Promise<void> {
   const task = await tx.store.tasks.get(taskId);
   if (task && task.workspace?.path === record.path) {
-    await tx.store[WRITES].change(
+    const won = await tx.store[WRITES].change(
       taskId,
       { status: SETTLED.includes(task.status) ? task.status : SETTLED, runId: task.currentRunId },
       {
@@ -61,6 +61,8 @@ export async function retireWorkspace(
         }),
       },
     );
+    // Taken up again meanwhile (claimed): the record is the new run's to keep.
+    if (!won) return;
   }
   const taskRef = task ? taskId : null;
   if (retired.preservedRef)

@@ -1,0 +1,90 @@
+// What must hold before a worktree's content is kept or its directory removed: it is a worktree
+// of its own repository (not a repository an agent made, nor one above the root), it holds no
+// repository of its own inside (a clone, a submodule: their history would be lost), and only
+// gatehouse's own worktrees are ever pruned from a repository's list.
+import { existsSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
+import type { RepoConfig } from '../config/schema.js';
+import { git } from './git.js';
+
+/** The repository's common git directory, resolved: what all its worktrees share. */
+export async function commonDir(path: string): Promise<string> {
+  const { stdout } = await git(path, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
+  return resolve(stdout.trim());
+}
+
+/** Throws unless `path` is a worktree of `repo` (its .git file leads to repo's git directory). */
+export async function assertWorktreeOf(repo: RepoConfig, path: string): Promise<void> {
+  const found = existsSync(join(path, '.git')) ? await commonDir(path).catch(() => null) : null;
+  if (found === null || found !== (await commonDir(repo.path)))
+    throw new Error(
+      `${path} is no longer a worktree of ${repo.name} (its .git was removed or replaced): kept as it is`,
+    );
+}
+
+/** The first repository (a .git directory or file) inside the worktree, below its top, or null. */
+export async function nestedRepository(path: string): Promise<string | null> {
+  const stack = [path];
+  while (stack.length > 0) {
+    const dir = stack.pop()!;
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const full = join(dir, entry.name);
+      if (entry.name === '.git' && dir !== path) return dirname(full);
+      if (entry.isDirectory() && !(await lstat(full)).isSymbolicLink()) stack.push(full);
+    }
+  }
+  return null;
+}
+
+function inside(root: string, path: string): boolean {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  for (const [r, p] of [
+    [resolve(root), resolve(path)],
+    [real(root), real(dirname(path)) + sep + path.split(sep).at(-1)],
+  ] as const)
+    if (p.startsWith(`${r}${sep}`)) return true;
+  return false;
+}
+
+/**
+ * Forgets the repository's worktrees under the root whose directory is gone (deleted by hand):
+ * what `git worktree prune` does, for gatehouse's own only. A user's worktree elsewhere (on a
+ * disk not mounted now) is never touched; neither is a locked one.
+ */
+export async function pruneOurs(repo: RepoConfig, root: string): Promise<number> {
+  const admin = join(await commonDir(repo.path), 'worktrees');
+  let names: string[];
+  try {
+    names = readdirSync(admin);
+  } catch {
+    return 0;
+  }
+  let pruned = 0;
+  for (const name of names) {
+    let gitdir: string;
+    try {
+      gitdir = readFileSync(join(admin, name, 'gitdir'), 'utf8').trim();
+    } catch {
+      continue;
+    }
+    const worktree = dirname(resolve(gitdir));
+    if (!inside(root, worktree) || existsSync(worktree)) continue;
+    if (existsSync(join(admin, name, 'locked'))) continue;
+    rmSync(join(admin, name), { recursive: true, force: true });
+    pruned++;
+  }
+  return pruned;
+}
