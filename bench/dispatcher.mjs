@@ -5,15 +5,17 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pino } from 'pino';
-import { loadConfig } from '../dist/config/load.js';
-import { composeGateway } from '../dist/gateway/compose.js';
 import { WRAPPER } from '../dist/kanban/dispatch/worker-spawn.js';
-import { openBoard } from '../dist/kanban/store/open.js';
-import { median, p99, printTable, removeDir, tempDir, waitFor } from './lib.mjs';
+import {
+  dispatchingGateway,
+  median,
+  p99,
+  printTable,
+  removeDir,
+  tempDir,
+  waitFor,
+} from './lib.mjs';
 
-const silent = pino({ level: 'silent' });
-const OPEN_HOOKS = { onRepair: () => {}, onRetry: () => {}, onIdleError: () => {} };
 const TRIVIAL = ['/bin/sh', '-c', `printf '{"status":"done"}' > "$GATEHOUSE_RUN_DIR/result.json"`];
 const STAMPED = [
   process.execPath,
@@ -21,21 +23,8 @@ const STAMPED = [
   `require('fs').writeFileSync(process.env.GATEHOUSE_RUN_DIR + '/result.json', JSON.stringify({status:'done', summary: String(Date.now())}))`,
 ];
 
-async function gateway(dataDir, workers, board = { kind: 'sqlite' }) {
-  const configPath = join(dataDir, 'config.json');
-  writeFileSync(
-    configPath,
-    JSON.stringify({ dataDir, store: board, workers: { tickSeconds: 1, ...workers } }),
-  );
-  const config = loadConfig({ config: configPath }, process.env, dataDir);
-  const store = await openBoard(config.store, dataDir, OPEN_HOOKS);
-  const gw = await composeGateway({ config, store, logger: silent, requestStop: () => {} });
-  await gw.app.listen({ host: '127.0.0.1', port: 0 });
-  await gw.dispatcher.start(`http://127.0.0.1:${gw.app.server.address().port}`);
-  gw.close = async () => {
-    for (const step of gw.closeSteps) await step.run();
-  };
-  return gw;
+function gateway(dataDir, workers, board = { kind: 'sqlite' }) {
+  return dispatchingGateway(dataDir, { store: board, workers: { tickSeconds: 1, ...workers } });
 }
 
 async function settledCount(gw) {

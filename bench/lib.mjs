@@ -5,8 +5,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { writeFileSync } from 'node:fs';
+import { pino } from 'pino';
+import { loadConfig } from '../dist/config/load.js';
+import { composeGateway } from '../dist/gateway/compose.js';
 import { claimTask } from '../dist/kanban/moves/claim.js';
 import { openDatabase } from '../dist/kanban/store/db.js';
+import { openBoard } from '../dist/kanban/store/open.js';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 export const BIN = join(ROOT, 'bin/gatehouse.js');
@@ -159,4 +164,29 @@ export function seedTasks(dataDir, n) {
     }
   })();
   db.close();
+}
+
+const OPEN_HOOKS = { onRepair: () => {}, onRetry: () => {}, onIdleError: () => {} };
+
+/**
+ * A gateway in this process on `config` (its dataDir added), serving on a free port with its
+ * dispatcher started; `close()` runs its close steps.
+ */
+export async function dispatchingGateway(dataDir, config) {
+  const configPath = join(dataDir, 'config.json');
+  writeFileSync(configPath, JSON.stringify({ dataDir, ...config }));
+  const loaded = loadConfig({ config: configPath }, process.env, dataDir);
+  const store = await openBoard(loaded.store, dataDir, OPEN_HOOKS);
+  const gw = await composeGateway({
+    config: loaded,
+    store,
+    logger: pino({ level: 'silent' }),
+    requestStop: () => {},
+  });
+  await gw.app.listen({ host: '127.0.0.1', port: 0 });
+  await gw.dispatcher.start(`http://127.0.0.1:${gw.app.server.address().port}`);
+  gw.close = async () => {
+    for (const step of gw.closeSteps) await step.run();
+  };
+  return gw;
 }

@@ -5,18 +5,12 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pino } from 'pino';
-import { loadConfig } from '../dist/config/load.js';
-import { composeGateway } from '../dist/gateway/compose.js';
-import { openBoard } from '../dist/kanban/store/open.js';
 import { runEvidence } from '../dist/workspaces/evidence.js';
-import { median, printTable, removeDir, tempDir, waitFor } from './lib.mjs';
+import { dispatchingGateway, median, printTable, removeDir, tempDir, waitFor } from './lib.mjs';
 
 const FILES = 10_000;
 const ROUNDS = 11;
 const AT_ONCE = 20;
-const silent = pino({ level: 'silent' });
-const OPEN_HOOKS = { onRepair: () => {}, onRetry: () => {}, onIdleError: () => {} };
 const GIT_ENV = {
   ...process.env,
   GIT_AUTHOR_NAME: 'bench',
@@ -45,44 +39,30 @@ function timed(fn) {
   return performance.now() - t;
 }
 
-async function gateway(dataDir, repo) {
-  const configPath = join(dataDir, 'config.json');
-  writeFileSync(
-    configPath,
-    JSON.stringify({
-      dataDir,
-      workers: {
-        tickSeconds: 1,
-        maxConcurrent: AT_ONCE,
-        defaultProfile: 'agent',
-        profiles: {
-          agent: {
-            command: [
-              '/bin/sh',
-              '-c',
-              'printf \'{"status":"done"}\' > "$GATEHOUSE_RUN_DIR/result.json"',
-            ],
-            workspace: 'worktree',
-            repo: 'app',
-            maxConcurrent: AT_ONCE,
-          },
+function gateway(dataDir, repo) {
+  return dispatchingGateway(dataDir, {
+    workers: {
+      tickSeconds: 1,
+      maxConcurrent: AT_ONCE,
+      defaultProfile: 'agent',
+      profiles: {
+        agent: {
+          command: [
+            '/bin/sh',
+            '-c',
+            'printf \'{"status":"done"}\' > "$GATEHOUSE_RUN_DIR/result.json"',
+          ],
+          workspace: 'worktree',
+          repo: 'app',
+          maxConcurrent: AT_ONCE,
         },
       },
-      workspaces: {
-        repos: { app: { path: repo, base: 'main', escapeCheck: false } },
-        minFreeBytes: 0,
-      },
-    }),
-  );
-  const config = loadConfig({ config: configPath }, process.env, dataDir);
-  const store = await openBoard(config.store, dataDir, OPEN_HOOKS);
-  const gw = await composeGateway({ config, store, logger: silent, requestStop: () => {} });
-  await gw.app.listen({ host: '127.0.0.1', port: 0 });
-  await gw.dispatcher.start(`http://127.0.0.1:${gw.app.server.address().port}`);
-  gw.close = async () => {
-    for (const step of gw.closeSteps) await step.run();
-  };
-  return gw;
+    },
+    workspaces: {
+      repos: { app: { path: repo, base: 'main', escapeCheck: false } },
+      minFreeBytes: 0,
+    },
+  });
 }
 
 /** ms from each task's claimed event to its spawned event. */

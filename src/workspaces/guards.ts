@@ -3,10 +3,10 @@
 // repository of its own inside (a clone, a submodule: their history would be lost), and only
 // gatehouse's own worktrees are ever pruned from a repository's list.
 import { existsSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
-import { lstat, readdir } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { RepoConfig } from '../config/schema.js';
 import { git } from './git.js';
+import { walk } from './walk.js';
 
 /** The repository's common git directory, resolved: what all its worktrees share. */
 export async function commonDir(path: string): Promise<string> {
@@ -25,22 +25,12 @@ export async function assertWorktreeOf(repo: RepoConfig, path: string): Promise<
 
 /** The first repository (a .git directory or file) inside the worktree, below its top, or null. */
 export async function nestedRepository(path: string): Promise<string | null> {
-  const stack = [path];
-  while (stack.length > 0) {
-    const dir = stack.pop()!;
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const entry of entries) {
-      const full = join(dir, entry.name);
-      if (entry.name === '.git' && dir !== path) return dirname(full);
-      if (entry.isDirectory() && !(await lstat(full)).isSymbolicLink()) stack.push(full);
-    }
-  }
-  return null;
+  let found: string | null = null;
+  await walk(path, (full, entry, dir) => {
+    if (entry.name === '.git' && dir !== path) found = dirname(full);
+    return found !== null;
+  });
+  return found;
 }
 
 function inside(root: string, path: string): boolean {

@@ -4,6 +4,7 @@
 import { realpathSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { pruneOurs } from './guards.js';
+import { walk } from './walk.js';
 import { join, resolve } from 'node:path';
 import type { RepoConfig } from '../config/schema.js';
 import { git } from './git.js';
@@ -25,26 +26,9 @@ const TASK_ID = /^t_[0-9a-f]{12}$/;
 /** Bytes under `path`, links counted as themselves and never followed. */
 export async function bytesUnder(path: string): Promise<number> {
   let total = 0;
-  const stack = [path];
-  while (stack.length > 0) {
-    const dir = stack.pop()!;
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const entry of entries) {
-      const full = join(dir, entry.name);
-      try {
-        const st = await lstat(full);
-        total += st.size;
-        if (st.isDirectory()) stack.push(full);
-      } catch {
-        // gone meanwhile
-      }
-    }
-  }
+  await walk(path, async (full) => {
+    total += (await lstat(full).catch(() => null))?.size ?? 0;
+  });
   return total;
 }
 

@@ -420,9 +420,11 @@ describe('supervision', () => {
   it('shows the live worker and its resource samples on GET /tasks/:id', async () => {
     const gw = await gatewayWith({ hang: profile('hang') });
     const task = await createTask(gw, { title: 'watched', assignee: 'hang' });
-    const shown = await waitFor('a sampled worker', async () => {
+    // The sample is in memory at once; the run's pid once its spawn is committed (on
+    // PostgreSQL that can come a moment later).
+    const shown = await waitFor('a sampled worker of a recorded run', async () => {
       const t = await getTask(gw, task.id);
-      return t.worker?.rssBytes ? t : null;
+      return t.worker?.rssBytes && t.runs[0]?.pid ? t : null;
     });
     expect(shown.worker.pid).toBe(shown.runs[0].pid);
     expect(shown.worker.rssBytes).toBeGreaterThan(1_000_000);

@@ -46,8 +46,10 @@ describe('a daemon killed while it made a worktree', () => {
     const daemon = startDaemon({ dataDir, config });
     const url = await waitServing(dataDir, daemon.pid);
     const { id } = (await api(url, 'POST', '/tasks', { title: 'made twice' })).body;
-    await waitFor('the first setup to run', () => existsSync(first));
-    const setupPid = Number(readFileSync(first, 'utf8'));
+    // Its pid written whole (the shell makes the file before it writes to it).
+    const setupPid = await waitFor('the first setup to run', () =>
+      existsSync(first) ? Number(readFileSync(first, 'utf8').trim()) || null : null,
+    );
     daemon.child.kill('SIGKILL');
     await daemon.exited;
     // Left behind: the half-made worktree and its setup, still running.
