@@ -405,7 +405,9 @@ describe('supervision', () => {
   it('extends the lease of a live worker and releases one whose heartbeat went stale', async () => {
     const gw = await gatewayWith(
       { beating: profile('heartbeat-always'), once: profile('heartbeat-once') },
-      { claimTtlSeconds: 0.3, heartbeatMaxStaleSeconds: 0.5, failureLimit: 1 },
+      // A lease of a second, beaten every 100 ms: a busy machine that holds a heartbeat back
+      // for a few hundred ms must not make the live one stale.
+      { claimTtlSeconds: 1, heartbeatMaxStaleSeconds: 1.5, failureLimit: 1 },
     );
     const alive = await createTask(gw, { title: 'alive', assignee: 'beating' });
     const stale = await createTask(gw, { title: 'stale', assignee: 'once' });

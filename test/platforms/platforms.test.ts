@@ -360,12 +360,16 @@ describe('telegram', () => {
       ],
     };
     const first = await startGateway(config);
-    await waitFor(
-      'three failed probes',
-      async () => (await platform(first.url, 'tg')).breaker.reopened >= 3,
+    // Read while the breaker is open: half-open between probes (every 100 ms here) it has no
+    // openedAt to compare with.
+    const during = await waitFor(
+      'three failed probes, the breaker open',
+      async () => {
+        const p = await platform(first.url, 'tg');
+        return p.breaker.reopened >= 3 && p.breaker.openedAt !== null ? p : null;
+      },
       20_000,
     );
-    const during = await platform(first.url, 'tg');
     expect(during.breaker.outageSince).toBeLessThanOrEqual(during.breaker.openedAt);
     // A restart during the outage continues it rather than opening a new one.
     await first.close();
