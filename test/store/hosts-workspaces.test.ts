@@ -110,8 +110,14 @@ describe('workspaces on a shared board', () => {
       });
       expect(waited.runs[0].host).toBe('alpha');
       const alphaPath = waited.workspace.path;
-      // Its commit reached origin with the end of its run.
-      expect(gitOut(origin, 'show', `gatehouse/${id}:attempt`)).toBe('one');
+      // Its commit reaches origin after the end of its run (pushed in the background).
+      await waitFor('the branch on origin', () => {
+        try {
+          return gitOut(origin, 'show', `gatehouse/${id}:attempt`) === 'one';
+        } catch {
+          return false;
+        }
+      });
       alpha.daemon.child.kill('SIGKILL');
       await alpha.daemon.exited;
       // beta may dispatch now; it takes the task once alpha is declared dead.

@@ -72,9 +72,10 @@ export class TaskWorkspaces {
     try {
       const end = await this.room.endRun(runDir(this.config.dataDir, run.id), record);
       const moved = end.evidence && end.evidence.headAfter !== end.evidence.headBefore;
-      // Another host can take the task up from origin if this one is lost (repo.push).
+      // Another host can take the task up from origin if this one is lost (repo.push). In the
+      // background: a slow origin never holds up the run's settlement or the worker's call.
       if (moved)
-        await this.room
+        void this.room
           .push(record)
           .catch((err: unknown) =>
             this.log.warn({ err, taskId: run.taskId }, 'workspace: its branch could not be pushed'),
