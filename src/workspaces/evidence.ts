@@ -3,7 +3,6 @@
 import { git } from './git.js';
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { headOf } from './staged.js';
 import type { RunEvidence } from './types.js';
 
 /** Where the task's branch left the base: the changes are counted from there. */
@@ -90,5 +89,3 @@ export async function runEvidence(
     deletions: counts.deletions,
   };
 }
-
-export { headOf };

@@ -3,9 +3,10 @@
 // repository of its own inside (a clone, a submodule: their history would be lost), and only
 // gatehouse's own worktrees are ever pruned from a repository's list.
 import { existsSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { RepoConfig } from '../config/schema.js';
 import { git } from './git.js';
+import { checkInside } from './paths.js';
 import { walk } from './walk.js';
 
 /** The repository's common git directory, resolved: what all its worktrees share. */
@@ -33,19 +34,15 @@ export async function nestedRepository(path: string): Promise<string | null> {
   return found;
 }
 
-function inside(root: string, path: string): boolean {
-  const real = (p: string) => {
+/** A worktree directly under the root (by its lexical or its real path) that is gone. */
+function oursAndGone(root: string, worktree: string): boolean {
+  for (const r of [root, realpathSync(root)]) {
     try {
-      return realpathSync(p);
+      return !checkInside(r, worktree);
     } catch {
-      return resolve(p);
+      // not under this spelling of the root
     }
-  };
-  for (const [r, p] of [
-    [resolve(root), resolve(path)],
-    [real(root), real(dirname(path)) + sep + path.split(sep).at(-1)],
-  ] as const)
-    if (p.startsWith(`${r}${sep}`)) return true;
+  }
   return false;
 }
 
@@ -70,8 +67,7 @@ export async function pruneOurs(repo: RepoConfig, root: string): Promise<number>
     } catch {
       continue;
     }
-    const worktree = dirname(resolve(gitdir));
-    if (!inside(root, worktree) || existsSync(worktree)) continue;
+    if (!oursAndGone(root, dirname(resolve(gitdir)))) continue;
     if (existsSync(join(admin, name, 'locked'))) continue;
     rmSync(join(admin, name), { recursive: true, force: true });
     pruned++;

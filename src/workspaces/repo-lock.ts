@@ -14,9 +14,4 @@ export class RepoLocks {
     });
     return mine;
   }
-
-  /** Every operation started so far has finished. */
-  async idle(): Promise<void> {
-    await Promise.all([...this.tails.values()]);
-  }
 }

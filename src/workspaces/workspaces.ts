@@ -1,6 +1,14 @@
 // The workspace room's one face to the dispatcher: a task's workspace made (or found) before a
 // run, what each run did to it, and its removal once its content is safe (SPEC 10).
-import { mkdirSync, readFileSync, statfsSync, writeFileSync, renameSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statfsSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Profile, RepoConfig, WorkspacesConfig } from '../config/schema.js';
 import { worktreeDiff } from './diff.js';
@@ -14,7 +22,6 @@ import { headOf } from './staged.js';
 import { branchOf, type RunEvidence, type WorkspaceRecord } from './types.js';
 import { scanRoot, type FoundWorkspace } from './reconcile.js';
 import { baseOf, ensureWorktree, pushBranch } from './worktree.js';
-import { existsSync, rmSync } from 'node:fs';
 
 /** A workspace ready for a run: where the worker starts and what it is told. */
 export interface Prepared {
@@ -25,7 +32,7 @@ export interface Prepared {
 }
 
 /** What the run folder keeps of the workspace at the run's start (workspace.json). */
-interface RunStart {
+export interface RunStart {
   headBefore: string | null;
   checkout: CheckoutState | null;
 }
@@ -53,10 +60,6 @@ export class Workspaces {
     private readonly config: WorkspacesConfig,
     private readonly hostName: string,
   ) {}
-
-  get root(): string {
-    return this.config.root;
-  }
 
   repo(name: string | null): RepoConfig | null {
     return name === null ? null : (this.config.repos[name] ?? null);
@@ -167,7 +170,7 @@ export class Workspaces {
   }
 
   /** The workspace and the repository's checkout as a run starts (taken before its spawn). */
-  async runStart(record: WorkspaceRecord): Promise<unknown> {
+  async runStart(record: WorkspaceRecord): Promise<RunStart> {
     const repo = this.repo(record.repo);
     const start: RunStart = {
       headBefore: record.kind === 'worktree' ? await headOf(record.path) : null,
@@ -177,7 +180,7 @@ export class Workspaces {
   }
 
   /** Keeps runStart's answer in the run folder, where the run's end (or the next daemon) reads it. */
-  writeRunStart(runDir: string, start: unknown): void {
+  writeRunStart(runDir: string, start: RunStart): void {
     const file = join(runDir, RUN_START_FILE);
     writeFileSync(`${file}.tmp`, `${JSON.stringify(start)}\n`);
     renameSync(`${file}.tmp`, file);
@@ -266,11 +269,6 @@ export class Workspaces {
     if (record.kind !== 'worktree' || record.base === null)
       throw new WorkspaceError('only a worktree has a diff');
     return worktreeDiff(record.path, record.base);
-  }
-
-  /** Every git operation started has finished (for a clean shutdown). */
-  idle(): Promise<void> {
-    return this.locks.idle();
   }
 }
 

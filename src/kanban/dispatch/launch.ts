@@ -13,7 +13,7 @@ import { decodeStatus, readExitRecord, runDir } from './run-files.js';
 import { spawnWorker } from './worker-spawn.js';
 import type { TaskWorkspaces } from './task-workspaces.js';
 import { recordWorkspace } from '../moves/workspace.js';
-import type { Prepared } from '../../workspaces/workspaces.js';
+import type { Prepared, RunStart } from '../../workspaces/workspaces.js';
 import { mkdirSync } from 'node:fs';
 
 export interface LauncherDeps {
@@ -125,7 +125,7 @@ export class Launcher {
   private async workspace(
     claim: Claim,
     profile: Profile,
-  ): Promise<(Prepared & { start: unknown }) | null | false> {
+  ): Promise<(Prepared & { start: RunStart }) | null | false> {
     if (profile.workspace === 'none') return null;
     const { board, workspaces, config } = this.deps;
     try {

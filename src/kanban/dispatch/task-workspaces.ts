@@ -183,10 +183,4 @@ export class TaskWorkspaces {
     }
     return this.floor;
   }
-
-  /** Every workspace operation started has finished. */
-  async idle(): Promise<void> {
-    await Promise.allSettled([...this.retiring.values()]);
-    await this.room.idle();
-  }
 }
