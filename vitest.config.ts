@@ -11,6 +11,7 @@ const BOTH_ENGINES = [
   'test/kanban/**/*.test.ts',
   'test/api/**/*.test.ts',
   'test/platforms/**/*.test.ts',
+  'test/agents/**/*.test.ts',
 ];
 /** Tests of SQLite's own files (its migrations of older boards). */
 const SQLITE_ONLY = ['test/kanban/migrations.test.ts'];
@@ -30,7 +31,7 @@ export default defineConfig({
   test: {
     // Once for both projects. The PostgreSQL cluster is stopped before the process check runs
     // (teardowns run in reverse).
-    globalSetup: ['test/global-setup.ts', 'test/postgres-setup.ts'],
+    globalSetup: ['test/global-setup.ts', 'test/postgres-setup.ts', 'test/agents-setup.ts'],
     projects: [
       {
         test: {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-worker.sh [--cgroup DIR] EXIT_JSON PROGRAM [ARG...]
+# run-worker.sh [--cgroup DIR] [--io STDIN STDOUT] EXIT_JSON PROGRAM [ARG...]
 # Leads a worker run's process group: runs the worker as its child, survives the TERM sent to
 # the group (the worker gets it and ends), waits for the worker, and records how it ended in
 # EXIT_JSON, so a later gatehouse instance that cannot waitpid still knows. gatehouse reads the
@@ -11,14 +11,28 @@
 # outside this group, ends the run before its host's lease can run out. With --cgroup, this
 # wrapper first moves itself into the run's cgroup (writing 0 to cgroup.procs moves the writer),
 # so the worker and everything it starts are born there; where that fails it goes on without.
+#
+# With --io (an agent run, SPEC 11), the worker reads its prompt from STDIN and its stdout goes
+# to STDOUT (agent.jsonl), held by this wrapper, so a daemon that restarts loses none of it.
 if [ "$1" = --cgroup ]; then
   echo 0 2>/dev/null >"$2/cgroup.procs"
   shift 2
 fi
+io_in=/dev/null
+io_out=
+if [ "$1" = --io ]; then
+  io_in=$2
+  io_out=$3
+  shift 3
+fi
 exit_json=$1
 shift
 trap 'interrupted=1' TERM INT HUP
-"$@" &
+if [ -n "$io_out" ]; then
+  "$@" <"$io_in" >>"$io_out" &
+else
+  "$@" <"$io_in" &
+fi
 child=$!
 
 while :; do

@@ -9,6 +9,7 @@ import { matches } from '../schema-check.js';
 import { DEFAULT_BREAKER, defaultConfig } from './defaults.js';
 import { locateFile, type ConfigOverrides } from './locate.js';
 import {
+  type AgentConfig,
   ConfigSchema,
   type Config,
   type PlatformConfig,
@@ -174,9 +175,14 @@ function resolveProfiles(
   const out: Record<string, Profile> = {};
   for (const [name, p] of Object.entries(raw)) {
     const cwd = p.cwd ? resolve(baseDir, p.cwd) : baseDir;
+    const at = `workers.profiles.${name}`;
+    if ((p.command === undefined) === (p.agent === undefined))
+      throw configError(at, 'expected exactly one of "command" (a program) and "agent" (SPEC 11)');
+    const agent = p.agent ? resolveAgent(p.agent, cwd, `${at}.agent`) : null;
     out[name] = {
       name,
-      command: p.command.map((arg, i) => resolveArg(cwd, arg, i)),
+      command: agent ? [agent.bin] : p.command!.map((arg, i) => resolveArg(cwd, arg, i)),
+      agent,
       cwd,
       env: p.env ?? {},
       maxConcurrent: p.maxConcurrent ?? null,
@@ -186,6 +192,27 @@ function resolveProfiles(
     };
   }
   return out;
+}
+
+const DEFAULT_IDLE_SECONDS = 600;
+
+function resolveAgent(
+  raw: NonNullable<RawConfig['workers']['profiles'][string]['agent']>,
+  cwd: string,
+  at: string,
+): AgentConfig {
+  const models = [...new Set(raw.models ?? [])];
+  if (raw.model !== undefined && models.length > 0 && !models.includes(raw.model))
+    throw configError(`${at}.models`, `expected to include the profile's model "${raw.model}"`);
+  return {
+    kind: raw.kind,
+    bin: resolveArg(cwd, raw.bin ?? raw.kind, 0),
+    model: raw.model ?? null,
+    models,
+    args: raw.args ?? [],
+    maxTurns: raw.maxTurns ?? null,
+    idleTimeoutSeconds: raw.idleTimeoutSeconds ?? DEFAULT_IDLE_SECONDS,
+  };
 }
 
 function requireString(options: Json, key: string, at: string, optional = false): void {

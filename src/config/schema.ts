@@ -18,9 +18,25 @@ export const BreakerSchema = Type.Object(
   strict,
 );
 
+/** A coding-agent CLI run as the worker (SPEC 11), instead of a command. */
+export const AgentSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('claude'), Type.Literal('codex')]),
+    bin: Type.Optional(Type.String({ minLength: 1 })),
+    model: Type.Optional(Type.String({ minLength: 1, pattern: '^[^\\s]+$' })),
+    models: Type.Optional(Type.Array(Type.String({ minLength: 1, pattern: '^[^\\s]+$' }))),
+    args: Type.Optional(Type.Array(Type.String())),
+    maxTurns: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+    idleTimeoutSeconds: Type.Optional(seconds(1)),
+  },
+  strict,
+);
+
 export const ProfileSchema = Type.Object(
   {
-    command: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+    /** Exactly one of command and agent. */
+    command: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+    agent: Type.Optional(AgentSchema),
     cwd: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
     env: Type.Optional(
       Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String(), strict),
@@ -190,10 +206,25 @@ export const ConfigSchema = Type.Object(
 export type RawConfig = Static<typeof ConfigSchema>;
 export type BreakerOptions = Static<typeof BreakerSchema>;
 
+/** An agent profile's agent, resolved (SPEC 11). */
+export interface AgentConfig {
+  kind: 'claude' | 'codex';
+  /** The program: the kind's command on PATH unless set. */
+  bin: string;
+  model: string | null;
+  /** The models a task may ask for with its own `model` (the profile's model is always allowed). */
+  models: string[];
+  args: string[];
+  maxTurns: number | null;
+  idleTimeoutSeconds: number;
+}
+
 export interface Profile {
   name: string;
-  /** argv, relative paths already resolved against `cwd`. */
+  /** argv, relative paths already resolved against `cwd`; an agent profile's: its bin alone. */
   command: string[];
+  /** The coding agent it runs (its argv is built per run), or null: it runs `command`. */
+  agent: AgentConfig | null;
   cwd: string;
   env: Record<string, string>;
   /** null: only the global cap applies. */

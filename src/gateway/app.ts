@@ -18,6 +18,7 @@ import { installJsonParser } from './json-body.js';
 import type { EventStreamHub } from './event-stream.js';
 import { healthRoutes, type ReadyReport } from './health-routes.js';
 import { activityRoutes, type ProfileLoad } from './routes/activity-routes.js';
+import { profileRoutes } from './routes/profile-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import type { Metrics } from './metrics.js';
@@ -180,6 +181,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     workerRoutes(scope, deps.worker);
     eventRoutes(scope, deps.board, deps.hub);
     activityRoutes(scope, deps);
+    profileRoutes(scope, {
+      board: deps.board,
+      profileNames: () => deps.profileLoad().map((p) => p.name),
+    });
     platformRoutes(scope, deps.platforms);
     slackRoutes(scope, deps.platforms);
     opsRoutes(scope, deps.metrics, deps.board);

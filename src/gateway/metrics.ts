@@ -1,7 +1,8 @@
 // Prometheus metrics (/metrics): gauges read from the board, dispatcher and platforms at scrape
 // time; counters and histograms of what happened, from the board's events and the HTTP server.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { BoardEvent } from '../kanban/model/events.js';
+import type { AgentUsage } from '../agents/types.js';
+import type { BoardEvent, RunEndPayload } from '../kanban/model/events.js';
 import { HOST_STATES, RUN_OUTCOMES, type Host } from '../kanban/model/types.js';
 import type { PlatformView } from '../platforms/supervisor.js';
 import { VERSION } from '../version.js';
@@ -207,6 +208,18 @@ export function createMetrics(src: MetricSources): Metrics {
     'gatehouse_hosts_declared_dead_total',
     'Hosts this daemon declared dead (their lease ran out), taking over their runs',
   );
+  const agentTokens = new Counter({
+    name: 'gatehouse_agent_tokens_total',
+    help: 'Tokens agent runs reported, by profile and kind (input, output, cached)',
+    labelNames: ['profile', 'kind'],
+    registers: [registry],
+  });
+  const agentCost = new Counter({
+    name: 'gatehouse_agent_cost_usd_total',
+    help: 'Cost in US dollars agent runs reported (kinds that print one), by profile',
+    labelNames: ['profile'],
+    registers: [registry],
+  });
   const runDuration = new Histogram({
     name: 'gatehouse_run_duration_seconds',
     help: 'From a run’s start to its end, by outcome',
@@ -227,6 +240,16 @@ export function createMetrics(src: MetricSources): Metrics {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
     registers: [registry],
   });
+  const countUsage = (profile: string, usage: AgentUsage) => {
+    const tokens = {
+      input: usage.inputTokens,
+      output: usage.outputTokens,
+      cached: usage.cachedTokens,
+    };
+    for (const [kind, n] of Object.entries(tokens))
+      if (n !== null && n > 0) agentTokens.inc({ profile, kind }, n);
+    if (usage.costUsd !== null && usage.costUsd > 0) agentCost.inc({ profile }, usage.costUsd);
+  };
   return {
     registry,
     observeEvent: (event) => {
@@ -234,6 +257,8 @@ export function createMetrics(src: MetricSources): Metrics {
         runsFinished.inc({ outcome: event.kind });
         const ms = (event.payload as { durationMs?: number | null }).durationMs;
         if (typeof ms === 'number') runDuration.observe({ outcome: event.kind }, ms / 1000);
+        const agent = (event.payload as RunEndPayload).agent;
+        if (agent?.usage) countUsage(agent.profile, agent.usage);
       }
       if (event.kind === 'spawned') spawns.inc();
       else if (event.kind === 'timed_out') timeouts.inc();

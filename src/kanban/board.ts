@@ -17,6 +17,7 @@ import type {
   BoardStore,
   EventTable,
   RunTable,
+  HoldTable,
   HostTable,
   StorageFailure,
   TaskReads,
@@ -55,6 +56,8 @@ export class Board {
   readonly runs: RunTable;
   readonly events: EventTable;
   readonly hosts: HostTable;
+  /** Profiles a rate limit holds (SPEC 11). */
+  readonly holds: HoldTable;
   /** Other hosts may share the board (see BoardStore.shared). */
   readonly shared: boolean;
   /** Every host's events, in id order (see follow()). */
@@ -79,6 +82,7 @@ export class Board {
     this.runs = store.runs;
     this.events = store.events;
     this.hosts = store.hosts;
+    this.holds = store.holds;
     this.shared = store.shared;
     this.bus = new EventBus(onListenerError);
     this.committed = new EventBus(onListenerError);

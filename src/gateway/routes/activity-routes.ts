@@ -67,6 +67,20 @@ const WorkersAnswer = Type.Object(
       ),
       { description: 'this host’s profiles: running workers and cap' },
     ),
+    holds: Type.Array(
+      Type.Object(
+        {
+          profile: Type.String(),
+          until: Type.Integer({ description: 'epoch milliseconds: no run of it starts before' }),
+          reason: Type.String({ description: 'what the agent said of its rate limit' }),
+        },
+        closed,
+      ),
+      {
+        description:
+          'profiles a rate-limited agent run holds, on every host (POST /profiles/:name/release ends one)',
+      },
+    ),
   },
   closed,
 );
@@ -127,7 +141,12 @@ export function activityRoutes(app: FastifyInstance, deps: ActivityDeps): void {
           rssBytesMax: run.rssBytesMax,
         };
       });
-      return { workers, profiles: deps.profileLoad() };
+      const holds = (await deps.board.holds.active(deps.board.clock())).map((h) => ({
+        profile: h.profile,
+        until: h.until,
+        reason: h.reason,
+      }));
+      return { workers, profiles: deps.profileLoad(), holds };
     },
   );
 

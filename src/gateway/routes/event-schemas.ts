@@ -37,6 +37,26 @@ const RunEnd = Type.Object(
     survived: Optional(bool),
     ended: Optional(Type.Array(int)),
     forced: Optional(bool),
+    agent: Optional(
+      Type.Object(
+        {
+          profile: str,
+          usage: nullable(
+            Type.Object(
+              {
+                inputTokens: nullable(int),
+                outputTokens: nullable(int),
+                cachedTokens: nullable(int),
+                costUsd: nullable(Type.Number()),
+                numTurns: nullable(int),
+              },
+              { additionalProperties: false },
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { description: 'how the run ended' },
 );
@@ -105,6 +125,9 @@ export const EVENT_PAYLOADS = {
   workspace_preserved: Type.Object({ ref: str, commit: nullable(str), why: str }),
   workspace_removed: Type.Object({ why: str, branchDeleted: bool }),
   workspace_recreated: Type.Object({ fromHost: str, branch: nullable(str), from: str }),
+  profile_held: Type.Object({ profile: str, until: Type.Integer(), reason: str }),
+  profile_released: Type.Object({ profile: str, by: str }),
+  session_resume_failed: Type.Object({ sessionId: str, error: str }),
 } satisfies Record<EventKind, TSchema>;
 
 /** Each kind's event as the API answers it: `payload` narrowed by `kind`. */

@@ -56,6 +56,35 @@ const RunWorkspaceSchema = Type.Object(
   { ...closed, $id: 'RunWorkspace', description: 'changes against the base, committed or not' },
 );
 
+const UsageSchema = Type.Object(
+  {
+    inputTokens: nullable(Type.Integer()),
+    outputTokens: nullable(Type.Integer()),
+    cachedTokens: nullable(Type.Integer()),
+    costUsd: nullable(Type.Number()),
+    numTurns: nullable(Type.Integer()),
+  },
+  {
+    ...closed,
+    $id: 'AgentUsage',
+    description: 'tokens and cost as the agent printed them (null: the kind prints none)',
+  },
+);
+
+const RunAgentSchema = Type.Object(
+  {
+    kind: Type.String(),
+    model: nullable(Type.String()),
+    sessionId: nullable(
+      Type.String({ description: 'the agent’s session, resumed by a follow-up' }),
+    ),
+    resumed: nullable(Type.String({ description: 'the session this run was asked to resume' })),
+    resumeFailed: Type.Boolean(),
+    usage: nullable(Type.Ref(UsageSchema)),
+  },
+  { ...closed, $id: 'RunAgent', description: 'an agent run’s session and usage (SPEC 11)' },
+);
+
 const taskFields = {
   id: Type.String({ pattern: '^t_[0-9a-f]{12}$' }),
   title: Type.String(),
@@ -108,6 +137,7 @@ export const RunSchema = Type.Object(
     rssBytesMax: nullable(Type.Integer()),
     logPath: Type.String(),
     workspace: nullable(Type.Ref(RunWorkspaceSchema)),
+    agent: nullable(Type.Ref(RunAgentSchema)),
   },
   { ...closed, $id: 'Run' },
 );
@@ -116,6 +146,9 @@ export const TaskDetailSchema = Type.Object(
   {
     ...taskFields,
     runs: Type.Array(Type.Ref(RunSchema)),
+    usage: Type.Union([Type.Ref(UsageSchema), Type.Null()], {
+      description: 'the sum of its agent runs’ usage, or null: no agent run printed one',
+    }),
     children: Type.Array(Type.String(), {
       description: 'the tasks that have this one as a parent',
     }),
@@ -226,6 +259,8 @@ export const COMPONENTS = [
   OriginSchema,
   WorkspaceSchema,
   RunWorkspaceSchema,
+  UsageSchema,
+  RunAgentSchema,
   TaskSchema,
   RunSchema,
   TaskDetailSchema,

@@ -1,5 +1,6 @@
 // /tasks: board CRUD, operator transitions, runs and events of a task.
 import type { Static } from '../../schema-types.js';
+import { totalUsage } from '../../agents/usage.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Board } from '../../kanban/board.js';
@@ -171,6 +172,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       // The task read is this request's own: extended in place, not copied (26 fields).
       return Object.assign(task, {
         runs: runs.map(publicRun),
+        usage: totalUsage(runs.map((r) => r.agent?.usage)),
         children: await board.tasks.children(task.id),
         worker: deps.workerInfo(task.id),
       });

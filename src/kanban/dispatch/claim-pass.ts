@@ -9,6 +9,7 @@ import type { Launcher } from './launch.js';
 import type { LiveWorkers } from './live-workers.js';
 import { runDir } from './run-files.js';
 import type { TaskWorkspaces } from './task-workspaces.js';
+import type { ProfileHolds } from './profile-holds.js';
 
 export interface ClaimPassDeps {
   board: Board;
@@ -21,6 +22,8 @@ export interface ClaimPassDeps {
   halted: () => boolean;
   /** Runs work whose failure is logged and retried by the tick (Dispatcher.track). */
   track: (what: string, work: () => Promise<unknown>) => void;
+  /** Profiles a rate limit holds: none of their runs starts (SPEC 11). */
+  holds: ProfileHolds;
 }
 
 export class ClaimPass {
@@ -42,11 +45,13 @@ export class ClaimPass {
     const busy = live.countByProfile();
     for (const name of this.starting.values()) busy[name] = (busy[name] ?? 0) + 1;
     const floor = this.deps.workspaces.diskFloor();
+    const held = await this.deps.holds.at(now);
     const profiles = Object.values(workers.profiles);
     for (let i = 0; i < profiles.length; i++) {
       const turn = (this.nextProfile + i) % profiles.length;
       const profile = profiles[turn]!;
       if ((busy[profile.name] ?? 0) >= (profile.maxConcurrent ?? Infinity)) continue;
+      if (held.has(profile.name)) continue;
       // Below workspaces.minFreeBytes no workspace is made: its tasks wait in ready.
       if (profile.workspace !== 'none' && floor !== null) continue;
       const isDefault = profile.name === workers.defaultProfile;

@@ -9,6 +9,8 @@ import { WAKE_KINDS } from '../model/events.js';
 import { giveUpReady } from '../moves/give-up.js';
 import { adoptRunning } from './adoption.js';
 import { Deadlines } from './deadlines.js';
+import { AgentWatch } from './agent-watch.js';
+import { ProfileHolds } from './profile-holds.js';
 import { LiveWorkers, type LiveWorker } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
 import { RunEndings } from './run-endings.js';
@@ -40,6 +42,9 @@ export class Dispatcher {
   private readonly reaper: RunReaper;
   private readonly deadlines: Deadlines;
   private readonly samples: WorkerSamples;
+  private readonly agents: AgentWatch;
+  /** Profiles a rate limit holds, as dispatch reads them. */
+  readonly holds: ProfileHolds;
   private readonly claims: ClaimPass;
   /** This daemon as a host of the board. */
   readonly host: HostLease;
@@ -117,7 +122,16 @@ export class Dispatcher {
       judge: (run) => kanban.workspaces.judge(run),
       wake: () => this.wake(),
     });
+    this.holds = new ProfileHolds(kanban.board);
     this.samples = new WorkerSamples(kanban.board, this.live, () => this.stopping);
+    this.agents = new AgentWatch({
+      live: this.live,
+      workers: config.workers,
+      dataDir: config.dataDir,
+      timeOut: (w, reason) => this.deadlines.terminate(w.taskId, w.runId, 'timeout', reason),
+      settle: (w, verdict) => this.endings.settlePrinted(w, verdict),
+      track: (what, work) => this.track(what, work),
+    });
     this.claims = new ClaimPass({
       board: kanban.board,
       config,
@@ -127,6 +141,7 @@ export class Dispatcher {
       workspaces: kanban.workspaces,
       halted: () => this.stopping || this.rejoining !== null,
       track: (what, work) => this.track(what, work),
+      holds: this.holds,
     });
     this.deadlines = new Deadlines({
       board: kanban.board,
@@ -168,6 +183,7 @@ export class Dispatcher {
       // waited for): finish the ending now, freeing its slot, not at the next tick.
       const exited = event.runId === null ? undefined : this.live.get(event.runId);
       if (exited?.exit !== undefined) this.endRun(exited);
+      if (event.kind === 'profile_held' || event.kind === 'profile_released') this.holds.forget();
       if (WAKE_KINDS.has(event.kind)) this.wake();
       const archived = event.kind === 'archived' ? event.taskId : null;
       if (archived) this.track('workspace', () => this.deps.kanban.workspaces.retire(archived));
@@ -349,6 +365,7 @@ export class Dispatcher {
         if (w.exit !== undefined) this.endRun(w);
       }
       await this.deadlines.check();
+      this.agents.check();
       // Closed runs with something left: not yet handled by an ending, or a worker that gave its
       // verdict and has not exited (it gets killGraceSeconds to, then it is ended).
       for (const run of await this.board.runs.unreaped()) {

@@ -15,6 +15,7 @@ import type { TaskWorkspaces } from './task-workspaces.js';
 import { recordWorkspace } from '../moves/workspace.js';
 import type { Prepared, RunStart } from '../../workspaces/workspaces.js';
 import { mkdirSync } from 'node:fs';
+import { planAgentRun, type AgentStart } from './agent-runs.js';
 
 export interface LauncherDeps {
   board: Board;
@@ -50,10 +51,27 @@ export class Launcher {
     }
     const workspace = await this.workspace(claim, profile);
     if (workspace === false) return;
+    let agent: AgentStart | null = null;
+    if (profile.agent) {
+      try {
+        agent = await planAgentRun(
+          this.deps.board,
+          claim,
+          profile.agent,
+          profile.env,
+          workspace?.record ?? null,
+          workspace?.record.path ?? profile.cwd,
+        );
+      } catch (err) {
+        await this.settleUnstarted(claim, 'spawn_failed', (err as Error).message);
+        return;
+      }
+    }
     let spawned: ReturnType<typeof spawnWorker>;
     const cgroup = cgroups?.make(claim.run.id) ?? null;
     try {
       spawned = spawnWorker({
+        agent,
         cgroup,
         claim,
         profile,

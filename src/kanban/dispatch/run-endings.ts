@@ -2,7 +2,7 @@
 // was recorded (exit.json, result.json), then release the slot. A step that fails is retried
 // on the next tick with the same facts, so an outcome is never lost to a full disk.
 import type { Board } from '../board.js';
-import { classifyExit } from '../model/exit-classifier.js';
+import { classifyExit, type Classification } from '../model/exit-classifier.js';
 import { recordExitStatus, recordLeftovers } from '../moves/records.js';
 import { settleRun, type SettlementPolicy } from '../moves/settle.js';
 import { deferTermination } from '../moves/termination.js';
@@ -13,6 +13,7 @@ import type { RunReaper } from './run-reaper.js';
 import type { RunTerminator } from './run-terminator.js';
 import type { RunJudgement } from './task-workspaces.js';
 import type { RunRecord } from '../store/run-store.js';
+import { judgeAgentRun, readAgentStart } from './agent-runs.js';
 
 export interface RunEndingsDeps {
   board: Board;
@@ -50,6 +51,37 @@ export class RunEndings {
     try {
       await worker.recorded;
       await this.endOnce(worker);
+    } finally {
+      this.busy.delete(worker.runId);
+    }
+  }
+
+  /**
+   * An agent printed its final event and may still be running: its run is settled now, as a
+   * worker's API verdict is; what is left of it is ended after killGraceSeconds (the reaper).
+   */
+  async settlePrinted(worker: LiveWorker, verdict: Classification): Promise<void> {
+    if (this.busy.has(worker.runId)) return;
+    this.busy.add(worker.runId);
+    try {
+      await worker.recorded;
+      const { board } = this.deps;
+      const run = await board.runs.get(worker.runId);
+      if (!run || run.endedAt !== null || worker.exit !== undefined) return;
+      if ((await board.tasks.terminatingOf(run.taskId)) !== null) return;
+      const judged = await this.deps.judge(run);
+      const task = await board.transact((tx) =>
+        settleRun(tx, this.deps.policy, {
+          taskId: run.taskId,
+          runId: run.id,
+          terminating: null,
+          ...verdict,
+          ...judged,
+          procGone: false,
+        }),
+      );
+      if (task) worker.log.info({ outcome: verdict.outcome, status: task.status }, 'agent verdict');
+      this.deps.wake();
     } finally {
       this.busy.delete(worker.runId);
     }
@@ -95,11 +127,22 @@ export class RunEndings {
       return;
     }
     const exit = readExitRecord(dir) ?? worker.exit ?? null;
+    const start = readAgentStart(dir);
     const tail =
-      exit && exit.exitCode !== 0
+      (exit && exit.exitCode !== 0) || start
         ? await readLogTail(run.logPath, { lines: 20, maxLineChars: 500 }).catch(() => '')
         : '';
-    const c = classifyExit(exit, readVerdict(dir), tail, run.pid);
+    const c = start
+      ? judgeAgentRun(
+          dir,
+          start,
+          exit,
+          tail,
+          run.pid,
+          Date.now(),
+          this.deps.policy.rateLimitCooldownMs,
+        )
+      : classifyExit(exit, readVerdict(dir), tail, run.pid);
     const judged = await this.deps.judge(run);
     const task = await board.transact(async (tx) => {
       await recordLeftovers(tx, run.taskId, run.id, left);

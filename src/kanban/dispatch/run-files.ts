@@ -16,7 +16,16 @@ export function removeRunDir(dataDir: string, runId: string): void {
 
 export const runFile = (
   dir: string,
-  name: 'task.json' | 'log' | 'proc.json' | 'exit.json' | 'result.json' | 'instructions.md',
+  name:
+    | 'task.json'
+    | 'log'
+    | 'proc.json'
+    | 'exit.json'
+    | 'result.json'
+    | 'instructions.md'
+    | 'prompt.md'
+    | 'agent.json'
+    | 'agent.jsonl',
 ) => join(dir, name);
 
 /** JSON as the run folder's files are written: indented, one value, a final newline. */

@@ -16,6 +16,8 @@ import { currentBootId, readProcStat } from '../../proc/index.js';
 import type { Claim } from '../moves/claim.js';
 import type { ProcRecord } from '../model/types.js';
 import { runDir, runFile, writeJson, writeJsonAtomic } from './run-files.js';
+import { agentKind } from '../../agents/kinds.js';
+import type { AgentStart } from './agent-runs.js';
 
 /** Creates `<dataDir>/runs` (once, before the first spawn). */
 export function ensureRunsDir(dataDir: string): void {
@@ -36,6 +38,8 @@ export interface SpawnRequest {
   cgroup: string | null;
   /** The task's workspace: the worker's cwd and what its environment adds (SPEC 10), or null. */
   workspace: { cwd: string; env: Record<string, string> } | null;
+  /** An agent profile's run: its prompt and plan (SPEC 11), or null. */
+  agent: AgentStart | null;
 }
 
 export type Spawned =
@@ -68,7 +72,32 @@ function preflight(profile: Profile, cwd: string, env: Record<string, string>): 
     : `program "${program}" not found on PATH (ENOENT)`;
 }
 
+/** What an agent's environment keeps of the daemon's own (SPEC 11). */
+const AGENT_INHERITS = ['PATH', 'HOME', 'LANG'] as const;
+
 export function workerEnv(req: SpawnRequest, dir: string): Record<string, string> {
+  const instructions: Record<string, string> =
+    req.claim.task.instructions !== null
+      ? { GATEHOUSE_INSTRUCTIONS_FILE: runFile(dir, 'instructions.md') }
+      : {};
+  const agent = req.profile.agent;
+  if (agent) {
+    // No worker API for an agent: no run token, no URL, none of the daemon's variables, so a
+    // prompt-injected agent cannot report a verdict of its own.
+    const inherited: Record<string, string> = {};
+    for (const name of AGENT_INHERITS)
+      if (req.inheritedEnv[name] !== undefined) inherited[name] = req.inheritedEnv[name];
+    return {
+      ...inherited,
+      ...agentKind(agent.kind).env(agent),
+      ...req.profile.env,
+      ...req.workspace?.env,
+      GATEHOUSE_TASK_ID: req.claim.task.id,
+      GATEHOUSE_RUN_ID: req.claim.run.id,
+      GATEHOUSE_RUN_DIR: dir,
+      ...instructions,
+    };
+  }
   return {
     ...req.inheritedEnv,
     ...req.profile.env,
@@ -79,10 +108,17 @@ export function workerEnv(req: SpawnRequest, dir: string): Record<string, string
     GATEHOUSE_RUN_TOKEN: req.claim.token,
     GATEHOUSE_RUN_DIR: dir,
     GATEHOUSE_TASK_FILE: runFile(dir, 'task.json'),
-    ...(req.claim.task.instructions !== null
-      ? { GATEHOUSE_INSTRUCTIONS_FILE: runFile(dir, 'instructions.md') }
-      : {}),
+    ...instructions,
   };
+}
+
+/** An agent run's argv, with its prompt and start written to the run folder; null for a command. */
+function agentArgv(req: SpawnRequest, dir: string): string[] | null {
+  const agent = req.profile.agent;
+  if (!agent || !req.agent) return null;
+  writeFileSync(runFile(dir, 'prompt.md'), req.agent.prompt);
+  writeJson(runFile(dir, 'agent.json'), req.agent.record);
+  return [req.profile.command[0]!, ...agentKind(agent.kind).args(agent, req.agent.plan)];
 }
 
 /**
@@ -105,6 +141,8 @@ export function spawnWorker(req: SpawnRequest): Spawned {
   // A follow-up's instructions, as a file of their own (any size, intact).
   if (claim.task.instructions !== null)
     writeFileSync(runFile(dir, 'instructions.md'), claim.task.instructions);
+  const argv = agentArgv(req, dir) ?? profile.command;
+  const io = req.agent ? ['--io', runFile(dir, 'prompt.md'), runFile(dir, 'agent.jsonl')] : [];
   const env = workerEnv(req, dir);
   const cwd = req.workspace?.cwd ?? profile.cwd;
   const problem = preflight(profile, cwd, env);
@@ -113,7 +151,7 @@ export function spawnWorker(req: SpawnRequest): Spawned {
   let child: ChildProcess;
   try {
     const cgroup = req.cgroup === null ? [] : ['--cgroup', req.cgroup];
-    child = spawn('/bin/sh', [WRAPPER, ...cgroup, runFile(dir, 'exit.json'), ...profile.command], {
+    child = spawn('/bin/sh', [WRAPPER, ...cgroup, ...io, runFile(dir, 'exit.json'), ...argv], {
       cwd,
       env,
       detached: true,

@@ -1,5 +1,6 @@
 // Every event kind, its payload, and what it means to each consumer: one table, so a new kind
 // is a compile error until someone decides whether it wakes dispatch, is terminal, is notified.
+import type { AgentUsage } from '../../agents/types.js';
 import type { Origin, TaskStatus } from './types.js';
 
 /** What a termination did to a worker's process group (archive, reclaim, timeout, stale). */
@@ -27,6 +28,8 @@ export interface RunEndPayload {
   survived?: boolean;
   ended?: number[];
   forced?: boolean;
+  /** An agent run's usage as it printed it (SPEC 11), with its profile. */
+  agent?: { profile: string; usage: AgentUsage | null };
 }
 
 interface HostPayload {
@@ -87,6 +90,12 @@ export interface EventPayloads {
   workspace_recreated: { fromHost: string; branch: string | null; from: string };
   /** The task's workspace was removed (its content kept, or all of it elsewhere). */
   workspace_removed: { why: string; branchDeleted: boolean };
+  /** A rate limit holds the profile: none of its runs starts before `until` (SPEC 11). */
+  profile_held: { profile: string; until: number; reason: string };
+  /** An operator ended a profile's hold early. */
+  profile_released: { profile: string; by: string };
+  /** The agent no longer had the session a run asked to resume: the next run starts afresh. */
+  session_resume_failed: { sessionId: string; error: string };
 }
 
 export type EventKind = keyof EventPayloads;
@@ -143,6 +152,9 @@ export const EVENT_KINDS = {
   workspace_escape: quiet,
   workspace_preserved: quiet,
   workspace_removed: quiet,
+  profile_held: quiet,
+  profile_released: wakes,
+  session_resume_failed: quiet,
   workspace_recreated: quiet,
 } as const satisfies Record<EventKind, KindMeaning>;
 

@@ -1,5 +1,6 @@
 // The board's vocabulary: statuses, outcomes, and the shapes of tasks, runs and events.
 import type { RunEvidence, WorkspaceRecord } from '../../workspaces/types.js';
+import type { RunAgent } from '../../agents/types.js';
 
 export const TASK_STATUSES = ['todo', 'ready', 'running', 'blocked', 'done', 'archived'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -91,6 +92,8 @@ export interface Run {
   logPath: string;
   /** What the run did to its task's worktree, or null. */
   workspace: RunEvidence | null;
+  /** An agent run's session and usage (SPEC 11), or null. */
+  agent: RunAgent | null;
 }
 
 export interface Comment {

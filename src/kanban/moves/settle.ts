@@ -4,6 +4,7 @@ import type { RunEndPayload } from '../model/events.js';
 import { decideOutcome } from '../model/outcome-policy.js';
 import type { RunOutcome, Task } from '../model/types.js';
 import type { RunEvidence } from '../../workspaces/types.js';
+import type { RunAgent } from '../../agents/types.js';
 import { applyMove } from './apply.js';
 import { orphanChildren, promoteChildren } from './children.js';
 import type { Tx } from './tx.js';
@@ -30,6 +31,12 @@ export interface RunEnding {
   workspace?: RunEvidence | null;
   /** The repository's own checkout changed while it ran: its name and the changed paths. */
   escaped?: { repo: string; paths: string[] } | null;
+  /** An agent run's session and usage (SPEC 11). */
+  agent?: RunAgent | null;
+  /** A rate limit holds the run's profile until then (epoch ms), for this reason. */
+  hold?: { until: number; reason: string } | null;
+  /** The session it asked to resume was gone (SPEC 11): why. */
+  resumeFailed?: string | null;
 }
 
 export const ESCAPE_REASON = "the repository's own checkout changed while it ran";
@@ -69,8 +76,10 @@ export async function settleRun(
   const error = ending.error ?? null;
   const completing = decision.move === 'complete';
   const gaveUpReason = `gave up after ${decision.failures} failure${decision.failures === 1 ? '' : 's'}: ${ending.outcome}${error ? ` (${lastLine(error)})` : ''}`;
+  const held = ending.hold && ending.outcome === 'rate_limited' ? ending.hold : null;
   const moved = await applyMove(tx, task, decision.move, {
-    notBefore: decision.notBefore,
+    // Held, its profile's hold keeps it waiting (and a release ends the wait at once).
+    notBefore: held ? null : decision.notBefore,
     reason:
       decision.move === 'give_up' ? gaveUpReason : (ending.blockReason ?? 'blocked by the worker'),
     ...(ending.terminating !== undefined ? { expectTerminating: ending.terminating } : {}),
@@ -100,7 +109,16 @@ export async function settleRun(
     procGone: ending.procGone ?? run?.pid === null,
     groupHeldUntil: ending.groupHeldUntil ?? null,
     workspace: ending.workspace ?? null,
+    agent: ending.agent ?? null,
   });
+  if (held && run) await holdProfile(tx, run.profile, held, ending);
+  if (ending.resumeFailed && ending.agent?.resumed)
+    tx.emit({
+      taskId: ending.taskId,
+      runId: ending.runId,
+      kind: 'session_resume_failed',
+      payload: { sessionId: ending.agent.resumed, error: ending.resumeFailed },
+    });
   if (ending.escaped && ending.escaped.paths.length > 0)
     tx.emit({
       taskId: ending.taskId,
@@ -121,6 +139,9 @@ export async function settleRun(
       prevPid: run?.pid ?? null,
       durationMs: run ? Math.max(0, now - run.startedAt) : null,
       failures: decision.failures,
+      ...(ending.agent && run
+        ? { agent: { profile: run.profile, usage: ending.agent.usage } }
+        : {}),
       ...ending.payload,
     },
   });
@@ -135,6 +156,22 @@ export async function settleRun(
   if (completing) await promoteChildren(tx, ending.taskId);
   if (decision.move === 'archive') await orphanChildren(tx, ending.taskId);
   return await store.tasks.get(ending.taskId);
+}
+
+/** Holds the profile (a later hold already in force stays), with its event when it took. */
+async function holdProfile(
+  tx: Tx,
+  profile: string,
+  hold: { until: number; reason: string },
+  ending: RunEnding,
+): Promise<void> {
+  if (!(await tx.store.holds.hold({ profile, ...hold, at: tx.now }))) return;
+  tx.emit({
+    taskId: ending.taskId,
+    runId: ending.runId,
+    kind: 'profile_held',
+    payload: { profile, until: hold.until, reason: hold.reason },
+  });
 }
 
 function lastLine(text: string): string {

@@ -101,6 +101,7 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
       'host',
       'host_id',
       'workspace',
+      'agent',
     ],
   },
   { name: 'events', order: 'id', columns: ['id', 'task_id', 'run_id', 'kind', 'payload', 'at'] },
@@ -112,6 +113,7 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
   },
   { name: 'platform_state', order: 'name', columns: ['name', 'state', 'updated_at'] },
   { name: 'platform_holders', order: 'platform', columns: ['platform', 'host_id'] },
+  { name: 'profile_holds', order: 'profile', columns: ['profile', 'until', 'reason', 'at'] },
   {
     name: 'inbound_deliveries',
     order: 'platform, delivery_id',

@@ -2,6 +2,7 @@
 // many hosts). The SQLite classes define the shape of each table's reads and writes; the
 // PostgreSQL ones implement the same. Everything outside this folder sees only these types.
 import type { EventStore } from './event-store.js';
+import type { HoldStore } from './hold-store.js';
 import type { HostStore } from './host-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { PlatformStore } from './platform-store.js';
@@ -18,6 +19,7 @@ export type EventTable = Shape<EventStore>;
 export type PlatformTable = Shape<PlatformStore>;
 export type HostTable = Shape<HostStore>;
 export type IdempotencyTable = Shape<IdempotencyStore>;
+export type HoldTable = Shape<HoldStore>;
 export type TaskWriter = Shape<TaskWrites>;
 
 /** The board's tables, read outside any transaction: committed rows only. */
@@ -28,6 +30,7 @@ export interface Tables {
   readonly platforms: PlatformTable;
   readonly hosts: HostTable;
   readonly idempotency: IdempotencyTable;
+  readonly holds: HoldTable;
 }
 
 /** The tables as a transaction sees and writes them. */

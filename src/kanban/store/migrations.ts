@@ -271,4 +271,15 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE tasks ADD COLUMN repo TEXT;
   ALTER TABLE tasks ADD COLUMN instructions TEXT;
   `,
+  // 11: agents (SPEC 11): what each agent run printed of its session and usage, and the
+  // profiles a rate limit holds until its reset.
+  `
+  ALTER TABLE runs ADD COLUMN agent TEXT CHECK (agent IS NULL OR json_valid(agent));
+  CREATE TABLE profile_holds (
+    profile TEXT PRIMARY KEY,
+    until INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );
+  `,
 ];

@@ -3,6 +3,7 @@ import type { ProcessIdentity } from '../../proc/index.js';
 import type { Db } from './db.js';
 import type { Run, RunOutcome } from '../model/types.js';
 import type { RunEvidence } from '../../workspaces/types.js';
+import type { RunAgent } from '../../agents/types.js';
 
 export interface RunRow {
   seq: number;
@@ -32,6 +33,7 @@ export interface RunRow {
   host: string | null;
   host_id: number | string | null;
   workspace: string | null;
+  agent: string | null;
 }
 
 /** A run with what only the daemon needs: the leader's identity and cleanup state. */
@@ -76,6 +78,8 @@ export interface RunEnd {
   groupHeldUntil?: number | null;
   /** What the run did to its task's worktree. */
   workspace?: RunEvidence | null;
+  /** An agent run's session and usage (SPEC 11). */
+  agent?: RunAgent | null;
 }
 
 export class RunStore {
@@ -113,7 +117,7 @@ export class RunStore {
       signal = @signal, error = @error, summary = @summary,
       proc_gone_at = CASE WHEN @procGone THEN @at ELSE proc_gone_at END,
       group_held_until = coalesce(@groupHeldUntil, group_held_until),
-      workspace = coalesce(@workspace, workspace)
+      workspace = coalesce(@workspace, workspace), agent = coalesce(@agent, agent)
       WHERE id = @id AND ended_at IS NULL`);
     this.gone = db.prepare(
       'UPDATE runs SET proc_gone_at = ? WHERE id = ? AND proc_gone_at IS NULL',
@@ -195,6 +199,7 @@ export class RunStore {
         procGone: end.procGone ? 1 : 0,
         groupHeldUntil: end.groupHeldUntil ?? null,
         workspace: end.workspace ? JSON.stringify(end.workspace) : null,
+        agent: end.agent ? JSON.stringify(end.agent) : null,
       }).changes === 1
     );
   }
@@ -309,6 +314,7 @@ export function toRecord(row: RunRow): RunRecord {
     filesPrunedAt: row.files_pruned_at,
     groupHeldUntil: row.group_held_until,
     workspace: row.workspace === null ? null : (JSON.parse(row.workspace) as RunEvidence),
+    agent: row.agent == null ? null : (JSON.parse(row.agent) as RunAgent),
   };
 }
 

@@ -6,6 +6,7 @@
 import type { BoardStore, StorageFailure, TxHandle, TxTables } from './contract.js';
 import { openDatabase, openReader, type Db } from './db.js';
 import { EventStore } from './event-store.js';
+import { HoldStore } from './hold-store.js';
 import { HostStore } from './host-store.js';
 import { IdempotencyStore } from './idempotency-store.js';
 import { PlatformStore } from './platform-store.js';
@@ -21,6 +22,7 @@ export class Tables {
   readonly platforms: PlatformStore;
   readonly hosts: HostStore;
   readonly idempotency: IdempotencyStore;
+  readonly holds: HoldStore;
 
   constructor(db: Db) {
     this.tasks = new TaskStore(db);
@@ -29,6 +31,7 @@ export class Tables {
     this.platforms = new PlatformStore(db);
     this.hosts = new HostStore(db);
     this.idempotency = new IdempotencyStore(db);
+    this.holds = new HoldStore(db);
   }
 }
 

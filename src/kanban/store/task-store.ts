@@ -1,5 +1,5 @@
 // Reading tasks and their parent links; every statement prepared once. Writes are in task-writes.ts.
-import type { Origin, Task, TaskStatus } from '../model/types.js';
+import type { Comment, Origin, Task, TaskStatus } from '../model/types.js';
 import type { WorkspaceRecord } from '../../workspaces/types.js';
 import type { Db } from './db.js';
 import { RUNS_OF_TASK, toRecord, type RunRecord, type RunRow } from './run-store.js';
@@ -106,6 +106,7 @@ export class TaskStore {
   private readonly openTasks;
   private readonly pendingTermination;
   private readonly toRetire;
+  private readonly recentComments;
   private readonly filterStatements = new Map<string, ReturnType<Db['prepare']>>();
 
   constructor(private readonly db: Db) {
@@ -116,6 +117,10 @@ export class TaskStore {
     this.toRetire = db.prepare<[number, number], { id: string }>(
       `SELECT id FROM tasks WHERE workspace IS NOT NULL AND json_extract(workspace, '$.state') = 'active'
         AND (status = 'archived' OR (status = 'done' AND completed_at < ?)) ORDER BY updated_at LIMIT ?`,
+    );
+    this.recentComments = db.prepare<[string, number, number], Comment>(
+      `SELECT * FROM (SELECT id, task_id AS taskId, author, text, at FROM comments
+        WHERE task_id = ? AND at >= ? ORDER BY id DESC LIMIT ?) ORDER BY id`,
     );
     this.childrenOf = db.prepare<[string], { task_id: string }>(
       'SELECT task_id FROM task_parents WHERE parent_id = ?',
@@ -164,6 +169,11 @@ export class TaskStore {
     // Both statements run before any other code: no commit comes between them.
     const row = this.byId.get(id);
     return row ? { task: toTask(row), runs: this.runsOf.all(id).map(toRecord) } : null;
+  }
+
+  /** The task's comments written since `since` (the newest `limit`), oldest first. */
+  async commentsSince(id: string, since: number, limit: number): Promise<Comment[]> {
+    return this.recentComments.all(id, since, limit);
   }
 
   async list(

@@ -181,4 +181,14 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE tasks ADD COLUMN repo text;
   ALTER TABLE tasks ADD COLUMN instructions text;
   `,
+  // 9: agents (SPEC 11), as on SQLite.
+  `
+  ALTER TABLE runs ADD COLUMN agent text;
+  CREATE TABLE profile_holds (
+    profile text PRIMARY KEY,
+    until bigint NOT NULL,
+    reason text NOT NULL,
+    at bigint NOT NULL
+  );
+  `,
 ];

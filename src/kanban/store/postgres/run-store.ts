@@ -68,7 +68,8 @@ export class PgRunStore {
       this.db,
       `UPDATE runs SET ended_at = $2, outcome = $3, exit_code = $4, signal = $5, error = $6,
         summary = $7, proc_gone_at = CASE WHEN $8 THEN $2 ELSE proc_gone_at END,
-        group_held_until = coalesce($9, group_held_until), workspace = coalesce($10, workspace)
+        group_held_until = coalesce($9, group_held_until), workspace = coalesce($10, workspace),
+        agent = coalesce($11, agent)
       WHERE id = $1 AND ended_at IS NULL`,
       [
         id,
@@ -82,6 +83,7 @@ export class PgRunStore {
         // A start time is whole clock ticks on Linux; elsewhere a fraction of a second.
         end.groupHeldUntil == null ? null : Math.floor(end.groupHeldUntil),
         end.workspace ? JSON.stringify(end.workspace) : null,
+        end.agent ? JSON.stringify(end.agent) : null,
       ],
     );
     return changed === 1;

@@ -9,6 +9,7 @@ import { EventWatch } from './event-watch.js';
 import { OlderDaemonsFence, type OlderDaemonsOptions } from './older-daemons.js';
 import { PgEventStore } from './event-store.js';
 import { PgHostStore } from './host-store.js';
+import { PgHoldStore } from './hold-store.js';
 import { PgIdempotencyStore } from './idempotency-store.js';
 import { LeaseConnection } from './lease-connection.js';
 import { PgPlatformStore } from './platform-store.js';
@@ -66,6 +67,7 @@ function tables(db: Queryable, schema: string, leaseDb: Queryable = db): Tables 
     platforms: new PgPlatformStore(db),
     hosts: new PgHostStore(db, leaseDb),
     idempotency: new PgIdempotencyStore(db),
+    holds: new PgHoldStore(db),
   };
 }
 
@@ -140,6 +142,7 @@ export class PgStore implements BoardStore {
   readonly platforms;
   readonly hosts;
   readonly idempotency;
+  readonly holds;
   private closed = false;
 
   constructor(
@@ -156,6 +159,7 @@ export class PgStore implements BoardStore {
       platforms: this.platforms,
       hosts: this.hosts,
       idempotency: this.idempotency,
+      holds: this.holds,
     } = tables(pool, schema, lease));
   }
 

@@ -1,6 +1,6 @@
 // Reading tasks on PostgreSQL: the same reads as SQLite's (../task-store.ts), rows in the same
 // column order, so both engines build a task with the same code.
-import type { Task, TaskStatus } from '../../model/types.js';
+import type { Comment, Task, TaskStatus } from '../../model/types.js';
 import {
   AT,
   taskColumns,
@@ -35,6 +35,16 @@ export class PgTaskStore {
       id,
     ]);
     return row ? toTask(row) : null;
+  }
+
+  async commentsSince(id: string, since: number, limit: number): Promise<Comment[]> {
+    const found = await rows<Comment>(
+      this.db,
+      `SELECT * FROM (SELECT id, task_id AS "taskId", author, text, at FROM comments
+        WHERE task_id = $1 AND at >= $2 ORDER BY id DESC LIMIT $3) c ORDER BY id`,
+      [id, since, limit],
+    );
+    return found.map((c) => ({ ...c, id: Number(c.id), at: Number(c.at) }));
   }
 
   async withRuns(id: string): Promise<{ task: Task; runs: RunRecord[] } | null> {

@@ -1,0 +1,101 @@
+// Claude Code (`claude -p`, stream-json): its command line, environment and output (SPEC 11).
+import type { AgentConfig } from '../config/schema.js';
+import { apiErrorEnding, num, obj, str } from './api-errors.js';
+import type { AgentEnding, AgentKind, AgentReader, AgentReading, AgentUsage } from './types.js';
+
+const GONE = /No conversation found/i;
+
+function usageOf(result: Record<string, unknown>): AgentUsage {
+  const u = obj(result.usage) ?? {};
+  return {
+    inputTokens: num(u.input_tokens),
+    outputTokens: num(u.output_tokens),
+    cachedTokens: num(u.cache_read_input_tokens),
+    costUsd: num(result.total_cost_usd),
+    numTurns: num(result.num_turns),
+  };
+}
+
+function endingOf(result: Record<string, unknown>, resetAt: number | null): AgentEnding {
+  const text = str(result.result) ?? '';
+  const errors = Array.isArray(result.errors)
+    ? result.errors.filter((e) => typeof e === 'string')
+    : [];
+  const subtype = str(result.subtype);
+  if (result.is_error !== true && subtype === 'success') {
+    const denials = Array.isArray(result.permission_denials) ? result.permission_denials : [];
+    if (denials.length > 0) {
+      const names = [...new Set(denials.map((d) => str(obj(d)?.tool_name) ?? '?'))];
+      return { kind: 'blocked', reason: `tools refused: ${names.join(', ')}` };
+    }
+    return { kind: 'completed', text };
+  }
+  if (subtype === 'error_max_turns') return { kind: 'blocked', reason: 'max turns reached' };
+  const message = text || errors.join('; ') || `claude ended with ${subtype ?? 'an error'}`;
+  if (errors.some((e) => GONE.test(e))) return { kind: 'session_gone', error: message };
+  const status = num(result.api_error_status);
+  if (status !== null || str(result.terminal_reason) === 'api_error' || resetAt !== null)
+    return apiErrorEnding(status, message, resetAt);
+  return { kind: 'crashed', error: message };
+}
+
+class ClaudeReader implements AgentReader {
+  private sessionId: string | null = null;
+  private usage: AgentUsage | null = null;
+  private ending: AgentEnding | null = null;
+  /** When a `rate_limit_event` said the limit was hit: its reset (epoch ms). */
+  private resetAt: number | null = null;
+
+  line(v: Record<string, unknown>): void {
+    const sid = str(v.session_id);
+    if (sid && this.sessionId === null) this.sessionId = sid;
+    if (v.type === 'rate_limit_event') {
+      const info = obj(v.rate_limit_info) ?? v;
+      const resets = num(info.resetsAt);
+      if (str(info.status) === 'rejected' && resets !== null) this.resetAt = resets * 1000;
+      return;
+    }
+    if (v.type !== 'result') return;
+    this.usage = usageOf(v);
+    this.ending = endingOf(v, this.resetAt);
+    // A session the CLI reported but never had (a failed resume) is not the run's.
+    if (this.ending.kind === 'session_gone') this.sessionId = null;
+  }
+
+  reading(): AgentReading {
+    return { sessionId: this.sessionId, usage: this.usage, ending: this.ending };
+  }
+}
+
+export const claude: AgentKind = {
+  name: 'claude',
+  args(agent: AgentConfig, plan) {
+    return [
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      // A long reply being written is output, not silence (idleTimeoutSeconds).
+      '--include-partial-messages',
+      ...(plan.model ? ['--model', plan.model] : []),
+      ...(agent.maxTurns !== null ? ['--max-turns', String(agent.maxTurns)] : []),
+      ...(plan.resume ? ['--resume', plan.resume] : []),
+      ...agent.args,
+    ];
+  },
+  env(agent) {
+    return {
+      // Its default back-off holds a slot for minutes on a 429; a limited run gives it back.
+      CLAUDE_CODE_MAX_RETRIES: '2',
+      // A request with no answer is given up as a silent agent would be.
+      API_TIMEOUT_MS: String(Math.min(agent.idleTimeoutSeconds, 600) * 1000),
+      DISABLE_AUTOUPDATER: '1',
+    };
+  },
+  skipPrefixes: ['{"type":"stream_event"'],
+  reader: () => new ClaudeReader(),
+  endingFromLog(logTail) {
+    const line = logTail.split('\n').find((l) => GONE.test(l));
+    return line ? { kind: 'session_gone', error: line.trim() } : null;
+  },
+};

@@ -1,0 +1,103 @@
+// OpenAI's Codex CLI (`codex exec --json`): its command line, environment and output (SPEC 11).
+import type { AgentConfig } from '../config/schema.js';
+import { apiErrorEnding, num, obj, str } from './api-errors.js';
+import type { AgentEnding, AgentKind, AgentReader, AgentReading, AgentUsage } from './types.js';
+
+const GONE = /no rollout found/i;
+/** Names of the profile's variables its tools are not shown (the provider's key among them). */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i;
+
+/**
+ * When a usage limit ends, from codex's message: "try again at 8:15 PM" (the host's local time,
+ * the next such minute) or "try again in 3 minutes"; null when it says neither.
+ */
+export function resetFromMessage(message: string, now = new Date()): number | null {
+  const within = /try again in (\d+(?:\.\d+)?)\s*(second|minute|hour|day)s?/i.exec(message);
+  if (within) {
+    const unit = { second: 1, minute: 60, hour: 3600, day: 86_400 }[
+      within[2]!.toLowerCase() as 'second'
+    ];
+    return now.getTime() + Number(within[1]) * unit * 1000;
+  }
+  const at = /try again at (\d{1,2}):(\d{2})\s*([AP]\.?M\.?)?/i.exec(message);
+  if (!at) return null;
+  let hour = Number(at[1]);
+  const minute = Number(at[2]);
+  const half = at[3]?.[0]?.toUpperCase();
+  if (hour > 23 || minute > 59 || (half && (hour < 1 || hour > 12))) return null;
+  if (half === 'P' && hour < 12) hour += 12;
+  if (half === 'A' && hour === 12) hour = 0;
+  const reset = new Date(now);
+  reset.setHours(hour, minute, 0, 0);
+  if (reset.getTime() <= now.getTime()) reset.setDate(reset.getDate() + 1);
+  return reset.getTime();
+}
+
+class CodexReader implements AgentReader {
+  private sessionId: string | null = null;
+  private usage: AgentUsage | null = null;
+  private ending: AgentEnding | null = null;
+  private lastText = '';
+
+  line(v: Record<string, unknown>): void {
+    switch (v.type) {
+      case 'thread.started':
+        this.sessionId = str(v.thread_id) ?? this.sessionId;
+        return;
+      case 'item.completed': {
+        const item = obj(v.item);
+        if (item?.type === 'agent_message') this.lastText = str(item.text) ?? this.lastText;
+        return;
+      }
+      case 'turn.completed': {
+        const u = obj(v.usage) ?? {};
+        this.usage = {
+          inputTokens: (this.usage?.inputTokens ?? 0) + (num(u.input_tokens) ?? 0),
+          outputTokens: (this.usage?.outputTokens ?? 0) + (num(u.output_tokens) ?? 0),
+          cachedTokens: (this.usage?.cachedTokens ?? 0) + (num(u.cached_input_tokens) ?? 0),
+          costUsd: null,
+          numTurns: null,
+        };
+        this.ending = { kind: 'completed', text: this.lastText };
+        return;
+      }
+      case 'turn.failed': {
+        const message = str(obj(v.error)?.message) ?? 'the turn failed';
+        this.ending = apiErrorEnding(null, message, resetFromMessage(message));
+        return;
+      }
+    }
+  }
+
+  reading(): AgentReading {
+    return { sessionId: this.sessionId, usage: this.usage, ending: this.ending };
+  }
+}
+
+export const codex: AgentKind = {
+  name: 'codex',
+  args(agent: AgentConfig, plan) {
+    const hidden = Object.keys(plan.profileEnv).filter((name) => SECRET_NAME.test(name));
+    return [
+      'exec',
+      '--json',
+      // gatehouse chose its folder (a worktree, or a scratch folder that is no repository).
+      '--skip-git-repo-check',
+      ...(plan.model ? ['--model', plan.model] : []),
+      ...(hidden.length > 0
+        ? ['-c', `shell_environment_policy.exclude=${JSON.stringify(hidden)}`]
+        : []),
+      ...agent.args,
+      ...(plan.resume ? ['resume', plan.resume] : []),
+      // The prompt from stdin.
+      '-',
+    ];
+  },
+  env: () => ({}),
+  skipPrefixes: [],
+  reader: () => new CodexReader(),
+  endingFromLog(logTail) {
+    const line = logTail.split('\n').find((l) => GONE.test(l));
+    return line ? { kind: 'session_gone', error: line.trim() } : null;
+  },
+};

@@ -1,0 +1,72 @@
+// The agents room's vocabulary (SPEC 11): what a kind of coding-agent CLI must provide (its
+// command line, its environment, a reader of what it prints) and what a run's output says.
+import type { AgentConfig } from '../config/schema.js';
+
+/** Tokens and cost of one run; null where the kind does not print the figure. */
+export interface AgentUsage {
+  inputTokens: number | null;
+  outputTokens: number | null;
+  cachedTokens: number | null;
+  costUsd: number | null;
+  numTurns: number | null;
+}
+
+/** How the agent's turn ended, as it printed it. */
+export type AgentEnding =
+  | { kind: 'completed'; text: string }
+  | { kind: 'blocked'; reason: string }
+  /** `resetAt` (epoch ms) when the agent said when the limit ends. */
+  | { kind: 'rate_limited'; message: string; resetAt: number | null }
+  | { kind: 'crashed'; error: string }
+  /** The session a resumed run asked for is not there. */
+  | { kind: 'session_gone'; error: string };
+
+/** What a run's output has said so far. */
+export interface AgentReading {
+  sessionId: string | null;
+  usage: AgentUsage | null;
+  /** null: no final event yet (or ever). */
+  ending: AgentEnding | null;
+}
+
+/** Reads one run's output a line at a time, in order. */
+export interface AgentReader {
+  /** One JSON line the agent printed, parsed. */
+  line(value: Record<string, unknown>): void;
+  reading(): AgentReading;
+}
+
+/** What a run of an agent needs to be started. */
+export interface AgentRunPlan {
+  model: string | null;
+  /** The session to resume, or null: a fresh one. */
+  resume: string | null;
+  /** The profile's own environment (the provider's key among it). */
+  profileEnv: Record<string, string>;
+}
+
+/** One kind of coding-agent CLI: a file of its own in this room. */
+export interface AgentKind {
+  readonly name: AgentConfig['kind'];
+  /** The arguments after its program; the prompt goes on stdin. */
+  args(agent: AgentConfig, plan: AgentRunPlan): string[];
+  /** Environment the kind needs by default; the profile's own env overrides it. */
+  env(agent: AgentConfig): Record<string, string>;
+  /** Lines that carry nothing a verdict needs (partial messages), told by their start alone. */
+  readonly skipPrefixes: readonly string[];
+  reader(): AgentReader;
+  /** With no final event on stdout: what its own error stream (in the run's log) says, or null. */
+  endingFromLog(logTail: string): AgentEnding | null;
+}
+
+/** What an agent run recorded (runs[].agent): its session and usage. */
+export interface RunAgent {
+  kind: string;
+  model: string | null;
+  sessionId: string | null;
+  /** The session it was asked to resume, or null: a fresh one. */
+  resumed: string | null;
+  /** It asked to resume a session the agent no longer had. */
+  resumeFailed: boolean;
+  usage: AgentUsage | null;
+}

@@ -1,0 +1,101 @@
+// Live agent runs, watched each tick through what they print (SPEC 11): alive means printing,
+// so one silent for idleTimeoutSeconds is ended as timed_out; and a final event is the verdict
+// at once, settled while the agent may still be running (it then gets killGraceSeconds to
+// exit, as after a worker's API verdict).
+import { statSync } from 'node:fs';
+import type { Config } from '../../config/schema.js';
+import { agentKind } from '../../agents/kinds.js';
+import { AgentOutput } from '../../agents/output.js';
+import { judgeAgentRun, readAgentStart, type AgentJudgement } from './agent-runs.js';
+import type { LiveWorker, LiveWorkers } from './live-workers.js';
+import { runDir, runFile } from './run-files.js';
+
+export interface AgentWatchDeps {
+  live: LiveWorkers;
+  workers: Config['workers'];
+  dataDir: string;
+  /** Ends a silent agent's run as timed out, with why. */
+  timeOut: (worker: LiveWorker, reason: string) => Promise<void>;
+  /** Settles the run of an agent that printed its final event. */
+  settle: (worker: LiveWorker, judgement: AgentJudgement) => Promise<void>;
+  track: (what: string, work: () => Promise<unknown>) => void;
+}
+
+interface Watched {
+  output: AgentOutput;
+  /** performance.now() of the last line it printed. */
+  lastOutputAt: number;
+  settled: boolean;
+  timedOut: boolean;
+}
+
+export class AgentWatch {
+  private readonly watched = new Map<string, Watched>();
+
+  constructor(private readonly deps: AgentWatchDeps) {}
+
+  /** Reads what each live agent printed since the last tick, and acts on it. */
+  check(): void {
+    const { live, workers } = this.deps;
+    const seen = new Set<string>();
+    for (const worker of live.all()) {
+      const agent = workers.profiles[worker.profile]?.agent;
+      if (!agent || worker.exit !== undefined) continue;
+      seen.add(worker.runId);
+      const w = this.watch(worker, agent.kind);
+      if (!w) continue;
+      if (w.output.poll() > 0) w.lastOutputAt = performance.now();
+      const ending = w.output.reading().ending;
+      if (ending && !w.settled) {
+        w.settled = true;
+        this.settle(worker);
+        continue;
+      }
+      const silentMs = performance.now() - w.lastOutputAt;
+      if (!w.settled && !w.timedOut && silentMs > agent.idleTimeoutSeconds * 1000) {
+        w.timedOut = true;
+        const reason = `no output for ${agent.idleTimeoutSeconds} s`;
+        worker.log.warn({ silentMs: Math.round(silentMs) }, `agent timed out: ${reason}`);
+        this.deps.track('agent idle timeout', () => this.deps.timeOut(worker, reason));
+      }
+    }
+    for (const runId of this.watched.keys()) if (!seen.has(runId)) this.watched.delete(runId);
+  }
+
+  private watch(worker: LiveWorker, kind: 'claude' | 'codex'): Watched | null {
+    const known = this.watched.get(worker.runId);
+    if (known) return known;
+    const path = runFile(runDir(this.deps.dataDir, worker.runId), 'agent.jsonl');
+    // Silent since its last line (a run adopted after a restart), or since it started.
+    let since = worker.startedAt;
+    try {
+      since = Math.max(since, statSync(path).mtimeMs);
+    } catch {
+      // nothing printed yet
+    }
+    const w: Watched = {
+      output: new AgentOutput(path, agentKind(kind)),
+      lastOutputAt: performance.now() - Math.max(0, Date.now() - since),
+      settled: false,
+      timedOut: false,
+    };
+    this.watched.set(worker.runId, w);
+    return w;
+  }
+
+  private settle(worker: LiveWorker): void {
+    const dir = runDir(this.deps.dataDir, worker.runId);
+    const start = readAgentStart(dir);
+    if (!start) return;
+    const judgement = judgeAgentRun(
+      dir,
+      start,
+      null,
+      '',
+      worker.leader?.pid ?? null,
+      Date.now(),
+      this.deps.workers.rateLimitCooldownSeconds * 1000,
+    );
+    this.deps.track('agent verdict', () => this.deps.settle(worker, judgement));
+  }
+}
