@@ -11,7 +11,8 @@ export type Reply =
   | { text: string }
   /** A tool call: Claude's tool name and input, or codex's function name and arguments. */
   | { tool: string; input: Record<string, unknown> }
-  | { status: number; headers?: Record<string, string>; message?: string }
+  /** An HTTP error: the API's error body with `message`, or `body` as it is. */
+  | { status: number; headers?: Record<string, string>; message?: string; body?: unknown }
   /** Starts the stream and never ends it. */
   | { hang: true };
 
@@ -96,7 +97,11 @@ async function double(
       if ('status' in reply) {
         res
           .writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers })
-          .end(JSON.stringify(errorBody(reply.status, reply.message ?? `error ${reply.status}`)));
+          .end(
+            JSON.stringify(
+              reply.body ?? errorBody(reply.status, reply.message ?? `error ${reply.status}`),
+            ),
+          );
         return;
       }
       if ('hang' in reply) {

@@ -1,0 +1,164 @@
+// What each kind's own faults become (SPEC 11), with the real programs: claude's refused tools,
+// overload, max turns and subscription reset time; codex's usage limit with its local time;
+// an agent ended mid-tool. Both engines.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { api, startGateway } from '../helpers/app.js';
+import { claudeProfile, codexProfile, shellCall } from '../helpers/agents.js';
+import { makeRepo } from '../helpers/git.js';
+import { anthropicDouble, openaiDouble } from '../helpers/model-doubles.js';
+import { waitFor } from '../helpers/wait.js';
+import { createTask, eventsOf, getTask, settledIn } from '../helpers/workers.js';
+
+const fast = { tickSeconds: 0.1, killGraceSeconds: 0.5, failureLimit: 2 };
+
+async function gateway(profile: object, workers: object = {}) {
+  return startGateway(
+    {
+      workers: { ...fast, ...workers, defaultProfile: 'agent', profiles: { agent: profile } },
+      workspaces: { repos: { app: { path: makeRepo() } }, minFreeBytes: 0 },
+    },
+    { dispatch: true },
+  );
+}
+
+const worktree = { workspace: 'worktree', repo: 'app' };
+
+describe('claude', () => {
+  it('blocks a run whose tools were refused, though it exited 0 with "success"', async () => {
+    const double = await anthropicDouble();
+    double.script = (_r, turn) =>
+      turn === 0
+        ? { tool: 'Write', input: { file_path: 'x.txt', content: 'x' } }
+        : { text: 'I could not write it.' };
+    const gw = await gateway(claudeProfile(double, { args: ['--allowedTools', 'Read'] }, worktree));
+    const { id } = await createTask(gw, { title: 'write x' });
+    const task = await settledIn(gw, id, 'blocked', 60_000);
+    expect(task.blockReason).toBe('tools refused: Write');
+    expect(task.runs[0].outcome).toBe('blocked');
+    // Judged at its final line; its exit status (0) is recorded when it exits.
+    const exited = await waitFor('its exit recorded', async () => {
+      const run = (await getTask(gw, id)).runs[0];
+      return run.exitCode !== null ? run : null;
+    });
+    expect(exited.exitCode).toBe(0);
+  });
+
+  it('blocks at max turns, and takes 529 as a rate limit', async () => {
+    const double = await anthropicDouble();
+    double.script = () => shellCall('claude', 'true');
+    const gw = await gateway(claudeProfile(double, { maxTurns: 1 }, worktree));
+    const { id } = await createTask(gw, { title: 'loops' });
+    expect((await settledIn(gw, id, 'blocked', 60_000)).blockReason).toBe('max turns reached');
+
+    double.script = () => ({ status: 529, message: 'Overloaded' });
+    const { id: busy } = await createTask(gw, { title: 'overloaded' });
+    const task = await waitFor(
+      'a rate-limited run',
+      async () => {
+        const t = await getTask(gw, busy);
+        return t.runs[0]?.outcome ? t : null;
+      },
+      60_000,
+    );
+    expect(task.runs[0].outcome).toBe('rate_limited');
+    expect(task.runs[0].error).toMatch(/529|Overloaded/);
+  });
+
+  it('holds the profile until the reset a subscription reported, then runs within a second of it', async () => {
+    const double = await anthropicDouble();
+    const resetAt = Math.ceil(Date.now() / 1000) + 4;
+    let limited = true;
+    double.script = () =>
+      limited
+        ? {
+            status: 429,
+            message: 'Rate limited',
+            headers: {
+              'anthropic-ratelimit-unified-status': 'rejected',
+              'anthropic-ratelimit-unified-reset': String(resetAt),
+            },
+          }
+        : { text: 'after the reset' };
+    const profile = claudeProfile(double, {}, worktree);
+    const { ANTHROPIC_API_KEY: _key, ...env } = profile.env;
+    const gw = await gateway(
+      { ...profile, env: { ...env, CLAUDE_CODE_OAUTH_TOKEN: 'sk-ant-oat01-test' } },
+      { rateLimitCooldownSeconds: 3600 },
+    );
+    const { id } = await createTask(gw, { title: 'on a subscription' });
+    const held = await waitFor(
+      'the hold',
+      async () => {
+        const h = (await api(gw.url, 'GET', '/workers')).body.holds;
+        return h.length > 0 ? h[0] : null;
+      },
+      60_000,
+    );
+    expect(held.until).toBe(resetAt * 1000);
+    limited = false;
+    const done = await settledIn(gw, id, 'done', 60_000);
+    const startedAfter = done.runs[1].startedAt - resetAt * 1000;
+    expect(startedAfter).toBeGreaterThanOrEqual(0);
+    // The next tick after the reset (tickSeconds 0.1), on a busy machine well within a second.
+    expect(startedAfter).toBeLessThan(5000);
+  });
+
+  it('is ended whole when archived in the middle of a tool', async () => {
+    const double = await anthropicDouble();
+    double.script = () => shellCall('claude', 'echo $$ > tool.pid; sleep 60');
+    const gw = await gateway(claudeProfile(double, {}, worktree));
+    const { id } = await createTask(gw, { title: 'long tool' });
+    const pidFile = await waitFor(
+      'the tool running',
+      async () => {
+        const t = await getTask(gw, id);
+        const file = t.workspace ? join(t.workspace.path, 'tool.pid') : null;
+        return file && existsSync(file) && readFileSync(file, 'utf8').endsWith('\n') ? file : null;
+      },
+      60_000,
+    );
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    expect((await api(gw.url, 'POST', `/tasks/${id}/archive`)).status).toBe(200);
+    const archived = await settledIn(gw, id, 'archived', 30_000);
+    expect(archived.runs[0].outcome).toBe('archived');
+    // Its tool ran in a session of its own: ended with the run all the same.
+    await waitFor('the tool gone', async () => !existsSync(`/proc/${pid}`) || null);
+  });
+});
+
+describe('codex', () => {
+  it('holds the profile until the local time its usage-limit message names', async () => {
+    const double = await openaiDouble();
+    const reset = Math.floor(Date.now() / 1000) + 3600;
+    double.script = () => ({
+      status: 429,
+      body: {
+        error: {
+          type: 'usage_limit_reached',
+          message: 'The usage limit has been reached',
+          plan_type: 'plus',
+          resets_at: reset,
+          resets_in_seconds: 3600,
+        },
+      },
+    });
+    const gw = await gateway(codexProfile(double, {}, worktree), { rateLimitCooldownSeconds: 60 });
+    const { id } = await createTask(gw, { title: 'limited' });
+    const held = await waitFor(
+      'the hold',
+      async () => {
+        const h = (await api(gw.url, 'GET', '/workers')).body.holds;
+        return h.length > 0 ? h[0] : null;
+      },
+      60_000,
+    );
+    expect(held.reason).toMatch(/usage limit/);
+    // codex says the minute, in local time: the hold ends at that minute, not at the cooldown.
+    expect(Math.abs(held.until - reset * 1000)).toBeLessThanOrEqual(60_000);
+    expect(new Date(held.until).getSeconds()).toBe(0);
+    const events = await eventsOf(gw, id);
+    expect(events.filter((e) => e.kind === 'profile_held')).toHaveLength(1);
+  });
+});
