@@ -33,8 +33,10 @@ function endingOf(result: Record<string, unknown>, resetAt: number | null): Agen
   if (subtype === 'error_max_turns') return { kind: 'blocked', reason: 'max turns reached' };
   const message = text || errors.join('; ') || `claude ended with ${subtype ?? 'an error'}`;
   if (errors.some((e) => GONE.test(e))) return { kind: 'session_gone', error: message };
+  // A rejected rate_limit_event before an error result: the limit is why it ended.
+  if (resetAt !== null) return { kind: 'rate_limited', message, resetAt };
   const status = num(result.api_error_status);
-  if (status !== null || str(result.terminal_reason) === 'api_error' || resetAt !== null)
+  if (status !== null || str(result.terminal_reason) === 'api_error')
     return apiErrorEnding(status, message, resetAt);
   return { kind: 'crashed', error: message };
 }
