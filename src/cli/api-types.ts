@@ -169,6 +169,13 @@ export type paths = {
      */
     get: operations["getThroughput"];
   };
+  "/profiles/{name}/release": {
+    /**
+     * End a profile’s rate-limit hold
+     * @description A rate-limited agent run holds its profile until the reset the agent reported (`profile_held`); this ends the hold now, on every host, and its tasks may start at once. 404 for a profile that is neither run here nor held.
+     */
+    post: operations["releaseProfile"];
+  };
   "/platform": {
     /**
      * Every platform: state, breaker, counters
@@ -262,7 +269,7 @@ export type components = {
     ApiError: {
       error: {
         /** @description stable code, see docs/errors.md */
-        code: "BAD_REQUEST" | "VALIDATION_FAILED" | "UNAUTHORIZED" | "FORBIDDEN" | "FORBIDDEN_ORIGIN" | "NOT_FOUND" | "TASK_NOT_FOUND" | "RUN_NOT_FOUND" | "PLATFORM_NOT_FOUND" | "WORKSPACE_NOT_FOUND" | "INVALID_TRANSITION" | "RUN_MISMATCH" | "TASK_NOT_ARCHIVED" | "WORKER_SURVIVED" | "IDEMPOTENCY_KEY_IN_USE" | "WORKSPACE_NOT_READY" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISDIRECTED_REQUEST" | "INTERNAL" | "PLATFORM_UNAVAILABLE" | "SHUTTING_DOWN" | "STORAGE_UNAVAILABLE" | "STORAGE_BUSY";
+        code: "BAD_REQUEST" | "VALIDATION_FAILED" | "UNAUTHORIZED" | "FORBIDDEN" | "FORBIDDEN_ORIGIN" | "NOT_FOUND" | "TASK_NOT_FOUND" | "RUN_NOT_FOUND" | "PLATFORM_NOT_FOUND" | "PROFILE_NOT_FOUND" | "WORKSPACE_NOT_FOUND" | "INVALID_TRANSITION" | "RUN_MISMATCH" | "TASK_NOT_ARCHIVED" | "WORKER_SURVIVED" | "IDEMPOTENCY_KEY_IN_USE" | "WORKSPACE_NOT_READY" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISDIRECTED_REQUEST" | "INTERNAL" | "PLATFORM_UNAVAILABLE" | "SHUTTING_DOWN" | "STORAGE_UNAVAILABLE" | "STORAGE_BUSY";
         message: string;
       };
     };
@@ -297,6 +304,23 @@ export type components = {
       filesChanged: number;
       insertions: number;
       deletions: number;
+    };
+    /** @description tokens and cost as the agent printed them (null: the kind prints none) */
+    AgentUsage: {
+      inputTokens: number | null;
+      outputTokens: number | null;
+      cachedTokens: number | null;
+      costUsd: number | null;
+      numTurns: number | null;
+    };
+    /** @description an agent run’s session and usage (SPEC 11) */
+    RunAgent: {
+      kind: string;
+      model: string | null;
+      sessionId: string | null;
+      resumed: string | null;
+      resumeFailed: boolean;
+      usage: components["schemas"]["AgentUsage"] | null;
     };
     Task: {
       id: string;
@@ -347,6 +371,7 @@ export type components = {
       rssBytesMax: number | null;
       logPath: string;
       workspace: components["schemas"]["RunWorkspace"] | null;
+      agent: components["schemas"]["RunAgent"] | null;
     };
     TaskDetail: {
       id: string;
@@ -377,6 +402,8 @@ export type components = {
       instructions: string | null;
       workspace: components["schemas"]["Workspace"] | null;
       runs: components["schemas"]["Run"][];
+      /** @description the sum of its agent runs’ usage, or null: no agent run printed one */
+      usage: components["schemas"]["AgentUsage"] | null;
       /** @description the tasks that have this one as a parent */
       children: string[];
       worker: ({
@@ -523,6 +550,16 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        agent?: {
+          profile: string;
+          usage: ({
+            inputTokens: number | null;
+            outputTokens: number | null;
+            cachedTokens: number | null;
+            costUsd: number | null;
+            numTurns: number | null;
+          }) | null;
+        };
       };
       /** @description epoch milliseconds */
       at: number;
@@ -546,6 +583,16 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        agent?: {
+          profile: string;
+          usage: ({
+            inputTokens: number | null;
+            outputTokens: number | null;
+            cachedTokens: number | null;
+            costUsd: number | null;
+            numTurns: number | null;
+          }) | null;
+        };
       }) | {
         reason: string;
         parent: string;
@@ -573,6 +620,16 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        agent?: {
+          profile: string;
+          usage: ({
+            inputTokens: number | null;
+            outputTokens: number | null;
+            cachedTokens: number | null;
+            costUsd: number | null;
+            numTurns: number | null;
+          }) | null;
+        };
       };
       /** @description epoch milliseconds */
       at: number;
@@ -597,6 +654,16 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        agent?: {
+          profile: string;
+          usage: ({
+            inputTokens: number | null;
+            outputTokens: number | null;
+            cachedTokens: number | null;
+            costUsd: number | null;
+            numTurns: number | null;
+          }) | null;
+        };
       };
       /** @description epoch milliseconds */
       at: number;
@@ -621,6 +688,16 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        agent?: {
+          profile: string;
+          usage: ({
+            inputTokens: number | null;
+            outputTokens: number | null;
+            cachedTokens: number | null;
+            costUsd: number | null;
+            numTurns: number | null;
+          }) | null;
+        };
       };
       /** @description epoch milliseconds */
       at: number;
@@ -645,6 +722,16 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        agent?: {
+          profile: string;
+          usage: ({
+            inputTokens: number | null;
+            outputTokens: number | null;
+            cachedTokens: number | null;
+            costUsd: number | null;
+            numTurns: number | null;
+          }) | null;
+        };
       };
       /** @description epoch milliseconds */
       at: number;
@@ -669,6 +756,16 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        agent?: {
+          profile: string;
+          usage: ({
+            inputTokens: number | null;
+            outputTokens: number | null;
+            cachedTokens: number | null;
+            costUsd: number | null;
+            numTurns: number | null;
+          }) | null;
+        };
       };
       /** @description epoch milliseconds */
       at: number;
@@ -693,6 +790,16 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        agent?: {
+          profile: string;
+          usage: ({
+            inputTokens: number | null;
+            outputTokens: number | null;
+            cachedTokens: number | null;
+            costUsd: number | null;
+            numTurns: number | null;
+          }) | null;
+        };
       };
       /** @description epoch milliseconds */
       at: number;
@@ -716,6 +823,16 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        agent?: {
+          profile: string;
+          usage: ({
+            inputTokens: number | null;
+            outputTokens: number | null;
+            cachedTokens: number | null;
+            costUsd: number | null;
+            numTurns: number | null;
+          }) | null;
+        };
       }) | ({
         prevPid: number | null;
         terminated: boolean;
@@ -745,6 +862,16 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        agent?: {
+          profile: string;
+          usage: ({
+            inputTokens: number | null;
+            outputTokens: number | null;
+            cachedTokens: number | null;
+            costUsd: number | null;
+            numTurns: number | null;
+          }) | null;
+        };
       };
       /** @description epoch milliseconds */
       at: number;
@@ -769,6 +896,16 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        agent?: {
+          profile: string;
+          usage: ({
+            inputTokens: number | null;
+            outputTokens: number | null;
+            cachedTokens: number | null;
+            costUsd: number | null;
+            numTurns: number | null;
+          }) | null;
+        };
       };
       /** @description epoch milliseconds */
       at: number;
@@ -793,6 +930,16 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        agent?: {
+          profile: string;
+          usage: ({
+            inputTokens: number | null;
+            outputTokens: number | null;
+            cachedTokens: number | null;
+            costUsd: number | null;
+            numTurns: number | null;
+          }) | null;
+        };
       };
       /** @description epoch milliseconds */
       at: number;
@@ -1034,6 +1181,43 @@ export type components = {
         fromHost: string;
         branch: string | null;
         from: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "profile_held";
+      payload: {
+        profile: string;
+        until: number;
+        reason: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "profile_released";
+      payload: {
+        profile: string;
+        by: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "session_resume_failed";
+      payload: {
+        sessionId: string;
+        error: string;
       };
       /** @description epoch milliseconds */
       at: number;
@@ -2783,6 +2967,14 @@ export type operations = {
                 /** @description runs the tasks with no assignee */
                 isDefault: boolean;
               })[];
+            /** @description profiles a rate-limited agent run holds, on every host (POST /profiles/:name/release ends one) */
+            holds: {
+                profile: string;
+                /** @description epoch milliseconds: no run of it starts before */
+                until: number;
+                /** @description what the agent said of its rate limit */
+                reason: string;
+              }[];
           };
         };
       };
@@ -2863,6 +3055,87 @@ export type operations = {
           /** @description always Bearer realm="gatehouse" */
           "WWW-Authenticate"?: string;
         };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * End a profile’s rate-limit hold
+   * @description A rate-limited agent run holds its profile until the reset the agent reported (`profile_held`); this ends the hold now, on every host, and its tasks may start at once. 404 for a profile that is neither run here nor held.
+   */
+  releaseProfile: {
+    parameters: {
+      path: {
+        name: string;
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": {
+            profile: string;
+            /** @description false: it was not held */
+            released: boolean;
+          };
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a token of another task, or a web page of another origin */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not application/json */
+      415: {
         content: {
           "application/json": components["schemas"]["ApiError"];
         };

@@ -319,6 +319,9 @@ describe('the OpenAPI document', () => {
       'content-type': 'application/json',
     });
     await call('GET', '/workers', '/workers');
+    // A profile's rate-limit hold: released (false: none), or no such profile.
+    await call('POST', '/profiles/{name}/release', '/profiles/demo/release');
+    await call('POST', '/profiles/{name}/release', '/profiles/nobody/release');
     await call('GET', '/stats/throughput', '/stats/throughput?window=hour');
     await call('GET', '/stats/throughput', '/stats/throughput?window=day');
     await call('GET', '/health', '/health');
