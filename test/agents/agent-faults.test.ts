@@ -1,8 +1,7 @@
 // What each kind's own faults become (SPEC 11), with the real programs: claude's refused tools,
 // overload, max turns and subscription reset time; codex's usage limit with its local time;
 // an agent ended mid-tool. Both engines.
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { api, startGateway } from '../helpers/app.js';
 import { claudeProfile, codexProfile, shellCall } from '../helpers/agents.js';
@@ -24,6 +23,20 @@ async function gateway(profile: object, workers: object = {}) {
 }
 
 const worktree = { workspace: 'worktree', repo: 'app' };
+
+/** Pids whose command line holds `text` (NUL-separated arguments). */
+function processesWith(text: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        return readFileSync(`/proc/${name}/cmdline`, 'latin1').includes(text);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
 
 describe('claude', () => {
   it('blocks a run whose tools were refused, though it exited 0 with "success"', async () => {
@@ -104,27 +117,24 @@ describe('claude', () => {
     // The next tick after the reset (tickSeconds 0.1), on a busy machine well within a second.
     expect(startedAfter).toBeLessThan(5000);
   });
+});
 
-  it('is ended whole when archived in the middle of a tool', async () => {
-    const double = await anthropicDouble();
-    double.script = () => shellCall('claude', 'echo $$ > tool.pid; sleep 60');
-    const gw = await gateway(claudeProfile(double, {}, worktree));
+describe.each(['claude', 'codex'] as const)('%s archived mid-tool', (kind) => {
+  it('is ended whole, its tool too, whatever session the tool runs in', async () => {
+    const double = kind === 'claude' ? await anthropicDouble() : await openaiDouble();
+    // Known by a command line of its own: inside codex's sandbox its $$ is not the host's pid.
+    const seconds = `${60 + Math.floor(Math.random() * 1000)}.5`;
+    double.script = () => shellCall(kind, `touch tool.started; exec sleep ${seconds}`);
+    const tool = () => processesWith(`sleep\0${seconds}\0`);
+    const profile = kind === 'claude' ? claudeProfile : codexProfile;
+    const gw = await gateway(profile(double, {}, worktree));
     const { id } = await createTask(gw, { title: 'long tool' });
-    const pidFile = await waitFor(
-      'the tool running',
-      async () => {
-        const t = await getTask(gw, id);
-        const file = t.workspace ? join(t.workspace.path, 'tool.pid') : null;
-        return file && existsSync(file) && readFileSync(file, 'utf8').endsWith('\n') ? file : null;
-      },
-      60_000,
-    );
-    const pid = Number(readFileSync(pidFile, 'utf8'));
+    await waitFor('the tool running', async () => (tool().length > 0 ? true : null), 60_000);
     expect((await api(gw.url, 'POST', `/tasks/${id}/archive`)).status).toBe(200);
     const archived = await settledIn(gw, id, 'archived', 30_000);
     expect(archived.runs[0].outcome).toBe('archived');
     // Its tool ran in a session of its own: ended with the run all the same.
-    await waitFor('the tool gone', async () => !existsSync(`/proc/${pid}`) || null);
+    await waitFor('the tool gone', async () => (tool().length === 0 ? true : null));
   });
 });
 

@@ -1,0 +1,48 @@
+// The README's first profile, as written: a claude agent in a worktree of its own. Only what
+// cannot be the README's is changed: the repository's path, and the environment that points
+// claude at the provider's double (claude itself is found on PATH, as a user's would be).
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startGateway } from '../helpers/app.js';
+import { claudeBin, claudeProfile } from '../helpers/agents.js';
+import { ROOT } from '../helpers/daemon.js';
+import { makeRepo } from '../helpers/git.js';
+import { anthropicDouble } from '../helpers/model-doubles.js';
+import { createTask, settledIn } from '../helpers/workers.js';
+
+function readmeConfig(): any {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Configuration'));
+  const block = /```json\n([\s\S]*?)\n```/.exec(section);
+  if (!block) throw new Error('no JSON block under "## Configuration" in the README');
+  return JSON.parse(block[1]!);
+}
+
+describe("the README's agent profile", () => {
+  it('runs a task as written, with claude on PATH', async () => {
+    const config = readmeConfig();
+    const [name, profile] = Object.entries<any>(config.workers.profiles)[0]!;
+    expect(profile.agent.kind).toBe('claude');
+    expect(profile.agent.bin).toBeUndefined();
+    const double = await anthropicDouble();
+    double.script = (_r, turn) =>
+      turn === 0
+        ? { tool: 'Write', input: { file_path: 'README.md', content: '# app\n' } }
+        : { text: 'Wrote the README.' };
+    config.workspaces.repos.app.path = makeRepo();
+    profile.env = {
+      ...claudeProfile(double).env,
+      PATH: `${dirname(claudeBin())}:${process.env.PATH}`,
+    };
+    const gw = await startGateway(
+      { ...config, workers: { ...config.workers, tickSeconds: 0.1 } },
+      { dispatch: true },
+    );
+    const { id } = await createTask(gw, { title: 'write a README' });
+    const done = await settledIn(gw, id, 'done', 60_000);
+    expect(done.runs[0].profile).toBe(name);
+    expect(done.summary).toBe('Wrote the README.');
+    expect(readFileSync(join(done.workspace.path, 'README.md'), 'utf8')).toBe('# app\n');
+  });
+});
