@@ -16,6 +16,7 @@ const SUITES = [
   'footprint',
   'retention',
   'dashboard',
+  'agents',
 ];
 
 const fmt = (n) => (Number.isFinite(n) ? (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2)) : '-');

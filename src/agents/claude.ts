@@ -94,7 +94,7 @@ export const claude: AgentKind = {
       DISABLE_AUTOUPDATER: '1',
     };
   },
-  skipPrefixes: ['{"type":"stream_event"'],
+  needles: ['"type":"result"', '"type":"rate_limit_event"', '"subtype":"init"'],
   reader: () => new ClaudeReader(),
   endingFromLog(logTail) {
     const line = logTail.split('\n').find((l) => GONE.test(l));

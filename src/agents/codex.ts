@@ -94,7 +94,12 @@ export const codex: AgentKind = {
     ];
   },
   env: () => ({}),
-  skipPrefixes: [],
+  needles: [
+    '"type":"thread.started"',
+    '"type":"agent_message"',
+    '"type":"turn.completed"',
+    '"type":"turn.failed"',
+  ],
   reader: () => new CodexReader(),
   endingFromLog(logTail) {
     const line = logTail.split('\n').find((l) => GONE.test(l));

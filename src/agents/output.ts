@@ -14,13 +14,15 @@ export class AgentOutput {
   private partialBytes = 0;
   private skipping = false;
   private readonly reader: AgentReader;
+  private readonly needles: Buffer[];
   private readonly buffer = Buffer.allocUnsafe(CHUNK);
 
   constructor(
     private readonly path: string,
-    private readonly kind: AgentKind,
+    kind: AgentKind,
   ) {
     this.reader = kind.reader();
+    this.needles = kind.needles.map((n) => Buffer.from(n));
   }
 
   /** Reads what was added since the last call; how many lines it found (0: silent). */
@@ -54,11 +56,16 @@ export class AgentOutput {
     let lines = 0;
     let start = 0;
     for (let nl = chunk.indexOf(NEWLINE); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
-      this.keep(chunk.subarray(start, nl));
-      if (!this.skipping) this.parse(Buffer.concat(this.partial, this.partialBytes));
-      this.partial = [];
-      this.partialBytes = 0;
-      this.skipping = false;
+      if (this.partialBytes === 0 && !this.skipping) {
+        // The whole line is in this chunk (the usual case): read where it lies.
+        if (nl - start <= MAX_LINE_BYTES) this.parse(chunk.subarray(start, nl));
+      } else {
+        this.keep(chunk.subarray(start, nl));
+        if (!this.skipping) this.parse(Buffer.concat(this.partial, this.partialBytes));
+        this.partial = [];
+        this.partialBytes = 0;
+        this.skipping = false;
+      }
       lines++;
       start = nl + 1;
     }
@@ -80,10 +87,7 @@ export class AgentOutput {
   }
 
   private parse(line: Buffer): void {
-    if (line.length === 0) return;
-    for (const prefix of this.kind.skipPrefixes)
-      if (line.length >= prefix.length && line.toString('latin1', 0, prefix.length) === prefix)
-        return;
+    if (line.length === 0 || !this.needles.some((n) => line.includes(n))) return;
     let value: unknown;
     try {
       value = JSON.parse(line.toString('utf8'));

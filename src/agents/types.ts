@@ -52,8 +52,12 @@ export interface AgentKind {
   args(agent: AgentConfig, plan: AgentRunPlan): string[];
   /** Environment the kind needs by default; the profile's own env overrides it. */
   env(agent: AgentConfig): Record<string, string>;
-  /** Lines that carry nothing a verdict needs (partial messages), told by their start alone. */
-  readonly skipPrefixes: readonly string[];
+  /**
+   * What a line that matters holds, byte for byte (`"type":"result"`): any other line (partial
+   * messages, tool output) is passed over unparsed. Inside a JSON string a quote is escaped, so
+   * such a needle is only ever found in the line's own structure.
+   */
+  readonly needles: readonly string[];
   reader(): AgentReader;
   /** With no final event on stdout: what its own error stream (in the run's log) says, or null. */
   endingFromLog(logTail: string): AgentEnding | null;

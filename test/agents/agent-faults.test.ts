@@ -1,7 +1,9 @@
 // What each kind's own faults become (SPEC 11), with the real programs: claude's refused tools,
 // overload, max turns and subscription reset time; codex's usage limit with its local time;
 // an agent ended mid-tool. Both engines.
-import { readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { api, startGateway } from '../helpers/app.js';
 import { claudeProfile, codexProfile, shellCall } from '../helpers/agents.js';
@@ -135,6 +137,36 @@ describe.each(['claude', 'codex'] as const)('%s archived mid-tool', (kind) => {
     expect(archived.runs[0].outcome).toBe('archived');
     // Its tool ran in a session of its own: ended with the run all the same.
     await waitFor('the tool gone', async () => (tool().length === 0 ? true : null));
+  });
+});
+
+describe('an agent that does not exit after its final event', () => {
+  it('is settled by what it printed, and ended after killGraceSeconds', async () => {
+    // Some CLI versions linger after their result: played by a script that prints one and waits.
+    const dir = mkdtempSync(join(tmpdir(), 'gh-linger-'));
+    const bin = join(dir, 'claude');
+    const result = JSON.stringify({
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      result: 'finished, then lingered',
+      session_id: 'a1b2c3d4-0000-4000-8000-000000000000',
+    });
+    writeFileSync(bin, `#!/bin/sh\ncat > /dev/null\necho '${result}'\nexec sleep 300\n`);
+    chmodSync(bin, 0o755);
+    const gw = await gateway({
+      agent: { kind: 'claude', bin },
+      env: { GH_TEST_SUITE: process.env.GH_TEST_SUITE ?? '' },
+    });
+    const { id } = await createTask(gw, { title: 'lingers' });
+    const done = await settledIn(gw, id, 'done', 30_000);
+    expect(done.summary).toBe('finished, then lingered');
+    // Its process is ended after the grace (0.5 s), as after a worker's API verdict.
+    const gone = await waitFor('its process ended', async () => {
+      const run = (await getTask(gw, id)).runs[0];
+      return run.signal !== null || run.exitCode !== null ? run : null;
+    });
+    expect(gone.outcome).toBe('completed');
   });
 });
 

@@ -6,7 +6,7 @@ import type { AgentConfig, Profile } from '../../config/schema.js';
 import { agentKind } from '../../agents/kinds.js';
 import { readAgentOutput } from '../../agents/output.js';
 import { resumePrompt, taskPrompt, type PromptInput } from '../../agents/prompt.js';
-import type { AgentEnding, AgentRunPlan, RunAgent } from '../../agents/types.js';
+import type { AgentEnding, AgentReading, AgentRunPlan, RunAgent } from '../../agents/types.js';
 import type { Classification } from '../model/exit-classifier.js';
 import { classifyExit } from '../model/exit-classifier.js';
 import type { ExitRecord } from '../model/types.js';
@@ -170,9 +170,11 @@ export function judgeAgentRun(
   pid: number | null,
   now: number,
   cooldownMs: number,
+  /** What was read of its output already (a live run's), else it is read whole now. */
+  read?: AgentReading,
 ): AgentJudgement {
   const kind = agentKind(start.kind);
-  const reading = readAgentOutput(runFile(dir, 'agent.jsonl'), kind);
+  const reading = read ?? readAgentOutput(runFile(dir, 'agent.jsonl'), kind);
   const ending = reading.ending ?? (start.resume ? kind.endingFromLog(logTail) : null);
   const judged = ending
     ? fromEnding(ending, exit, now, cooldownMs)

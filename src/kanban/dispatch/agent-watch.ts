@@ -6,6 +6,7 @@ import { statSync } from 'node:fs';
 import type { Config } from '../../config/schema.js';
 import { agentKind } from '../../agents/kinds.js';
 import { AgentOutput } from '../../agents/output.js';
+import type { AgentReading } from '../../agents/types.js';
 import { judgeAgentRun, readAgentStart, type AgentJudgement } from './agent-runs.js';
 import type { LiveWorker, LiveWorkers } from './live-workers.js';
 import { runDir, runFile } from './run-files.js';
@@ -25,6 +26,8 @@ interface Watched {
   output: AgentOutput;
   /** performance.now() of the last line it printed. */
   lastOutputAt: number;
+  /** Its final event was seen (at the tick before, or earlier). */
+  ended: boolean;
   settled: boolean;
   timedOut: boolean;
 }
@@ -40,15 +43,23 @@ export class AgentWatch {
     const seen = new Set<string>();
     for (const worker of live.all()) {
       const agent = workers.profiles[worker.profile]?.agent;
-      if (!agent || worker.exit !== undefined) continue;
+      if (!agent) continue;
+      // Kept until it leaves the live workers: its ending reads what was read here.
       seen.add(worker.runId);
+      if (worker.exit !== undefined) continue;
       const w = this.watch(worker, agent.kind);
       if (!w) continue;
       if (w.output.poll() > 0) w.lastOutputAt = performance.now();
       const ending = w.output.reading().ending;
+      // Most agents exit at once after their final event: that exit settles the run (one
+      // settlement, from what was read here). One still alive a tick later is settled now.
+      if (ending && !w.ended) {
+        w.ended = true;
+        continue;
+      }
       if (ending && !w.settled) {
         w.settled = true;
-        this.settle(worker);
+        this.settle(worker, w.output);
         continue;
       }
       const silentMs = performance.now() - w.lastOutputAt;
@@ -60,6 +71,14 @@ export class AgentWatch {
       }
     }
     for (const runId of this.watched.keys()) if (!seen.has(runId)) this.watched.delete(runId);
+  }
+
+  /** What a watched run printed, read to its end (its leader exited), or undefined. */
+  finalReading(runId: string): AgentReading | undefined {
+    const w = this.watched.get(runId);
+    if (!w) return undefined;
+    w.output.poll();
+    return w.output.reading();
   }
 
   private watch(worker: LiveWorker, kind: 'claude' | 'codex'): Watched | null {
@@ -76,6 +95,7 @@ export class AgentWatch {
     const w: Watched = {
       output: new AgentOutput(path, agentKind(kind)),
       lastOutputAt: performance.now() - Math.max(0, Date.now() - since),
+      ended: false,
       settled: false,
       timedOut: false,
     };
@@ -83,7 +103,7 @@ export class AgentWatch {
     return w;
   }
 
-  private settle(worker: LiveWorker): void {
+  private settle(worker: LiveWorker, output: AgentOutput): void {
     const dir = runDir(this.deps.dataDir, worker.runId);
     const start = readAgentStart(dir);
     if (!start) return;
@@ -95,6 +115,7 @@ export class AgentWatch {
       worker.leader?.pid ?? null,
       Date.now(),
       this.deps.workers.rateLimitCooldownSeconds * 1000,
+      output.reading(),
     );
     this.deps.track('agent verdict', () => this.deps.settle(worker, judgement));
   }

@@ -121,6 +121,7 @@ export class Dispatcher {
       reclaimDeferMs: config.workers.reclaimDeferSeconds * 1000,
       judge: (run) => kanban.workspaces.judge(run),
       wake: () => this.wake(),
+      agentReading: (runId) => this.agents.finalReading(runId),
     });
     this.holds = new ProfileHolds(kanban.board);
     this.samples = new WorkerSamples(kanban.board, this.live, () => this.stopping);

@@ -14,6 +14,7 @@ import type { RunTerminator } from './run-terminator.js';
 import type { RunJudgement } from './task-workspaces.js';
 import type { RunRecord } from '../store/run-store.js';
 import { judgeAgentRun, readAgentStart } from './agent-runs.js';
+import type { AgentReading } from '../../agents/types.js';
 
 export interface RunEndingsDeps {
   board: Board;
@@ -27,6 +28,8 @@ export interface RunEndingsDeps {
   judge: (run: RunRecord) => Promise<RunJudgement>;
   /** A slot was freed or a task released. */
   wake: () => void;
+  /** What a live agent run was read to have printed, if it was watched (agent-watch.ts). */
+  agentReading: (runId: string) => AgentReading | undefined;
 }
 
 const NOTHING_LEFT = {
@@ -141,6 +144,7 @@ export class RunEndings {
           run.pid,
           Date.now(),
           this.deps.policy.rateLimitCooldownMs,
+          this.deps.agentReading(run.id),
         )
       : classifyExit(exit, readVerdict(dir), tail, run.pid);
     const judged = await this.deps.judge(run);
