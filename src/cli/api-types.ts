@@ -348,6 +348,7 @@ export type components = {
       notBefore: number | null;
       origin: components["schemas"]["Origin"];
       repo: string | null;
+      model: string | null;
       instructions: string | null;
       workspace: components["schemas"]["Workspace"] | null;
     };
@@ -399,6 +400,7 @@ export type components = {
       notBefore: number | null;
       origin: components["schemas"]["Origin"];
       repo: string | null;
+      model: string | null;
       instructions: string | null;
       workspace: components["schemas"]["Workspace"] | null;
       runs: components["schemas"]["Run"][];
@@ -1459,6 +1461,8 @@ export type operations = {
           maxRetries?: number | null;
           /** @description the repository its worktree is made from: a name in workspaces.repos */
           repo?: string | null;
+          /** @description the model its agent profile runs it with: agent.model or one of agent.models */
+          model?: string | null;
         };
       };
     };

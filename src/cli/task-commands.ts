@@ -102,6 +102,7 @@ async function add(args: string[]): Promise<void> {
       'max-retries': { type: 'string' },
       'idempotency-key': { type: 'string' },
       repo: { type: 'string' },
+      model: { type: 'string' },
     },
     1,
   );
@@ -111,6 +112,7 @@ async function add(args: string[]): Promise<void> {
   if (values.body !== undefined) body.body = values.body;
   if (values.assignee !== undefined) body.assignee = values.assignee;
   if (values.repo !== undefined) body.repo = values.repo;
+  if (values.model !== undefined) body.model = values.model;
   if (values.priority !== undefined)
     body.priority = parseInteger('--priority', values.priority, -1_000_000, 1_000_000);
   if (values.parent) body.parents = values.parent;

@@ -56,6 +56,7 @@ export interface AppDeps {
   /** How long an Idempotency-Key holds (api.idempotencyHours). */
   idempotencyMs: number;
   repoProblem: (repo: string, assignee: string | null) => string | null;
+  modelProblem: (model: string, assignee: string | null) => string | null;
   /** A task's worktree's diff against its base (GET /tasks/:id/diff). */
   diff: (taskId: string) => Promise<string>;
   workspaces: WorkspaceRouteDeps['workspaces'];

@@ -7,6 +7,7 @@ import { Retention } from '../kanban/dispatch/retention.js';
 import { WorkspaceReconciler } from '../kanban/dispatch/workspace-reconcile.js';
 import { createKanban, type Kanban } from '../kanban/kanban.js';
 import { repoProblem } from '../config/workspaces.js';
+import { modelProblem } from '../config/agents.js';
 import type { RunTerminator } from '../kanban/dispatch/run-terminator.js';
 import type { BoardStore } from '../kanban/store/contract.js';
 import type { AdapterFactory } from '../platforms/adapter.js';
@@ -153,6 +154,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     diff: (taskId) => kanban.workspaces.diff(taskId),
     workspaces: () => reconciler.report(),
     repoProblem: (repo, assignee) => repoProblem(config, repo, assignee),
+    modelProblem: (model, assignee) => modelProblem(config, model, assignee),
   });
   return {
     kanban,

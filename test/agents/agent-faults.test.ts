@@ -140,6 +140,43 @@ describe.each(['claude', 'codex'] as const)('%s archived mid-tool', (kind) => {
   });
 });
 
+describe("a task's own model", () => {
+  it('runs with a model the profile allows, and refuses any other (400, nothing made)', async () => {
+    const double = await anthropicDouble();
+    double.script = () => ({ text: 'ok' });
+    const gw = await startGateway(
+      {
+        workers: {
+          ...fast,
+          defaultProfile: 'agent',
+          profiles: {
+            agent: claudeProfile(double, { model: 'claude-a', models: ['claude-a', 'claude-b'] }),
+            plain: { command: ['/bin/true'] },
+          },
+        },
+      },
+      { dispatch: true },
+    );
+    const { id } = await createTask(gw, { title: 'on b', model: 'claude-b' });
+    const done = await settledIn(gw, id, 'done', 60_000);
+    expect(done.model).toBe('claude-b');
+    expect(done.runs[0].agent.model).toBe('claude-b');
+    expect(double.requests[0]!.body.model).toBe('claude-b');
+    const refused = await api(gw.url, 'POST', '/tasks', { title: 'on c', model: 'claude-c' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toMatch(
+      /model: profile "agent" allows "claude-a", "claude-b"/,
+    );
+    const plain = await api(gw.url, 'POST', '/tasks', {
+      title: 'x',
+      model: 'm',
+      assignee: 'plain',
+    });
+    expect(plain.status).toBe(400);
+    expect((await api(gw.url, 'GET', '/tasks')).body.tasks).toHaveLength(1);
+  });
+});
+
 describe('an agent that does not exit after its final event', () => {
   it('is settled by what it printed, and ended after killGraceSeconds', async () => {
     // Some CLI versions linger after their result: played by a script that prints one and waits.

@@ -108,6 +108,9 @@ const taskFields = {
   notBefore: nullable(millis),
   origin: Type.Ref(OriginSchema),
   repo: nullable(Type.String({ description: 'the repository it asked for (workspaces.repos)' })),
+  model: nullable(
+    Type.String({ description: 'the model its agent profile runs it with; null: the profile’s' }),
+  ),
   instructions: nullable(
     Type.String({ description: 'what its next run is asked to do besides the task (a follow-up)' }),
   ),

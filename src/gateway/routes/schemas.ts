@@ -35,6 +35,15 @@ export const CreateTaskBody = Type.Object(
         description: 'the repository its worktree is made from: a name in workspaces.repos',
       }),
     ),
+    model: Type.Optional(
+      Type.Union(
+        [Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s]+$' }), Type.Null()],
+        {
+          description:
+            'the model its agent profile runs it with: agent.model or one of agent.models',
+        },
+      ),
+    ),
   },
   strict,
 );

@@ -46,6 +46,8 @@ export interface TaskRouteDeps {
   idempotencyMs: number;
   /** Why a task may not ask for `repo` with this assignee (SPEC 10), or null. */
   repoProblem: (repo: string, assignee: string | null) => string | null;
+  /** Why a task may not ask for `model` with this assignee (SPEC 11), or null. */
+  modelProblem: (model: string, assignee: string | null) => string | null;
 }
 
 type IdRequest = FastifyRequest<{ Params: Static<typeof TaskIdParams> }>;
@@ -100,6 +102,10 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
         ? deps.repoProblem(req.body.repo, req.body.assignee ?? null)
         : null;
       if (problem) throw new AppError('VALIDATION_FAILED', `repo: ${problem}`);
+      const modelIssue = req.body.model
+        ? deps.modelProblem(req.body.model, req.body.assignee ?? null)
+        : null;
+      if (modelIssue) throw new AppError('VALIDATION_FAILED', `model: ${modelIssue}`);
       if (key) return sendAnswer(reply, await board.createKeyed(req.body, originOf(req), key));
       return reply.code(201).send(await board.create(req.body, originOf(req)));
     },

@@ -79,8 +79,8 @@ export async function planAgentRun(
   };
   return {
     prompt: resume ? resumePrompt(input) : taskPrompt(input),
-    plan: { model: agent.model, resume, profileEnv },
-    record: { kind: agent.kind, model: agent.model, resume },
+    plan: { model: task.model ?? agent.model, resume, profileEnv },
+    record: { kind: agent.kind, model: task.model ?? agent.model, resume },
   };
 }
 

@@ -67,6 +67,8 @@ export interface Task {
   repo: string | null;
   /** What its next run is asked to do besides the task (a follow-up, SPEC 12), or null. */
   instructions: string | null;
+  /** The model its agent profile runs it with (SPEC 11), or null: the profile's. */
+  model: string | null;
   /** Its workspace (SPEC 10), or null: it runs in its profile's cwd. */
   workspace: WorkspaceRecord | null;
 }

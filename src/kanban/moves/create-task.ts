@@ -17,6 +17,8 @@ export interface TaskInput {
   maxRetries?: number | null | undefined;
   /** A name in workspaces.repos, checked by the caller against the configuration. */
   repo?: string | null | undefined;
+  /** One of its agent profile's models, checked by the caller against the configuration. */
+  model?: string | null | undefined;
 }
 
 /** Creates the task. */
@@ -43,6 +45,7 @@ export async function createTask(tx: Tx, input: TaskInput, origin: Origin): Prom
       maxRuntimeSeconds: input.maxRuntimeSeconds ?? null,
       maxRetries: input.maxRetries ?? null,
       repo: input.repo ?? null,
+      model: input.model ?? null,
       origin,
       at: tx.now,
     },

@@ -51,6 +51,7 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
       'workspace',
       'repo',
       'instructions',
+      'model',
     ],
   },
   // Link order is the order of insertion (rowid here, ord there).

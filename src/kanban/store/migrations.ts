@@ -275,6 +275,7 @@ export const MIGRATIONS: readonly string[] = [
   // profiles a rate limit holds until its reset.
   `
   ALTER TABLE runs ADD COLUMN agent TEXT CHECK (agent IS NULL OR json_valid(agent));
+  ALTER TABLE tasks ADD COLUMN model TEXT;
   CREATE TABLE profile_holds (
     profile TEXT PRIMARY KEY,
     until INTEGER NOT NULL,

@@ -13,7 +13,7 @@ export function taskColumns(parents: string): string {
   return `id, title, body, assignee, status, priority, ${parents} AS parents, created_at,
   updated_at, started_at, completed_at, max_runtime_seconds, max_retries, consecutive_failures,
   last_failure_error, result, summary, current_run_id, block_reason, not_before, origin, seq,
-  lease_expires_at, last_heartbeat_at, terminating, workspace, repo, instructions`;
+  lease_expires_at, last_heartbeat_at, terminating, workspace, repo, instructions, model`;
 }
 
 const TASK_COLUMNS = taskColumns(
@@ -52,6 +52,7 @@ export type TaskRow = [
   workspace: string | null,
   repo: string | null,
   instructions: string | null,
+  model: string | null,
 ];
 
 /** Dispatcher-only facts that the API does not show. */
@@ -346,5 +347,6 @@ export function toTask(row: TaskRow): Task {
     workspace: row[25] === null ? null : (JSON.parse(row[25]) as WorkspaceRecord),
     repo: row[26],
     instructions: row[27],
+    model: row[28],
   };
 }

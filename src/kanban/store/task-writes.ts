@@ -18,6 +18,8 @@ export interface NewTask {
   maxRuntimeSeconds: number | null;
   maxRetries: number | null;
   repo: string | null;
+  /** The model its agent profile is to use (one of the profile's models), or null. */
+  model: string | null;
   origin: Origin;
   at: number;
 }
@@ -85,9 +87,9 @@ export class TaskWrites {
     this.insert = db
       .prepare(
         `INSERT INTO tasks (id, title, body, assignee, status, priority,
-        created_at, updated_at, max_runtime_seconds, max_retries, origin, repo)
+        created_at, updated_at, max_runtime_seconds, max_retries, origin, repo, model)
         VALUES (@id, @title, @body, @assignee, @status, @priority, @at, @at, @maxRuntimeSeconds,
-        @maxRetries, @origin, @repo) RETURNING ${taskColumns('@parents')}`,
+        @maxRetries, @origin, @repo, @model) RETURNING ${taskColumns('@parents')}`,
       )
       .raw();
     this.insertParent = db.prepare('INSERT INTO task_parents (task_id, parent_id) VALUES (?, ?)');

@@ -184,6 +184,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   // 9: agents (SPEC 11), as on SQLite.
   `
   ALTER TABLE runs ADD COLUMN agent text;
+  ALTER TABLE tasks ADD COLUMN model text;
   CREATE TABLE profile_holds (
     profile text PRIMARY KEY,
     until bigint NOT NULL,
