@@ -80,10 +80,24 @@ export type paths = {
   };
   "/tasks/{id}/follow-up": {
     /**
-     * Send a done or blocked task back with more to do
-     * @description The task goes back to `ready` (or `todo` while a parent is not done), its failure count reset, with `text` as its next run’s instructions (`instructions` on the task, in the run’s task.json and the file `$GATEHOUSE_INSTRUCTIONS_FILE`), in the same workspace; a `followed_up` event. 409 for a task that is not done or blocked. With an `Idempotency-Key`, a retry gets the first answer and sends nothing back twice.
+     * Send a done, blocked or review task back with more to do
+     * @description The task goes back to `ready` (or `todo` while a parent is not done), its failure count reset, with `text` as its next run’s instructions (`instructions` on the task, in the run’s task.json and the file `$GATEHOUSE_INSTRUCTIONS_FILE`), in the same workspace; a `followed_up` event. 409 for a task that is not done, blocked or in review. With an `Idempotency-Key`, a retry gets the first answer and sends nothing back twice.
      */
     post: operations["followUpTask"];
+  };
+  "/tasks/{id}/approve": {
+    /**
+     * Approve a task in review
+     * @description A task whose completed run waits in `review` goes to `done`, its children promoted as by a completion; an `approved` event with `by` (default "operator"). 409 for a task that is not in review.
+     */
+    post: operations["approveTask"];
+  };
+  "/tasks/{id}/request-changes": {
+    /**
+     * Send a task in review back with what to change
+     * @description The task goes back to `ready` (or `todo` while a parent is not done) with `text` as its next run’s instructions and as a comment, in the same workspace, resuming an agent’s session; a `changes_requested` event. Not counted as a failure. 409 for a task that is not in review.
+     */
+    post: operations["requestChanges"];
   };
   "/tasks/{id}/comments": {
     /**
@@ -327,7 +341,7 @@ export type components = {
       title: string;
       body: string;
       assignee: string | null;
-      status: "todo" | "ready" | "running" | "blocked" | "done" | "archived";
+      status: "todo" | "ready" | "running" | "review" | "blocked" | "done" | "archived";
       priority: number;
       parents: string[];
       /** @description epoch milliseconds */
@@ -349,6 +363,7 @@ export type components = {
       origin: components["schemas"]["Origin"];
       repo: string | null;
       model: string | null;
+      review: boolean | null;
       instructions: string | null;
       workspace: components["schemas"]["Workspace"] | null;
     };
@@ -379,7 +394,7 @@ export type components = {
       title: string;
       body: string;
       assignee: string | null;
-      status: "todo" | "ready" | "running" | "blocked" | "done" | "archived";
+      status: "todo" | "ready" | "running" | "review" | "blocked" | "done" | "archived";
       priority: number;
       parents: string[];
       /** @description epoch milliseconds */
@@ -401,6 +416,7 @@ export type components = {
       origin: components["schemas"]["Origin"];
       repo: string | null;
       model: string | null;
+      review: boolean | null;
       instructions: string | null;
       workspace: components["schemas"]["Workspace"] | null;
       runs: components["schemas"]["Run"][];
@@ -423,7 +439,7 @@ export type components = {
       kind: "created";
       payload: {
         title: string;
-        status: "todo" | "ready" | "running" | "blocked" | "done" | "archived";
+        status: "todo" | "ready" | "running" | "review" | "blocked" | "done" | "archived";
         origin: components["schemas"]["Origin"];
       };
       /** @description epoch milliseconds */
@@ -552,6 +568,7 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        review?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -585,6 +602,7 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        review?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -622,6 +640,7 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        review?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -656,6 +675,7 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        review?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -690,6 +710,7 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        review?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -724,6 +745,7 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        review?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -758,6 +780,7 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        review?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -792,6 +815,7 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        review?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -825,6 +849,7 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        review?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -864,6 +889,7 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        review?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -898,6 +924,7 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        review?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -932,6 +959,7 @@ export type components = {
         survived?: boolean;
         ended?: number[];
         forced?: boolean;
+        review?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -979,7 +1007,7 @@ export type components = {
       /** @enum {string} */
       kind: "unblocked";
       payload: {
-        status: "todo" | "ready" | "running" | "blocked" | "done" | "archived";
+        status: "todo" | "ready" | "running" | "review" | "blocked" | "done" | "archived";
       };
       /** @description epoch milliseconds */
       at: number;
@@ -992,7 +1020,31 @@ export type components = {
       payload: {
         text: string;
         author: string;
-        status: "todo" | "ready" | "running" | "blocked" | "done" | "archived";
+        status: "todo" | "ready" | "running" | "review" | "blocked" | "done" | "archived";
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "approved";
+      payload: {
+        by: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "changes_requested";
+      payload: {
+        text: string;
+        author: string;
+        status: "todo" | "ready" | "running" | "review" | "blocked" | "done" | "archived";
       };
       /** @description epoch milliseconds */
       at: number;
@@ -1384,7 +1436,7 @@ export type operations = {
   listTasks: {
     parameters: {
       query?: {
-        status?: "todo" | "ready" | "running" | "blocked" | "done" | "archived";
+        status?: "todo" | "ready" | "running" | "review" | "blocked" | "done" | "archived";
         assignee?: string;
         limit?: number;
         cursor?: string;
@@ -1461,6 +1513,8 @@ export type operations = {
           maxRetries?: number | null;
           /** @description the repository its worktree is made from: a name in workspaces.repos */
           repo?: string | null;
+          /** @description its completed runs wait in review for a person; null: as its profile says */
+          review?: boolean | null;
           /** @description the model its agent profile runs it with: agent.model or one of agent.models */
           model?: string | null;
         };
@@ -1563,6 +1617,7 @@ export type operations = {
               todo: number;
               ready: number;
               running: number;
+              review: number;
               blocked: number;
               done: number;
               archived: number;
@@ -2100,8 +2155,8 @@ export type operations = {
     };
   };
   /**
-   * Send a done or blocked task back with more to do
-   * @description The task goes back to `ready` (or `todo` while a parent is not done), its failure count reset, with `text` as its next run’s instructions (`instructions` on the task, in the run’s task.json and the file `$GATEHOUSE_INSTRUCTIONS_FILE`), in the same workspace; a `followed_up` event. 409 for a task that is not done or blocked. With an `Idempotency-Key`, a retry gets the first answer and sends nothing back twice.
+   * Send a done, blocked or review task back with more to do
+   * @description The task goes back to `ready` (or `todo` while a parent is not done), its failure count reset, with `text` as its next run’s instructions (`instructions` on the task, in the run’s task.json and the file `$GATEHOUSE_INSTRUCTIONS_FILE`), in the same workspace; a `followed_up` event. 409 for a task that is not done, blocked or in review. With an `Idempotency-Key`, a retry gets the first answer and sends nothing back twice.
    */
   followUpTask: {
     parameters: {
@@ -2183,6 +2238,188 @@ export type operations = {
       };
       /** @description this Idempotency-Key was sent to another route or with another body */
       422: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Approve a task in review
+   * @description A task whose completed run waits in `review` goes to `done`, its children promoted as by a completion; an `approved` event with `by` (default "operator"). 409 for a task that is not in review.
+   */
+  approveTask: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          by?: string;
+        } | null;
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Task"];
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a token of another task, or a web page of another origin */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not allowed in the current state (or an old run token) */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Send a task in review back with what to change
+   * @description The task goes back to `ready` (or `todo` while a parent is not done) with `text` as its next run’s instructions and as a comment, in the same workspace, resuming an agent’s session; a `changes_requested` event. Not counted as a failure. 409 for a task that is not in review.
+   */
+  requestChanges: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description what to change: the next run’s instructions, and a comment */
+          text: string;
+          author?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Task"];
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a token of another task, or a web page of another origin */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not allowed in the current state (or an old run token) */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
         content: {
           "application/json": components["schemas"]["ApiError"];
         };

@@ -32,8 +32,13 @@ const SUB_USAGE: Record<string, Record<string, string>> = {
     log: `gatehouse task log ID [--follow] ${TARGET}
   Prints the latest run's log; --follow goes on until the task ends (beside the daemon only).`,
     'follow-up': `gatehouse task follow-up ID TEXT [--idempotency-key K] ${TARGET}
-  Sends a done or blocked task back to ready with TEXT as its next run's instructions, in the
-  same workspace.`,
+  Sends a done, blocked or review task back to ready with TEXT as its next run's instructions,
+  in the same workspace.`,
+    approve: `gatehouse task approve ID ${TARGET}
+  Approves a task in review: it is done, its children may run.`,
+    changes: `gatehouse task changes ID TEXT ${TARGET}
+  Sends a task in review back to ready with TEXT as what to change (its next run's
+  instructions, and a comment), in the same workspace.`,
     diff: `gatehouse task diff ID ${TARGET}
   Prints the task's worktree against its base as a unified diff: commits, uncommitted and
   untracked files (at most 2 MiB).`,

@@ -228,6 +228,26 @@ async function followUpTask(args: string[]): Promise<void> {
   print(values.json ?? false, task, () => taskLine(task));
 }
 
+/** A task in review approved: done. */
+async function approve(args: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(args, common, 1);
+  const id = oneId(positionals, 'task approve');
+  const body: RequestBody<'/tasks/{id}/approve', 'post'> = { by: 'cli' };
+  const task = (await connect(values).call('POST', `/tasks/${id}/approve`, body)) as Task;
+  print(values.json ?? false, task, () => taskLine(task));
+}
+
+/** A task in review sent back with TEXT as what to change. */
+async function changes(args: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(args, common, 2);
+  const id = oneId(positionals, 'task changes');
+  const text = positionals[1];
+  if (!text) throw usageError('task changes needs TEXT (what to change)');
+  const body: RequestBody<'/tasks/{id}/request-changes', 'post'> = { text, author: 'cli' };
+  const task = (await connect(values).call('POST', `/tasks/${id}/request-changes`, body)) as Task;
+  print(values.json ?? false, task, () => taskLine(task));
+}
+
 async function log(args: string[]): Promise<void> {
   const { values, positionals } = parseFlags(args, { ...common, follow: { type: 'boolean' } }, 1);
   const id = oneId(positionals, 'task log');
@@ -297,6 +317,8 @@ const SUBCOMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   log,
   diff,
   'follow-up': followUpTask,
+  approve,
+  changes,
 };
 
 export async function taskCommand(args: string[]): Promise<void> {

@@ -188,6 +188,7 @@ function resolveProfiles(
       maxConcurrent: p.maxConcurrent ?? null,
       maxRuntimeSeconds: p.maxRuntimeSeconds ?? null,
       keepDescendants: p.keepDescendants ?? false,
+      review: p.review ?? false,
       ...profileWorkspace(name, p, repos, configError),
     };
   }

@@ -50,6 +50,8 @@ export const ProfileSchema = Type.Object(
     ),
     /** For a worktree: the name in workspaces.repos. */
     repo: Type.Optional(Type.String({ minLength: 1 })),
+    /** Its completed runs wait in review for a person (SPEC 12). */
+    review: Type.Optional(Type.Boolean()),
   },
   strict,
 );
@@ -236,6 +238,8 @@ export interface Profile {
   workspace: 'none' | 'scratch' | 'worktree';
   /** The repository of a worktree profile (a name in workspaces.repos), else null. */
   repo: string | null;
+  /** Its completed runs wait in review (SPEC 12). */
+  review: boolean;
 }
 
 /** A repository tasks may work in, resolved (SPEC 10). */

@@ -8,6 +8,7 @@ import type { Comment, Host, Origin, Task, TaskStatus } from './model/types.js';
 import type { HostRenewal } from './store/host-store.js';
 import { addComment } from './moves/comment.js';
 import { followUp } from './moves/follow-up.js';
+import { approveTask, requestChanges } from './moves/review.js';
 import { once, replayOf, type Answer, type KeyedRequest } from './moves/once.js';
 import { createTask, type TaskInput } from './moves/create-task.js';
 import { deleteTask } from './moves/delete-task.js';
@@ -225,6 +226,16 @@ export class Board {
     key: KeyedRequest,
   ): Promise<Answer<Task>> {
     return this.keyed(key, 200, (tx) => followUp(tx, id, text, author));
+  }
+
+  /** A task in review approved (SPEC 12): done, its children promoted. */
+  approve(id: string, by: string): Promise<Task> {
+    return this.transact((tx) => approveTask(tx, id, by));
+  }
+
+  /** A task in review sent back with what to change: ready, `text` its next run's instructions. */
+  requestChanges(id: string, text: string, author: string): Promise<Task> {
+    return this.transact((tx) => requestChanges(tx, id, text, author));
   }
 
   /** A request with this key is being handled by this process now. */

@@ -40,6 +40,11 @@ export function createKanban(config: Config, store: BoardStore, opts: KanbanOpti
   const policy: SettlementPolicy = {
     failureLimit: config.workers.failureLimit,
     rateLimitCooldownMs: config.workers.rateLimitCooldownSeconds * 1000,
+    reviewProfiles: new Set(
+      Object.values(config.workers.profiles)
+        .filter((p) => p.review)
+        .map((p) => p.name),
+    ),
   };
   const terminator =
     opts.terminator ??

@@ -1,14 +1,16 @@
-// Chat commands: /task TITLE, /tasks, /status ID; anything else gets a short help. Each message
+// Chat commands: /task TITLE, /tasks, /status ID, and for a task this chat created that waits in
+// review /approve ID and /changes ID TEXT (SPEC 12); anything else gets a short help. Each message
 // is handled in one transaction with what marks it handled (the adapter's position, a delivery
 // id), so a crash neither loses nor repeats it (SPEC §7).
 import { titleProblem } from '../kanban/model/task-title.js';
 import type { Task } from '../kanban/model/types.js';
 import { createTask } from '../kanban/moves/create-task.js';
 import { subscribeChat } from '../kanban/moves/platform-records.js';
+import { approveTask, requestChanges } from '../kanban/moves/review.js';
 import type { Tx } from '../kanban/moves/tx.js';
 
 export const HELP =
-  'Commands: /task TITLE (create a task), /tasks (open tasks), /status ID (one task)';
+  'Commands: /task TITLE (create a task), /tasks (open tasks), /status ID (one task), /approve ID and /changes ID TEXT (a task of this chat in review)';
 
 /** How many open tasks /tasks lists; the rest are counted. */
 const LISTED = 20;
@@ -51,7 +53,38 @@ export async function handleChatCommand(tx: Tx, message: ChatMessage): Promise<C
       taskId: task.id,
     };
   }
+  if (command === 'approve' || command === 'changes') return review(tx, message, command, arg);
   return { reply: await answer(tx, command, arg), taskId: null };
+}
+
+/** /approve ID, /changes ID TEXT: only for a task this chat created, only while in review. */
+async function review(
+  tx: Tx,
+  message: ChatMessage,
+  command: 'approve' | 'changes',
+  arg: string,
+): Promise<ChatResult> {
+  const [id = '', ...words] = arg.split(/\s+/);
+  const text = arg.slice(id.length).trim();
+  const usage = command === 'approve' ? 'usage: /approve ID' : 'usage: /changes ID TEXT';
+  if (!id || (command === 'changes' && words.length === 0)) return { reply: usage, taskId: null };
+  const task = await tx.store.tasks.get(id);
+  const o = task?.origin;
+  const ours =
+    o?.kind === 'platform' && o.platform === message.platform && o.channel === message.channel;
+  if (!task || !ours) return { reply: `No task ${id} of this chat.`, taskId: null };
+  if (task.status !== 'review')
+    return { reply: `Task ${id} is ${task.status}, not in review.`, taskId: null };
+  const author = `${message.platform}:${message.channel}`;
+  if (command === 'approve') {
+    await approveTask(tx, id, author);
+    return { reply: `Approved ${id}: it is done.`, taskId: null };
+  }
+  await requestChanges(tx, id, text, author);
+  return {
+    reply: `Sent ${id} back with your changes; I will tell you when it is ready again.`,
+    taskId: null,
+  };
 }
 
 /** The reply to a command that creates nothing. */

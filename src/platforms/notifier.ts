@@ -21,9 +21,14 @@ export type Sender = (
 ) => Promise<void>;
 
 export function notificationText(title: string, event: BoardEvent): string {
-  const payload = event.payload as { summary?: unknown; reason?: unknown };
+  const payload = event.payload as { summary?: unknown; reason?: unknown; review?: unknown };
   const extra = payload.summary ?? payload.reason ?? null;
-  return `Task ${event.taskId} "${title}" ${EVENT_KINDS[event.kind].notice ?? event.kind}${typeof extra === 'string' && extra ? `: ${extra}` : ''}`;
+  // A completed run of a task under review: not done yet, a person is asked (SPEC 12).
+  const notice =
+    payload.review === true
+      ? `needs review (/approve ${event.taskId}, or /changes ${event.taskId} TEXT)`
+      : (EVENT_KINDS[event.kind].notice ?? event.kind);
+  return `Task ${event.taskId} "${title}" ${notice}${typeof extra === 'string' && extra ? `: ${extra}` : ''}`;
 }
 
 /** One ordered stream of notifications with its own durable cursor. */

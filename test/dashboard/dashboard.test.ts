@@ -334,7 +334,7 @@ describe('the dashboard, in a real browser', () => {
     await context.close();
   });
 
-  it('fits all six columns at 1280 and 1920 px, with no empty band under the header', async () => {
+  it('fits all seven columns at 1280 and 1920 px, with no empty band under the header', async () => {
     const receiver = await webhookReceiver();
     const { page } = await daemonWithPage(receiver.url, receiver.secret);
     mkdirSync(join(ROOT, 'test-artifacts'), { recursive: true });

@@ -24,11 +24,16 @@ const ALLOWED: Record<
   follow_up: {
     done: (done) => (done ? 'ready' : 'todo'),
     blocked: (done) => (done ? 'ready' : 'todo'),
+    review: (done) => (done ? 'ready' : 'todo'),
   },
+  submit: { running: 'review' },
+  approve: { review: 'done' },
+  request_changes: { review: (done) => (done ? 'ready' : 'todo') },
   archive: {
     todo: 'archived',
     ready: 'archived',
     running: 'archived',
+    review: 'archived',
     blocked: 'archived',
     done: 'archived',
   },

@@ -37,6 +37,7 @@ const RunEnd = Type.Object(
     survived: Optional(bool),
     ended: Optional(Type.Array(int)),
     forced: Optional(bool),
+    review: Optional(bool),
     agent: Optional(
       Type.Object(
         {
@@ -102,6 +103,8 @@ export const EVENT_PAYLOADS = {
   host_dead: Type.Object({ ...Host, lostRuns: int }),
   unblocked: Type.Object({ status }),
   followed_up: Type.Object({ text: str, author: str, status }),
+  approved: Type.Object({ by: str }),
+  changes_requested: Type.Object({ text: str, author: str, status }),
   reclaim_deferred: Type.Object({
     ...terminationFields,
     op: str,

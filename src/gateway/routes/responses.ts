@@ -111,6 +111,11 @@ const taskFields = {
   model: nullable(
     Type.String({ description: 'the model its agent profile runs it with; null: the profile’s' }),
   ),
+  review: nullable(
+    Type.Boolean({
+      description: 'its completed runs wait in `review` for a person; null: as its profile says',
+    }),
+  ),
   instructions: nullable(
     Type.String({ description: 'what its next run is asked to do besides the task (a follow-up)' }),
   ),

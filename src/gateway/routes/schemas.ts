@@ -35,6 +35,11 @@ export const CreateTaskBody = Type.Object(
         description: 'the repository its worktree is made from: a name in workspaces.repos',
       }),
     ),
+    review: Type.Optional(
+      Type.Union([Type.Boolean(), Type.Null()], {
+        description: 'its completed runs wait in review for a person; null: as its profile says',
+      }),
+    ),
     model: Type.Optional(
       Type.Union(
         [Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s]+$' }), Type.Null()],
@@ -107,6 +112,23 @@ export const FollowUpBody = Type.Object(
       minLength: 1,
       maxLength: 100_000,
       description: 'the next run’s instructions',
+    }),
+    author: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  },
+  strict,
+);
+
+export const ApproveBody = Type.Union([
+  Type.Object({ by: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, strict),
+  Type.Null(),
+]);
+
+export const ChangesBody = Type.Object(
+  {
+    text: Type.String({
+      minLength: 1,
+      maxLength: 100_000,
+      description: 'what to change: the next run’s instructions, and a comment',
     }),
     author: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   },

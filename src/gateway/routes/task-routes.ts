@@ -10,6 +10,8 @@ import { IdempotencyHeaders, KEYED_ERRORS, keyedRequest, sendAnswer } from './id
 import type { Origin, Task as TaskRecord } from '../../kanban/model/types.js';
 import {
   CommentBody,
+  ApproveBody,
+  ChangesBody,
   FollowUpBody,
   CountTasksQuery,
   CreateTaskBody,
@@ -302,9 +304,9 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
         ...describe({
           tag: 'tasks',
           id: 'followUpTask',
-          summary: 'Send a done or blocked task back with more to do',
+          summary: 'Send a done, blocked or review task back with more to do',
           description:
-            'The task goes back to `ready` (or `todo` while a parent is not done), its failure count reset, with `text` as its next run’s instructions (`instructions` on the task, in the run’s task.json and the file `$GATEHOUSE_INSTRUCTIONS_FILE`), in the same workspace; a `followed_up` event. 409 for a task that is not done or blocked. With an `Idempotency-Key`, a retry gets the first answer and sends nothing back twice.',
+            'The task goes back to `ready` (or `todo` while a parent is not done), its failure count reset, with `text` as its next run’s instructions (`instructions` on the task, in the run’s task.json and the file `$GATEHOUSE_INSTRUCTIONS_FILE`), in the same workspace; a `followed_up` event. 409 for a task that is not done, blocked or in review. With an `Idempotency-Key`, a retry gets the first answer and sends nothing back twice.',
           ok: { 200: Task },
           errors: [404, 409, ...KEYED_ERRORS],
         }),
@@ -317,6 +319,46 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       if (key) return sendAnswer(reply, await board.followUpKeyed(id, req.body.text, author, key));
       return board.followUp(id, req.body.text, author);
     },
+  );
+
+  app.post<{ Params: Static<typeof TaskIdParams>; Body: Static<typeof ApproveBody> }>(
+    '/tasks/:id/approve',
+    {
+      schema: {
+        params,
+        body: ApproveBody,
+        ...describe({
+          tag: 'tasks',
+          id: 'approveTask',
+          summary: 'Approve a task in review',
+          description:
+            'A task whose completed run waits in `review` goes to `done`, its children promoted as by a completion; an `approved` event with `by` (default "operator"). 409 for a task that is not in review.',
+          ok: { 200: Task },
+          errors: [404, 409],
+        }),
+      },
+    },
+    (req) => board.approve(req.params.id, req.body?.by ?? 'operator'),
+  );
+
+  app.post<{ Params: Static<typeof TaskIdParams>; Body: Static<typeof ChangesBody> }>(
+    '/tasks/:id/request-changes',
+    {
+      schema: {
+        params,
+        body: ChangesBody,
+        ...describe({
+          tag: 'tasks',
+          id: 'requestChanges',
+          summary: 'Send a task in review back with what to change',
+          description:
+            'The task goes back to `ready` (or `todo` while a parent is not done) with `text` as its next run’s instructions and as a comment, in the same workspace, resuming an agent’s session; a `changes_requested` event. Not counted as a failure. 409 for a task that is not in review.',
+          ok: { 200: Task },
+          errors: [404, 409],
+        }),
+      },
+    },
+    (req) => board.requestChanges(req.params.id, req.body.text, req.body.author ?? 'operator'),
   );
 
   app.post<{ Params: Static<typeof TaskIdParams>; Body: Static<typeof CommentBody> }>(

@@ -28,6 +28,8 @@ export interface RunEndPayload {
   survived?: boolean;
   ended?: number[];
   forced?: boolean;
+  /** Completed, its task waits in review for a person (SPEC 12). */
+  review?: boolean;
   /** An agent run's usage as it printed it (SPEC 11), with its profile. */
   agent?: { profile: string; usage: AgentUsage | null };
 }
@@ -71,6 +73,10 @@ export interface EventPayloads {
   unblocked: { status: TaskStatus };
   /** More to do (SPEC 12): the task runs again with `text` as its instructions. */
   followed_up: { text: string; author: string; status: TaskStatus };
+  /** A task in review was approved (SPEC 12): done. */
+  approved: { by: string };
+  /** A task in review was sent back with what to change: it runs again with `text`. */
+  changes_requested: { text: string; author: string; status: TaskStatus };
   reclaim_deferred: TerminationReport & { op: string; pids?: number[] };
   gave_up: { failures?: number; outcome?: string; reason: string | null };
   worker_terminated: { pids: number[]; sigkill: boolean; survived: boolean };
@@ -138,6 +144,8 @@ export const EVENT_KINDS = {
   host_dead: quiet,
   unblocked: wakes,
   followed_up: wakes,
+  approved: { wakesDispatch: true, notice: 'was approved' },
+  changes_requested: wakes,
   reclaim_deferred: quiet,
   gave_up: { wakesDispatch: true, notice: 'was given up after repeated failures' },
   worker_terminated: quiet,

@@ -12,14 +12,17 @@ export type TaskMove =
   | 'unblock'
   | 'archive'
   | 'orphan'
-  | 'follow_up';
+  | 'follow_up'
+  | 'submit'
+  | 'approve'
+  | 'request_changes';
 
 export interface MoveContext {
   /** Every parent is done (decides `unblock` → ready or todo). */
   parentsDone: boolean;
 }
 
-const ALL_BUT_ARCHIVED: TaskStatus[] = ['todo', 'ready', 'running', 'blocked', 'done'];
+const ALL_BUT_ARCHIVED: TaskStatus[] = ['todo', 'ready', 'running', 'review', 'blocked', 'done'];
 
 export const MOVES: Record<
   TaskMove,
@@ -36,7 +39,15 @@ export const MOVES: Record<
   /** A parent was archived before it was done: the child cannot become ready by itself. */
   orphan: { from: ['todo'], to: () => 'blocked' },
   /** More to do on a finished or blocked task (SPEC 12): it runs again, in its workspace. */
-  follow_up: { from: ['done', 'blocked'], to: (ctx) => (ctx.parentsDone ? 'ready' : 'todo') },
+  follow_up: {
+    from: ['done', 'blocked', 'review'],
+    to: (ctx) => (ctx.parentsDone ? 'ready' : 'todo'),
+  },
+  /** A completed run of a task under review waits for a person (SPEC 12). */
+  submit: { from: ['running'], to: () => 'review' },
+  approve: { from: ['review'], to: () => 'done' },
+  /** Sent back with what to change: it runs again, its workspace and session kept. */
+  request_changes: { from: ['review'], to: (ctx) => (ctx.parentsDone ? 'ready' : 'todo') },
 };
 
 /** The status a move leads to from `from`, or null when the move is not allowed there. */
@@ -60,7 +71,7 @@ export type StatusFacts =
   | { status: 'running'; runId: string; leaseExpiresAt: number }
   | { status: 'ready'; notBefore: number | null }
   | { status: 'blocked'; reason: string }
-  | { status: 'todo' | 'done' | 'archived' };
+  | { status: 'todo' | 'review' | 'done' | 'archived' };
 
 /** The columns a status implies, by their SQL names: every status move writes all of them. */
 export interface StatusColumns {

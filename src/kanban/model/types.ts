@@ -2,7 +2,15 @@
 import type { RunEvidence, WorkspaceRecord } from '../../workspaces/types.js';
 import type { RunAgent } from '../../agents/types.js';
 
-export const TASK_STATUSES = ['todo', 'ready', 'running', 'blocked', 'done', 'archived'] as const;
+export const TASK_STATUSES = [
+  'todo',
+  'ready',
+  'running',
+  'review',
+  'blocked',
+  'done',
+  'archived',
+] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 export const RUN_OUTCOMES = [
@@ -69,6 +77,8 @@ export interface Task {
   instructions: string | null;
   /** The model its agent profile runs it with (SPEC 11), or null: the profile's. */
   model: string | null;
+  /** Its completed runs wait in review for a person (SPEC 12); null: as its profile says. */
+  review: boolean | null;
   /** Its workspace (SPEC 10), or null: it runs in its profile's cwd. */
   workspace: WorkspaceRecord | null;
 }

@@ -58,3 +58,13 @@ async function allOf(
   for (const item of items) if (!(await test(item))) return false;
   return true;
 }
+
+/** Whether every parent of `task` is done (a follow-up's or change request's target). */
+export async function parentsAllDone(
+  tx: Tx,
+  task: { parents: readonly string[] },
+): Promise<boolean> {
+  for (const parentId of task.parents)
+    if (!parentSatisfied(await tx.store.tasks.get(parentId))) return false;
+  return true;
+}

@@ -19,6 +19,8 @@ export interface TaskInput {
   repo?: string | null | undefined;
   /** One of its agent profile's models, checked by the caller against the configuration. */
   model?: string | null | undefined;
+  /** Its completed runs wait in review for a person (SPEC 12); null: as its profile says. */
+  review?: boolean | null | undefined;
 }
 
 /** Creates the task. */
@@ -46,6 +48,7 @@ export async function createTask(tx: Tx, input: TaskInput, origin: Origin): Prom
       maxRetries: input.maxRetries ?? null,
       repo: input.repo ?? null,
       model: input.model ?? null,
+      review: input.review ?? null,
       origin,
       at: tx.now,
     },

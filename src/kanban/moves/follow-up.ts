@@ -1,23 +1,21 @@
-// Move: a follow-up on a done or blocked task (SPEC 12): it goes back to ready (todo while a
+// Move: a follow-up on a done, blocked or review task (SPEC 12): it goes back to ready (todo while a
 // parent is not done) with `text` as its next run's instructions, in the same workspace, its
 // failure count reset. Its children keep what they have: a follow-up does not undo them.
 import { AppError } from '../../errors.js';
-import { parentSatisfied } from '../model/transitions.js';
 import type { Task } from '../model/types.js';
 import { applyMove } from './apply.js';
+import { parentsAllDone } from './children.js';
 import type { Tx } from './tx.js';
 
 export async function followUp(tx: Tx, id: string, text: string, author: string): Promise<Task> {
   const task = await tx.store.tasks.get(id);
   if (!task) throw new AppError('TASK_NOT_FOUND', `no task ${id}`);
-  if (task.status !== 'done' && task.status !== 'blocked')
+  if (task.status !== 'done' && task.status !== 'blocked' && task.status !== 'review')
     throw new AppError(
       'INVALID_TRANSITION',
-      `task ${id} is ${task.status}: a follow-up is for a done or blocked task`,
+      `task ${id} is ${task.status}: a follow-up is for a done, blocked or review task`,
     );
-  let parentsDone = true;
-  for (const parentId of task.parents)
-    if (!parentSatisfied(await tx.store.tasks.get(parentId))) parentsDone = false;
+  const parentsDone = await parentsAllDone(tx, task);
   const to = await applyMove(tx, task, 'follow_up', {
     parentsDone,
     details: { consecutive_failures: 0, completed_at: null, instructions: text },

@@ -51,6 +51,8 @@ function escapedEnding(ending: RunEnding): RunEnding {
 export interface SettlementPolicy {
   failureLimit: number;
   rateLimitCooldownMs: number;
+  /** Profiles whose completed runs wait in review (SPEC 12) unless the task says otherwise. */
+  reviewProfiles?: ReadonlySet<string>;
 }
 
 /**
@@ -74,10 +76,16 @@ export async function settleRun(
     rateLimitCooldownMs: policy.rateLimitCooldownMs,
   });
   const error = ending.error ?? null;
+  const run = await store.runs.get(ending.runId);
+  // Completed, a task under review waits for a person instead of being done (SPEC 12).
+  const reviewing =
+    decision.move === 'complete' &&
+    (task.review ?? (run !== null && (policy.reviewProfiles?.has(run.profile) ?? false)));
+  const move = reviewing ? 'submit' : decision.move;
   const completing = decision.move === 'complete';
   const gaveUpReason = `gave up after ${decision.failures} failure${decision.failures === 1 ? '' : 's'}: ${ending.outcome}${error ? ` (${lastLine(error)})` : ''}`;
   const held = ending.hold && ending.outcome === 'rate_limited' ? ending.hold : null;
-  const moved = await applyMove(tx, task, decision.move, {
+  const moved = await applyMove(tx, task, move, {
     // Held, its profile's hold keeps it waiting (and a release ends the wait at once).
     notBefore: held ? null : decision.notBefore,
     reason:
@@ -88,8 +96,8 @@ export async function settleRun(
       ...(decision.counted ? { last_failure_error: error } : {}),
       ...(completing
         ? {
-            completed_at: now,
-            // Done: the follow-up it ran for is answered.
+            completed_at: reviewing ? null : now,
+            // Done (or in review): the follow-up it ran for is answered.
             instructions: null,
             summary: ending.summary ?? null,
             result: ending.result === undefined ? null : JSON.stringify(ending.result),
@@ -98,7 +106,6 @@ export async function settleRun(
     },
   });
   if (!moved) return null;
-  const run = await store.runs.get(ending.runId);
   await store.runs.close(ending.runId, now, {
     outcome: ending.outcome,
     exitCode: ending.exitCode ?? null,
@@ -139,6 +146,7 @@ export async function settleRun(
       prevPid: run?.pid ?? null,
       durationMs: run ? Math.max(0, now - run.startedAt) : null,
       failures: decision.failures,
+      ...(reviewing ? { review: true } : {}),
       ...(ending.agent && run
         ? { agent: { profile: run.profile, usage: ending.agent.usage } }
         : {}),
@@ -153,7 +161,7 @@ export async function settleRun(
       payload: { failures: decision.failures, outcome: ending.outcome, reason: gaveUpReason },
     });
   }
-  if (completing) await promoteChildren(tx, ending.taskId);
+  if (completing && !reviewing) await promoteChildren(tx, ending.taskId);
   if (decision.move === 'archive') await orphanChildren(tx, ending.taskId);
   return await store.tasks.get(ending.taskId);
 }

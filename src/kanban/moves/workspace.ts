@@ -39,7 +39,7 @@ export interface Retirement {
   branchDeleted: boolean;
 }
 
-const SETTLED: readonly TaskStatus[] = ['todo', 'ready', 'blocked', 'done', 'archived'];
+const SETTLED: readonly TaskStatus[] = ['todo', 'ready', 'review', 'blocked', 'done', 'archived'];
 
 /** The workspace is gone (its content kept where `preservedRef` says): recorded, with events. */
 export async function retireWorkspace(

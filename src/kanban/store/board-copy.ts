@@ -52,6 +52,7 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
       'repo',
       'instructions',
       'model',
+      'review',
     ],
   },
   // Link order is the order of insertion (rowid here, ord there).

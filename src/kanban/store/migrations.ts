@@ -271,11 +271,65 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE tasks ADD COLUMN repo TEXT;
   ALTER TABLE tasks ADD COLUMN instructions TEXT;
   `,
-  // 11: agents (SPEC 11): what each agent run printed of its session and usage, and the
-  // profiles a rate limit holds until its reset.
+  // 11: agents (SPEC 11): what each agent run printed of its session and usage, the model a
+  // task asked for, and the profiles a rate limit holds until its reset; review (SPEC 12): a
+  // status between running and done, and whether a task asks for it. A CHECK changes only with
+  // a rebuild of the table (as in migration 2; foreign keys are off while migrations run).
   `
   ALTER TABLE runs ADD COLUMN agent TEXT CHECK (agent IS NULL OR json_valid(agent));
-  ALTER TABLE tasks ADD COLUMN model TEXT;
+  CREATE TABLE tasks_v11 (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL DEFAULT '',
+    assignee TEXT,
+    status TEXT NOT NULL
+      CHECK (status IN ('todo','ready','running','review','blocked','done','archived')),
+    priority INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    started_at INTEGER,
+    completed_at INTEGER,
+    max_runtime_seconds REAL,
+    max_retries INTEGER,
+    consecutive_failures INTEGER NOT NULL DEFAULT 0,
+    last_failure_error TEXT,
+    result TEXT,
+    summary TEXT,
+    current_run_id TEXT,
+    block_reason TEXT,
+    not_before INTEGER,
+    origin TEXT NOT NULL,
+    lease_expires_at INTEGER,
+    last_heartbeat_at INTEGER,
+    terminating TEXT,
+    workspace TEXT CHECK (workspace IS NULL OR json_valid(workspace)),
+    repo TEXT,
+    instructions TEXT,
+    model TEXT,
+    review INTEGER CHECK (review IS NULL OR review IN (0, 1)),
+    CONSTRAINT running_has_run CHECK ((status = 'running') = (current_run_id IS NOT NULL)),
+    CONSTRAINT running_has_lease CHECK ((status = 'running') = (lease_expires_at IS NOT NULL)),
+    CONSTRAINT lease_only_running CHECK (
+      status = 'running' OR (last_heartbeat_at IS NULL AND terminating IS NULL)),
+    CONSTRAINT cooldown_only_ready CHECK (status = 'ready' OR not_before IS NULL),
+    CONSTRAINT blocked_has_reason CHECK ((status = 'blocked') = (block_reason IS NOT NULL))
+  );
+  INSERT INTO tasks_v11 (seq, id, title, body, assignee, status, priority, created_at,
+    updated_at, started_at, completed_at, max_runtime_seconds, max_retries,
+    consecutive_failures, last_failure_error, result, summary, current_run_id, block_reason,
+    not_before, origin, lease_expires_at, last_heartbeat_at, terminating, workspace, repo,
+    instructions)
+  SELECT seq, id, title, body, assignee, status, priority, created_at, updated_at, started_at,
+    completed_at, max_runtime_seconds, max_retries, consecutive_failures, last_failure_error,
+    result, summary, current_run_id, block_reason, not_before, origin, lease_expires_at,
+    last_heartbeat_at, terminating, workspace, repo, instructions
+  FROM tasks;
+  DROP TABLE tasks;
+  ALTER TABLE tasks_v11 RENAME TO tasks;
+  CREATE INDEX tasks_status ON tasks (status, seq);
+  CREATE INDEX tasks_assignee ON tasks (assignee, seq);
+  CREATE INDEX tasks_dispatch ON tasks (assignee, priority DESC, seq) WHERE status = 'ready';
   CREATE TABLE profile_holds (
     profile TEXT PRIMARY KEY,
     until INTEGER NOT NULL,

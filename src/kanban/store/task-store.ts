@@ -13,7 +13,7 @@ export function taskColumns(parents: string): string {
   return `id, title, body, assignee, status, priority, ${parents} AS parents, created_at,
   updated_at, started_at, completed_at, max_runtime_seconds, max_retries, consecutive_failures,
   last_failure_error, result, summary, current_run_id, block_reason, not_before, origin, seq,
-  lease_expires_at, last_heartbeat_at, terminating, workspace, repo, instructions, model`;
+  lease_expires_at, last_heartbeat_at, terminating, workspace, repo, instructions, model, review`;
 }
 
 const TASK_COLUMNS = taskColumns(
@@ -53,6 +53,8 @@ export type TaskRow = [
   repo: string | null,
   instructions: string | null,
   model: string | null,
+  /** 0 or 1 on SQLite, a boolean on PostgreSQL. */
+  review: number | boolean | null,
 ];
 
 /** Dispatcher-only facts that the API does not show. */
@@ -147,7 +149,7 @@ export class TaskStore {
     );
     this.openTasks = db
       .prepare<[number], TaskRow>(
-        `SELECT ${TASK_COLUMNS} FROM tasks WHERE status IN ('todo', 'ready', 'running', 'blocked') ORDER BY seq LIMIT ?`,
+        `SELECT ${TASK_COLUMNS} FROM tasks WHERE status IN ('todo', 'ready', 'running', 'review', 'blocked') ORDER BY seq LIMIT ?`,
       )
       .raw(true);
     this.runningTasks = db
@@ -213,7 +215,15 @@ export class TaskStore {
 
   /** Tasks per status, of those `match` picks (all by default). */
   async counts(match: TaskMatch = {}): Promise<Record<TaskStatus, number>> {
-    const counts = { todo: 0, ready: 0, running: 0, blocked: 0, done: 0, archived: 0 };
+    const counts = {
+      todo: 0,
+      ready: 0,
+      running: 0,
+      review: 0,
+      blocked: 0,
+      done: 0,
+      archived: 0,
+    };
     const found =
       match.assignee === undefined && match.q === undefined
         ? this.countByStatus.all()
@@ -273,7 +283,7 @@ export class TaskStore {
     const c = await this.counts();
     return {
       tasks: this.openTasks.all(limit).map((r) => toTask(r)),
-      total: c.todo + c.ready + c.running + c.blocked,
+      total: c.todo + c.ready + c.running + c.review + c.blocked,
     };
   }
 
@@ -348,5 +358,6 @@ export function toTask(row: TaskRow): Task {
     repo: row[26],
     instructions: row[27],
     model: row[28],
+    review: row[29] === null ? null : row[29] === 1 || row[29] === true,
   };
 }

@@ -20,6 +20,8 @@ export interface NewTask {
   repo: string | null;
   /** The model its agent profile is to use (one of the profile's models), or null. */
   model: string | null;
+  /** Its completed runs wait in review (SPEC 12); null: as its profile says. */
+  review: boolean | null;
   origin: Origin;
   at: number;
 }
@@ -87,9 +89,9 @@ export class TaskWrites {
     this.insert = db
       .prepare(
         `INSERT INTO tasks (id, title, body, assignee, status, priority,
-        created_at, updated_at, max_runtime_seconds, max_retries, origin, repo, model)
+        created_at, updated_at, max_runtime_seconds, max_retries, origin, repo, model, review)
         VALUES (@id, @title, @body, @assignee, @status, @priority, @at, @at, @maxRuntimeSeconds,
-        @maxRetries, @origin, @repo, @model) RETURNING ${taskColumns('@parents')}`,
+        @maxRetries, @origin, @repo, @model, @review) RETURNING ${taskColumns('@parents')}`,
       )
       .raw();
     this.insertParent = db.prepare('INSERT INTO task_parents (task_id, parent_id) VALUES (?, ?)');
@@ -106,6 +108,7 @@ export class TaskWrites {
     const row = this.insert.get({
       ...task,
       status,
+      review: task.review === null ? null : task.review ? 1 : 0,
       origin: JSON.stringify(task.origin),
       parents: JSON.stringify(parents),
     }) as TaskRow;

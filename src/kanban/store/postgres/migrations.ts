@@ -181,10 +181,14 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE tasks ADD COLUMN repo text;
   ALTER TABLE tasks ADD COLUMN instructions text;
   `,
-  // 9: agents (SPEC 11), as on SQLite.
+  // 9: agents (SPEC 11) and review (SPEC 12), as on SQLite.
   `
   ALTER TABLE runs ADD COLUMN agent text;
   ALTER TABLE tasks ADD COLUMN model text;
+  ALTER TABLE tasks ADD COLUMN review boolean;
+  ALTER TABLE tasks DROP CONSTRAINT tasks_status_check;
+  ALTER TABLE tasks ADD CONSTRAINT tasks_status_check
+    CHECK (status IN ('todo','ready','running','review','blocked','done','archived'));
   CREATE TABLE profile_holds (
     profile text PRIMARY KEY,
     until bigint NOT NULL,

@@ -105,7 +105,15 @@ export class PgTaskStore {
   }
 
   async counts(match: TaskMatch = {}): Promise<Record<TaskStatus, number>> {
-    const counts = { todo: 0, ready: 0, running: 0, blocked: 0, done: 0, archived: 0 };
+    const counts = {
+      todo: 0,
+      ready: 0,
+      running: 0,
+      review: 0,
+      blocked: 0,
+      done: 0,
+      archived: 0,
+    };
     const where = ['true'];
     const values: unknown[] = [];
     if (match.assignee !== undefined) where.push(`assignee = $${values.push(match.assignee)}`);
@@ -156,10 +164,10 @@ export class PgTaskStore {
     const c = await this.counts();
     const found = await arrays<TaskRow>(
       this.db,
-      `SELECT ${COLUMNS} FROM tasks WHERE status IN ('todo', 'ready', 'running', 'blocked') ORDER BY seq LIMIT $1`,
+      `SELECT ${COLUMNS} FROM tasks WHERE status IN ('todo', 'ready', 'running', 'review', 'blocked') ORDER BY seq LIMIT $1`,
       [limit],
     );
-    return { tasks: found.map(toTask), total: c.todo + c.ready + c.running + c.blocked };
+    return { tasks: found.map(toTask), total: c.todo + c.ready + c.running + c.review + c.blocked };
   }
 
   async terminatingOf(id: string): Promise<string | null> {

@@ -20,8 +20,8 @@ export class PgTaskWrites {
     const [row] = await arrays<TaskRow>(
       this.db,
       `INSERT INTO tasks (id, title, body, assignee, status, priority, created_at, updated_at,
-        max_runtime_seconds, max_retries, origin, repo, model)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $12, $13) RETURNING ${taskColumns('$11::text')}`,
+        max_runtime_seconds, max_retries, origin, repo, model, review)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $12, $13, $14) RETURNING ${taskColumns('$11::text')}`,
       [
         task.id,
         task.title,
@@ -36,6 +36,7 @@ export class PgTaskWrites {
         JSON.stringify(parents),
         task.repo,
         task.model,
+        task.review,
       ],
     );
     if (parents.length > 0)
