@@ -218,6 +218,68 @@ describe('telegram', () => {
     expect(tg.sent.some((m) => m.text === 'No open tasks.')).toBe(true);
   });
 
+  it('tells the chat its task needs review, and takes /changes and /approve from that chat only', async () => {
+    const tg = await telegramDouble();
+    const gw = await startGateway(
+      {
+        workers: {
+          tickSeconds: 0.1,
+          defaultProfile: 'ok',
+          profiles: { ok: profile('complete', { review: true }) },
+        },
+        platforms: [
+          {
+            name: 'tg',
+            type: 'telegram',
+            options: { token: tg.token, apiBase: tg.url, pollTimeoutSeconds: 1 },
+            breaker: quickBreaker,
+          },
+        ],
+      },
+      { dispatch: true },
+    );
+    await waitFor('connected', async () => (await platform(gw.url, 'tg')).state === 'connected');
+    tg.say(42, '/task draft the announcement');
+    const created = await waitFor('the reply', () =>
+      tg.sent.find((m) => m.text.startsWith('Created t_')),
+    );
+    const id = /t_[0-9a-f]{12}/.exec(created.text)![0];
+    const asked = await waitFor('the review notice', () =>
+      tg.sent.find((m) => m.text.includes('needs review')),
+    );
+    expect(asked.text).toBe(
+      `Task ${id} "draft the announcement" needs review (/approve ${id}, or /changes ${id} TEXT): all done`,
+    );
+    // Another chat cannot answer for it; a task not in review is said to be so.
+    tg.say(7, `/approve ${id}`);
+    await waitFor('refused elsewhere', () =>
+      tg.sent.find((m) => m.text === `No task ${id} of this chat.`),
+    );
+    tg.say(42, `/changes ${id} shorter, please`);
+    await waitFor('sent back', () => tg.sent.find((m) => m.text.startsWith(`Sent ${id} back`)));
+    const again = await waitFor('in review again', async () => {
+      const t = (await api(gw.url, 'GET', `/tasks/${id}`)).body;
+      return t.status === 'review' && t.runs.length === 2 && t.runs[1].endedAt ? t : null;
+    });
+    expect(again.runs).toHaveLength(2);
+    tg.say(42, `/approve ${id}`);
+    await waitFor('approved', () => tg.sent.find((m) => m.text === `Approved ${id}: it is done.`));
+    expect((await api(gw.url, 'GET', `/tasks/${id}`)).body.status).toBe('done');
+    await waitFor('the approved notice', () =>
+      tg.sent.find((m) => m.text === `Task ${id} "draft the announcement" was approved`),
+    );
+    tg.say(42, `/approve ${id}`);
+    await waitFor('not in review', () =>
+      tg.sent.find((m) => m.text === `Task ${id} is done, not in review.`),
+    );
+    const events = (await api(gw.url, 'GET', `/tasks/${id}/events`)).body.events;
+    expect(events.find((e: { kind: string }) => e.kind === 'changes_requested').payload).toEqual({
+      text: 'shorter, please',
+      author: 'tg:42',
+      status: 'ready',
+    });
+  });
+
   it('holds /task to the API’s title rule: invisible titles refused, length in code points', async () => {
     const tg = await telegramDouble();
     const gw = await startGateway({
