@@ -156,6 +156,45 @@ describe('the dashboard, in a real browser', () => {
     await context.close();
   });
 
+  it('takes a task through a review round: Request changes, then Approve', async () => {
+    const dataDir = tempDir();
+    const daemon = startDaemon({
+      dataDir,
+      config: writeConfig(tempDir(), {
+        workers: {
+          tickSeconds: 0.1,
+          defaultProfile: 'ok',
+          profiles: { ok: profile('complete', { review: true }) },
+        },
+      }),
+    });
+    const url = await waitServing(dataDir, daemon.pid);
+    const { id } = (await api(url, 'POST', '/tasks', { title: 'review in the browser' })).body;
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(url);
+    await card(page, 'review', 'review in the browser').waitFor({ timeout: 15_000 });
+    await page.goto(`${url}/#/tasks/${id}`);
+    const actions = page.locator('#detail-actions');
+    // The reviewer's text is asked for in a dialog, and sent back as what to change.
+    page.once('dialog', (dialog) => void dialog.accept('say it in fewer words'));
+    await actions.getByRole('button', { name: 'Request changes' }).click();
+    await waitFor('sent back and in review again', async () => {
+      const t = (await api(url, 'GET', `/tasks/${id}`)).body;
+      return t.status === 'review' && t.runs.length === 2 && t.runs[1].endedAt ? t : null;
+    });
+    await page.locator('#runs tr').nth(1).waitFor({ timeout: 15_000 });
+    const sent = (await api(url, 'GET', `/tasks/${id}/events`)).body.events.find(
+      (e: { kind: string }) => e.kind === 'changes_requested',
+    );
+    expect(sent.payload.text).toBe('say it in fewer words');
+    await page.locator('#detail[data-status="review"]').waitFor();
+    await actions.getByRole('button', { name: 'Approve' }).click();
+    await card(page, 'done', 'review in the browser').waitFor({ timeout: 15_000 });
+    expect((await api(url, 'GET', `/tasks/${id}`)).body.status).toBe('done');
+    await context.close();
+  });
+
   it('keeps the newest board when an older refresh answers last', async () => {
     const receiver = await webhookReceiver();
     const { page, url } = await daemonWithPage(receiver.url, receiver.secret);
