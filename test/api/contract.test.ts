@@ -74,6 +74,8 @@ const VALID_BODY: Record<string, unknown> = {
   'PATCH /tasks/{id}': { priority: 1 },
   'POST /tasks/{id}/comments': { text: 'valid' },
   'POST /tasks/{id}/follow-up': { text: 'valid' },
+  'POST /tasks/{id}/request-changes': { text: 'valid' },
+  'POST /tasks/{id}/approve': {},
   'POST /tasks/{id}/reclaim': {},
   'POST /tasks/{id}/complete': { summary: 'valid' },
   'POST /tasks/{id}/block': { reason: 'valid' },
@@ -255,6 +257,28 @@ describe('the OpenAPI document', () => {
         { text },
         followKey,
       );
+    // Review: refused before the task is in review; sent back once, then approved.
+    const reviewed = (await call('POST', '/tasks', '/tasks', { title: 'reviewed', review: true }))
+      .body as { id: string };
+    await call('POST', '/tasks/{id}/approve', `/tasks/${reviewed.id}/approve`, {});
+    const changes = { text: 'change it' };
+    await call(
+      'POST',
+      '/tasks/{id}/request-changes',
+      `/tasks/${reviewed.id}/request-changes`,
+      changes,
+    );
+    for (const step of ['request-changes', 'approve'] as const) {
+      const r = await claim(gw.kanban.board, gw.dataDir, reviewed.id);
+      const auth = { authorization: `Bearer ${r.token}` };
+      await call('POST', '/tasks/{id}/complete', `/tasks/${reviewed.id}/complete`, {}, auth);
+      await call(
+        'POST',
+        `/tasks/{id}/${step}`,
+        `/tasks/${reviewed.id}/${step}`,
+        step === 'approve' ? {} : changes,
+      );
+    }
     // The run has ended: its token is stale now.
     for (const [action, body] of Object.entries({
       heartbeat: { note: 'late' },
@@ -497,7 +521,7 @@ export async function create(base: string, title: string): Promise<Task> {
   const res = await fetch(base + '/tasks', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title }) });
   if (res.status !== 201) throw new Error(((await res.json()) as Failure).error.message);
   const task = (await res.json()) as Created;
-  const status: 'todo' | 'ready' | 'running' | 'blocked' | 'done' | 'archived' = task.status;
+  const status: 'todo' | 'ready' | 'running' | 'review' | 'blocked' | 'done' | 'archived' = task.status;
   void status;
   return task;
 }
