@@ -68,6 +68,46 @@ describe('the gatehouse command line', () => {
     expect(again.stderr).toContain('INVALID_TRANSITION');
   });
 
+  it('sends a task in review back with changes and approves it', async () => {
+    const dataDir = tempDir();
+    const config = writeConfig(tempDir(), {
+      workers: {
+        tickSeconds: 0.1,
+        defaultProfile: 'r',
+        profiles: {
+          r: {
+            command: [
+              '/bin/sh',
+              '-c',
+              `echo '{"status":"done"}' > "$GATEHOUSE_RUN_DIR/result.json"`,
+            ],
+            review: true,
+          },
+        },
+      },
+    });
+    const daemon = startDaemon({ dataDir, config });
+    await waitServing(dataDir, daemon.pid);
+    const d = ['--data-dir', dataDir];
+    const task = JSON.parse((await runCli(['task', 'add', 'review me', '--json', ...d])).stdout);
+    const inReview = async (runs: number) =>
+      waitFor(`in review after ${runs} runs`, async () => {
+        const t = JSON.parse((await runCli(['task', 'show', task.id, '--json', ...d])).stdout);
+        return t.status === 'review' && t.runs.length === runs && t.runs.at(-1).endedAt ? t : null;
+      });
+    await inReview(1);
+    const early = await runCli(['task', 'changes', task.id, ...d]);
+    expect(early.code).toBe(64);
+    const sent = await runCli(['task', 'changes', task.id, 'smaller', '--json', ...d]);
+    expect(JSON.parse(sent.stdout)).toMatchObject({ status: 'ready', instructions: 'smaller' });
+    await inReview(2);
+    const approved = await runCli(['task', 'approve', task.id, '--json', ...d]);
+    expect(JSON.parse(approved.stdout).status).toBe('done');
+    const twice = await runCli(['task', 'approve', task.id, ...d]);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toContain('INVALID_TRANSITION');
+  });
+
   it('adds a task for a named repository, shows its worktree and prints its diff', async () => {
     const repo = makeRepo();
     const dataDir = tempDir();
