@@ -2,7 +2,8 @@
 // limit or an overload is `rate_limited`, refused credentials `blocked`, anything else `crashed`.
 import type { AgentEnding } from './types.js';
 
-const LIMITED = /rate.?limit|usage limit|hit your .*limit|overloaded|too many requests/i;
+const LIMITED =
+  /rate.?limit|usage limit|hit your .*limit|overloaded|too many requests|out of credits|spend cap|quota exceeded/i;
 const REFUSED = /unauthori[sz]ed|forbidden|invalid api key|authentication|credentials/i;
 
 export const CREDENTIALS_REFUSED = "the agent's credentials were refused";

@@ -16,7 +16,10 @@ function usageOf(result: Record<string, unknown>): AgentUsage {
   };
 }
 
-function endingOf(result: Record<string, unknown>, resetAt: number | null): AgentEnding {
+function endingOf(
+  result: Record<string, unknown>,
+  limited: { resetAt: number | null } | null,
+): AgentEnding {
   const text = str(result.result) ?? '';
   const errors = Array.isArray(result.errors)
     ? result.errors.filter((e) => typeof e === 'string')
@@ -33,11 +36,11 @@ function endingOf(result: Record<string, unknown>, resetAt: number | null): Agen
   if (subtype === 'error_max_turns') return { kind: 'blocked', reason: 'max turns reached' };
   const message = text || errors.join('; ') || `claude ended with ${subtype ?? 'an error'}`;
   if (errors.some((e) => GONE.test(e))) return { kind: 'session_gone', error: message };
-  // A rejected rate_limit_event before an error result: the limit is why it ended.
-  if (resetAt !== null) return { kind: 'rate_limited', message, resetAt };
+  // A rejected rate_limit_event just before an error result: the limit is why it ended.
+  if (limited) return { kind: 'rate_limited', message, resetAt: limited.resetAt };
   const status = num(result.api_error_status);
   if (status !== null || str(result.terminal_reason) === 'api_error')
-    return apiErrorEnding(status, message, resetAt);
+    return apiErrorEnding(status, message, null);
   return { kind: 'crashed', error: message };
 }
 
@@ -45,8 +48,8 @@ class ClaudeReader implements AgentReader {
   private sessionId: string | null = null;
   private usage: AgentUsage | null = null;
   private ending: AgentEnding | null = null;
-  /** When a `rate_limit_event` said the limit was hit: its reset (epoch ms). */
-  private resetAt: number | null = null;
+  /** The last `rate_limit_event` said the limit was hit: with its reset (epoch ms), if given. */
+  private limited: { resetAt: number | null } | null = null;
 
   line(v: Record<string, unknown>): void {
     const sid = str(v.session_id);
@@ -54,12 +57,16 @@ class ClaudeReader implements AgentReader {
     if (v.type === 'rate_limit_event') {
       const info = obj(v.rate_limit_info) ?? v;
       const resets = num(info.resetsAt);
-      if (str(info.status) === 'rejected' && resets !== null) this.resetAt = resets * 1000;
+      // A later event that says `allowed` ends what an earlier `rejected` one said.
+      this.limited =
+        str(info.status) === 'rejected'
+          ? { resetAt: resets === null ? null : resets * 1000 }
+          : null;
       return;
     }
     if (v.type !== 'result') return;
     this.usage = usageOf(v);
-    this.ending = endingOf(v, this.resetAt);
+    this.ending = endingOf(v, this.limited);
     // A session the CLI reported but never had (a failed resume) is not the run's.
     if (this.ending.kind === 'session_gone') this.sessionId = null;
   }

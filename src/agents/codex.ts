@@ -4,6 +4,7 @@ import { apiErrorEnding, num, obj, str } from './api-errors.js';
 import type { AgentEnding, AgentKind, AgentReader, AgentReading, AgentUsage } from './types.js';
 
 const GONE = /no rollout found/i;
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 /** Names of the profile's variables its tools are not shown (the provider's key among them). */
 const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i;
 
@@ -19,15 +20,26 @@ export function resetFromMessage(message: string, now = new Date()): number | nu
     ];
     return now.getTime() + Number(within[1]) * unit * 1000;
   }
-  const at = /try again at (\d{1,2}):(\d{2})\s*([AP]\.?M\.?)?/i.exec(message);
+  // "try again at 8:15 PM", or on another day "try again at Dec 29th, 2025 10:15 PM".
+  const at =
+    /try again at (?:([A-Z][a-z]{2})[a-z]* (\d{1,2})(?:st|nd|rd|th)?,? (\d{4}),? )?(\d{1,2}):(\d{2})\s*([AP]\.?M\.?)?/i.exec(
+      message,
+    );
   if (!at) return null;
-  let hour = Number(at[1]);
-  const minute = Number(at[2]);
-  const half = at[3]?.[0]?.toUpperCase();
+  let hour = Number(at[4]);
+  const minute = Number(at[5]);
+  const half = at[6]?.[0]?.toUpperCase();
   if (hour > 23 || minute > 59 || (half && (hour < 1 || hour > 12))) return null;
   if (half === 'P' && hour < 12) hour += 12;
   if (half === 'A' && hour === 12) hour = 0;
   const reset = new Date(now);
+  if (at[1]) {
+    const month = MONTHS.indexOf(at[1].toLowerCase());
+    if (month === -1) return null;
+    reset.setFullYear(Number(at[3]), month, Number(at[2]));
+    reset.setHours(hour, minute, 0, 0);
+    return reset.getTime();
+  }
   reset.setHours(hour, minute, 0, 0);
   if (reset.getTime() <= now.getTime()) reset.setDate(reset.getDate() + 1);
   return reset.getTime();

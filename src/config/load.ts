@@ -179,6 +179,11 @@ function resolveProfiles(
     if ((p.command === undefined) === (p.agent === undefined))
       throw configError(at, 'expected exactly one of "command" (a program) and "agent" (SPEC 11)');
     const agent = p.agent ? resolveAgent(p.agent, cwd, `${at}.agent`) : null;
+    if (agent && p.keepDescendants)
+      throw configError(
+        `${at}.keepDescendants`,
+        "an agent profile's run is ended whole (its tools too) once it has its verdict",
+      );
     out[name] = {
       name,
       command: agent ? [agent.bin] : p.command!.map((arg, i) => resolveArg(cwd, arg, i)),

@@ -96,6 +96,29 @@ describe('claude output', () => {
     });
   });
 
+  it('forgets a rejected rate_limit_event once a later one says allowed', () => {
+    const lines = [
+      {
+        type: 'rate_limit_event',
+        rate_limit_info: { status: 'rejected', resetsAt: 2_000_000_000 },
+      },
+      { type: 'rate_limit_event', rate_limit_info: { status: 'allowed' } },
+      result({ is_error: true, api_error_status: 500, result: 'API Error: 500' }),
+    ];
+    expect(readAgentOutput(file(lines), claude).ending).toEqual({
+      kind: 'crashed',
+      error: 'API Error: 500',
+    });
+    const noReset = [
+      { type: 'rate_limit_event', rate_limit_info: { status: 'rejected' } },
+      result({ is_error: true, result: 'limited', terminal_reason: 'api_error' }),
+    ];
+    expect(readAgentOutput(file(noReset), claude).ending).toMatchObject({
+      kind: 'rate_limited',
+      resetAt: null,
+    });
+  });
+
   it('has no verdict before its result: retries and errors on the way are not one', () => {
     const r = readAgentOutput(
       file([
@@ -152,6 +175,7 @@ describe('codex output', () => {
     ['exceeded retry limit, last status: 429 Too Many Requests', 'rate_limited'],
     ['unexpected status 401 Unauthorized: bad key', 'blocked'],
     ['stream disconnected before completion', 'crashed'],
+    ['Your workspace is out of credits.', 'rate_limited'],
   ])('reads turn.failed "%s" as %s', (message, kind) => {
     const r = readAgentOutput(
       file([
@@ -183,6 +207,13 @@ describe('codex output', () => {
       new Date(2026, 11, 3, 0, 5).getTime(),
     );
     expect(resetFromMessage('try again in 3 minutes', now)).toBe(now.getTime() + 180_000);
+    // Another day's reset says its date.
+    expect(resetFromMessage('or try again at Dec 29th, 2026 10:15 PM.', now)).toBe(
+      new Date(2026, 11, 29, 22, 15).getTime(),
+    );
+    expect(resetFromMessage('try again at Jan 2nd, 2027 9:05 AM', now)).toBe(
+      new Date(2027, 0, 2, 9, 5).getTime(),
+    );
     expect(resetFromMessage('try again at 13:05 PM', now)).toBeNull();
     expect(resetFromMessage('try again later', now)).toBeNull();
   });

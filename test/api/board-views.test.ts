@@ -41,6 +41,7 @@ describe('board views', () => {
       todo: 0,
       ready: 3,
       running: 0,
+      review: 0,
       blocked: 0,
       done: 0,
       archived: 1,

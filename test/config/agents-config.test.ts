@@ -50,6 +50,11 @@ describe('agent profiles in the config', () => {
     [{ agent: { kind: 'claude', maxTurns: 0 } }, 'workers.profiles.a.agent.maxTurns', /./],
     [{ agent: { kind: 'claude', flags: [] } }, 'workers.profiles.a.agent.flags', /./],
     [
+      { agent: { kind: 'claude' }, keepDescendants: true },
+      'workers.profiles.a.keepDescendants',
+      /ended whole/,
+    ],
+    [
       { agent: { kind: 'codex', model: 'a', models: ['b'] } },
       'workers.profiles.a.agent.models',
       /include the profile's model "a"/,

@@ -19,6 +19,11 @@ import { runFile } from './run-files.js';
 const MAX_COMMENTS = 50;
 /** The part of the final text kept as the run's summary. */
 const SUMMARY_CHARS = 2000;
+/**
+ * The longest a rate limit holds a profile (a weekly limit, and a day): what an agent printed
+ * (or a tool forged in its output) never holds it longer.
+ */
+export const MAX_HOLD_MS = 8 * 86_400_000;
 
 /** What the run folder's agent.json keeps of how the run was started. */
 export interface AgentStartRecord {
@@ -58,6 +63,12 @@ export async function planAgentRun(
   cwd: string,
 ): Promise<AgentStart> {
   const { task } = claim;
+  const allowed = [...(agent.model ? [agent.model] : []), ...agent.models];
+  // Asked for with another assignee (then moved here), or allowed on another host only.
+  if (task.model !== null && !allowed.includes(task.model))
+    throw new Error(
+      `the task's model "${task.model}" is not one this profile allows (agent.model, agent.models)`,
+    );
   const earlier = (await tables.runs.forTask(task.id)).filter((r) => r.id !== claim.run.id);
   const last = earlier.at(-1);
   const lastAgent = earlier.findLast((r) => r.agent !== null)?.agent ?? null;
@@ -73,7 +84,10 @@ export async function planAgentRun(
     taskId: task.id,
     title: task.title,
     body: task.body,
-    comments: await tables.tasks.commentsSince(task.id, last?.startedAt ?? 0, MAX_COMMENTS),
+    // A change request is a comment too: said once, as the instructions.
+    comments: (
+      await tables.tasks.commentsSince(task.id, last?.startedAt ?? 0, MAX_COMMENTS)
+    ).filter((c) => c.text !== task.instructions),
     instructions: task.instructions,
     workspace: promptWorkspace(workspace, cwd),
   };
@@ -84,20 +98,23 @@ export async function planAgentRun(
   };
 }
 
-/** What agent.json says of how the run was started, or null (not an agent run, or garbage). */
-export function readAgentStart(dir: string): AgentStartRecord | null {
+/**
+ * How an agent profile's run was started: its kind from the profile (never from a file the
+ * agent's tools can write), the model and resumed session from agent.json where it is whole.
+ */
+export function readAgentStart(dir: string, agent: AgentConfig): AgentStartRecord {
   const path = runFile(dir, 'agent.json');
-  if (!existsSync(path)) return null;
+  const start: AgentStartRecord = { kind: agent.kind, model: agent.model, resume: null };
+  if (!existsSync(path)) return start;
   try {
     const v = JSON.parse(readFileSync(path, 'utf8')) as Partial<AgentStartRecord>;
-    if (v.kind !== 'claude' && v.kind !== 'codex') return null;
     return {
-      kind: v.kind,
-      model: typeof v.model === 'string' ? v.model : null,
+      ...start,
+      model: typeof v.model === 'string' ? v.model : start.model,
       resume: typeof v.resume === 'string' ? v.resume : null,
     };
   } catch {
-    return null;
+    return start;
   }
 }
 
@@ -140,7 +157,10 @@ function fromEnding(
         ...base,
         outcome: 'rate_limited',
         error: ending.message,
-        hold: { until: reset ?? now + cooldownMs, reason: ending.message },
+        hold: {
+          until: Math.min(reset ?? now + cooldownMs, now + MAX_HOLD_MS),
+          reason: ending.message,
+        },
         resumeFailed: null,
       };
     }

@@ -3,7 +3,7 @@
 // at once, settled while the agent may still be running (it then gets killGraceSeconds to
 // exit, as after a worker's API verdict).
 import { statSync } from 'node:fs';
-import type { Config } from '../../config/schema.js';
+import type { AgentConfig, Config } from '../../config/schema.js';
 import { agentKind } from '../../agents/kinds.js';
 import { AgentOutput } from '../../agents/output.js';
 import type { AgentReading } from '../../agents/types.js';
@@ -58,8 +58,7 @@ export class AgentWatch {
         continue;
       }
       if (ending && !w.settled) {
-        w.settled = true;
-        this.settle(worker, w.output);
+        this.settle(worker, w, agent);
         continue;
       }
       const silentMs = performance.now() - w.lastOutputAt;
@@ -67,7 +66,13 @@ export class AgentWatch {
         w.timedOut = true;
         const reason = `no output for ${agent.idleTimeoutSeconds} s`;
         worker.log.warn({ silentMs: Math.round(silentMs) }, `agent timed out: ${reason}`);
-        this.deps.track('agent idle timeout', () => this.deps.timeOut(worker, reason));
+        // One that could not be begun (the board busy) is tried again at the next tick.
+        this.deps.track('agent idle timeout', () =>
+          this.deps.timeOut(worker, reason).catch((err: unknown) => {
+            w.timedOut = false;
+            throw err;
+          }),
+        );
       }
     }
     for (const runId of this.watched.keys()) if (!seen.has(runId)) this.watched.delete(runId);
@@ -103,10 +108,11 @@ export class AgentWatch {
     return w;
   }
 
-  private settle(worker: LiveWorker, output: AgentOutput): void {
+  /** Settles the run from its final event; one that fails is tried again at the next tick. */
+  private settle(worker: LiveWorker, w: Watched, agent: AgentConfig): void {
+    w.settled = true;
     const dir = runDir(this.deps.dataDir, worker.runId);
-    const start = readAgentStart(dir);
-    if (!start) return;
+    const start = readAgentStart(dir, agent);
     const judgement = judgeAgentRun(
       dir,
       start,
@@ -115,8 +121,13 @@ export class AgentWatch {
       worker.leader?.pid ?? null,
       Date.now(),
       this.deps.workers.rateLimitCooldownSeconds * 1000,
-      output.reading(),
+      w.output.reading(),
     );
-    this.deps.track('agent verdict', () => this.deps.settle(worker, judgement));
+    this.deps.track('agent verdict', () =>
+      this.deps.settle(worker, judgement).catch((err: unknown) => {
+        w.settled = false;
+        throw err;
+      }),
+    );
   }
 }

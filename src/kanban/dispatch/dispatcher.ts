@@ -122,6 +122,7 @@ export class Dispatcher {
       judge: (run) => kanban.workspaces.judge(run),
       wake: () => this.wake(),
       agentReading: (runId) => this.agents.finalReading(runId),
+      agentOf: (profile) => config.workers.profiles[profile]?.agent ?? null,
     });
     this.holds = new ProfileHolds(kanban.board);
     this.samples = new WorkerSamples(kanban.board, this.live, () => this.stopping);

@@ -15,6 +15,7 @@ import type { RunJudgement } from './task-workspaces.js';
 import type { RunRecord } from '../store/run-store.js';
 import { judgeAgentRun, readAgentStart } from './agent-runs.js';
 import type { AgentReading } from '../../agents/types.js';
+import type { AgentConfig } from '../../config/schema.js';
 
 export interface RunEndingsDeps {
   board: Board;
@@ -30,6 +31,8 @@ export interface RunEndingsDeps {
   wake: () => void;
   /** What a live agent run was read to have printed, if it was watched (agent-watch.ts). */
   agentReading: (runId: string) => AgentReading | undefined;
+  /** The agent a profile runs (SPEC 11), or null: a command, judged by result.json. */
+  agentOf: (profile: string) => AgentConfig | null;
 }
 
 const NOTHING_LEFT = {
@@ -130,7 +133,8 @@ export class RunEndings {
       return;
     }
     const exit = readExitRecord(dir) ?? worker.exit ?? null;
-    const start = readAgentStart(dir);
+    const agent = this.deps.agentOf(run.profile);
+    const start = agent ? readAgentStart(dir, agent) : null;
     const tail =
       (exit && exit.exitCode !== 0) || start
         ? await readLogTail(run.logPath, { lines: 20, maxLineChars: 500 }).catch(() => '')
