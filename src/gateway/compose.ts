@@ -169,7 +169,15 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
       { name: 'workspaces', run: () => reconciler.stop() },
       { name: 'dispatcher', run: () => dispatcher.stop() },
       ...(config.shutdown.workers === 'terminate'
-        ? [{ name: 'workers', run: () => interruptAll(kanban, logger) }]
+        ? [
+            {
+              name: 'workers',
+              run: async () => {
+                await interruptAll(kanban, logger);
+                await dispatcher.reapLingering();
+              },
+            },
+          ]
         : []),
       { name: 'platform notices', run: () => platforms.announce(2000, 'gatehouse is restarting') },
       {

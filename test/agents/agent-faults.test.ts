@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { api, startGateway } from '../helpers/app.js';
-import { claudeProfile, codexProfile, shellCall } from '../helpers/agents.js';
+import { ENDS_AGENTS, claudeProfile, codexProfile, shellCall } from '../helpers/agents.js';
 import { makeRepo } from '../helpers/git.js';
 import { anthropicDouble, openaiDouble } from '../helpers/model-doubles.js';
 import { waitFor } from '../helpers/wait.js';
@@ -17,6 +17,7 @@ const fast = { tickSeconds: 0.1, killGraceSeconds: 0.5, failureLimit: 2 };
 async function gateway(profile: object, workers: object = {}) {
   return startGateway(
     {
+      ...ENDS_AGENTS,
       workers: { ...fast, ...workers, defaultProfile: 'agent', profiles: { agent: profile } },
       workspaces: { repos: { app: { path: makeRepo() } }, minFreeBytes: 0 },
     },
@@ -25,6 +26,20 @@ async function gateway(profile: object, workers: object = {}) {
 }
 
 const worktree = { workspace: 'worktree', repo: 'app' };
+
+/** The first hold GET /workers shows. */
+function firstHold(gw: {
+  url: string;
+}): Promise<{ profile: string; until: number; reason: string }> {
+  return waitFor(
+    'the hold',
+    async () => {
+      const h = (await api(gw.url, 'GET', '/workers')).body.holds;
+      return h.length > 0 ? h[0] : null;
+    },
+    60_000,
+  );
+}
 
 /** Pids whose command line holds `text` (NUL-separated arguments). */
 function processesWith(text: string): number[] {
@@ -103,14 +118,7 @@ describe('claude', () => {
       { rateLimitCooldownSeconds: 3600 },
     );
     const { id } = await createTask(gw, { title: 'on a subscription' });
-    const held = await waitFor(
-      'the hold',
-      async () => {
-        const h = (await api(gw.url, 'GET', '/workers')).body.holds;
-        return h.length > 0 ? h[0] : null;
-      },
-      60_000,
-    );
+    const held = await firstHold(gw);
     expect(held.until).toBe(resetAt * 1000);
     limited = false;
     const done = await settledIn(gw, id, 'done', 60_000);
@@ -146,6 +154,7 @@ describe("a task's own model", () => {
     double.script = () => ({ text: 'ok' });
     const gw = await startGateway(
       {
+        ...ENDS_AGENTS,
         workers: {
           ...fast,
           defaultProfile: 'agent',
@@ -208,6 +217,7 @@ describe("a task's model moved to another profile", () => {
     double.script = () => ({ text: 'ok' });
     const gw = await startGateway(
       {
+        ...ENDS_AGENTS,
         workers: {
           ...fast,
           failureLimit: 1,
@@ -260,6 +270,33 @@ describe('an agent that does not exit after its final event', () => {
   });
 });
 
+describe('a daemon stopped in container mode (shutdown.workers: terminate)', () => {
+  it('ends an agent still in its grace after its final line, leaving nothing behind', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-linger-'));
+    const bin = join(dir, 'claude');
+    const seconds = `${300 + Math.floor(Math.random() * 1000)}.5`;
+    const result = JSON.stringify({
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      result: 'done, then lingered',
+      session_id: 'a1b2c3d4-0000-4000-8000-000000000001',
+    });
+    writeFileSync(bin, `#!/bin/sh\ncat > /dev/null\necho '${result}'\nexec sleep ${seconds}\n`);
+    chmodSync(bin, 0o755);
+    const gw = await gateway(
+      { agent: { kind: 'claude', bin }, env: { GH_TEST_SUITE: process.env.GH_TEST_SUITE ?? '' } },
+      { killGraceSeconds: 10 },
+    );
+    const { id } = await createTask(gw, { title: 'lingers at the stop' });
+    await settledIn(gw, id, 'done', 30_000);
+    expect(processesWith(`sleep\0${seconds}\0`)).toHaveLength(1);
+    // Its grace has 10 s to go; the stop does not wait for it, nor leave it.
+    await gw.close();
+    expect(processesWith(`sleep\0${seconds}\0`)).toEqual([]);
+  });
+});
+
 describe('codex', () => {
   it('holds the profile until the local time its usage-limit message names', async () => {
     const double = await openaiDouble();
@@ -278,14 +315,7 @@ describe('codex', () => {
     });
     const gw = await gateway(codexProfile(double, {}, worktree), { rateLimitCooldownSeconds: 60 });
     const { id } = await createTask(gw, { title: 'limited' });
-    const held = await waitFor(
-      'the hold',
-      async () => {
-        const h = (await api(gw.url, 'GET', '/workers')).body.holds;
-        return h.length > 0 ? h[0] : null;
-      },
-      60_000,
-    );
+    const held = await firstHold(gw);
     expect(held.reason).toMatch(/usage limit/);
     // codex says the minute, in local time: the hold ends at that minute, not at the cooldown.
     expect(Math.abs(held.until - reset * 1000)).toBeLessThanOrEqual(60_000);

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { api } from '../helpers/app.js';
-import { claudeProfile, shellCall } from '../helpers/agents.js';
+import { ENDS_AGENTS, claudeProfile, shellCall } from '../helpers/agents.js';
 import { startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
 import { makeRepo } from '../helpers/git.js';
 import { anthropicDouble } from '../helpers/model-doubles.js';
@@ -26,6 +26,7 @@ describe('an agent run across a daemon killed with SIGKILL', () => {
     const dataDir = tempDir();
     const config = writeConfig(tempDir(), {
       store: storeConfig(ENGINE, dataDir),
+      ...ENDS_AGENTS,
       workers: {
         tickSeconds: 0.1,
         killGraceSeconds: 0.5,

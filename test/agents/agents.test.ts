@@ -5,7 +5,13 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { api, startGateway } from '../helpers/app.js';
-import { claudeProfile, codexProfile, shellCall, type Kind } from '../helpers/agents.js';
+import {
+  ENDS_AGENTS,
+  claudeProfile,
+  codexProfile,
+  shellCall,
+  type Kind,
+} from '../helpers/agents.js';
 import { makeRepo } from '../helpers/git.js';
 import { anthropicDouble, openaiDouble, type ModelDouble } from '../helpers/model-doubles.js';
 import { waitFor } from '../helpers/wait.js';
@@ -30,6 +36,7 @@ function profileFor(
 async function gateway(profiles: Record<string, object>, workers: object = {}) {
   return startGateway(
     {
+      ...ENDS_AGENTS,
       workers: { ...fast, ...workers, defaultProfile: Object.keys(profiles)[0], profiles },
       workspaces: { repos: { app: { path: makeRepo() } }, minFreeBytes: 0 },
     },

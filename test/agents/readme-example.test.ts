@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startGateway } from '../helpers/app.js';
-import { claudeBin, claudeProfile } from '../helpers/agents.js';
+import { ENDS_AGENTS, claudeBin, claudeProfile } from '../helpers/agents.js';
 import { ROOT } from '../helpers/daemon.js';
 import { makeRepo } from '../helpers/git.js';
 import { anthropicDouble } from '../helpers/model-doubles.js';
@@ -36,7 +36,7 @@ describe("the README's agent profile", () => {
       PATH: `${dirname(claudeBin())}:${process.env.PATH}`,
     };
     const gw = await startGateway(
-      { ...config, workers: { ...config.workers, tickSeconds: 0.1 } },
+      { ...config, ...ENDS_AGENTS, workers: { ...config.workers, tickSeconds: 0.1 } },
       { dispatch: true },
     );
     const { id } = await createTask(gw, { title: 'write a README' });

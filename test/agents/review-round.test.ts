@@ -3,7 +3,7 @@
 // approved. Both kinds, both engines.
 import { describe, expect, it } from 'vitest';
 import { api, startGateway } from '../helpers/app.js';
-import { claudeProfile, codexProfile } from '../helpers/agents.js';
+import { ENDS_AGENTS, claudeProfile, codexProfile } from '../helpers/agents.js';
 import { makeRepo } from '../helpers/git.js';
 import { anthropicDouble, openaiDouble } from '../helpers/model-doubles.js';
 import { waitFor } from '../helpers/wait.js';
@@ -17,6 +17,7 @@ describe.each(['claude', 'codex'] as const)('%s under review', (kind) => {
     const make = kind === 'claude' ? claudeProfile : codexProfile;
     const gw = await startGateway(
       {
+        ...ENDS_AGENTS,
         workers: {
           tickSeconds: 0.1,
           killGraceSeconds: 0.5,

@@ -7,6 +7,12 @@ import type { ModelDouble } from './model-doubles.js';
 
 export type Kind = 'claude' | 'codex';
 
+/**
+ * A test's gateway ends its agents when it closes: a test is over once its task is settled, and
+ * an agent settled at its final line may still be in its grace (a daemon leaves its workers).
+ */
+export const ENDS_AGENTS = { shutdown: { workers: 'terminate' } } as const;
+
 const home = (kind: string) => mkdtempSync(join(tmpdir(), `gh-${kind}-home-`));
 
 /** The suite's mark (test/global-setup.ts), so a process an agent leaves is found. */

@@ -279,6 +279,17 @@ export class Dispatcher {
     };
   }
 
+  /**
+   * Ends now what is left of this host's closed runs (a worker that reported its verdict, or an
+   * agent its final line, and has not exited yet): a stop that leaves nothing behind.
+   */
+  async reapLingering(): Promise<void> {
+    for (const run of await this.board.runs.unreaped()) {
+      if (!this.deps.kanban.ownership.owns(run)) continue;
+      await this.reaper.reap(run, this.live.get(run.id)?.groupHeldUntil ?? null, true);
+    }
+  }
+
   liveByProfile(): Record<string, number> {
     return this.live.countByProfile();
   }

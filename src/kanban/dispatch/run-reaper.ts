@@ -18,16 +18,19 @@ export class RunReaper {
     private readonly dataDir: string,
   ) {}
 
-  /** Ends the leftovers of a closed run (unless its profile keeps them). */
-  async reap(run: RunRecord, groupHeldUntil: number | null = null): Promise<void> {
+  /**
+   * Ends the leftovers of a closed run (unless its profile keeps them); `now`: without waiting
+   * out the grace of a worker that reported its verdict (a stop that leaves nothing behind).
+   */
+  async reap(run: RunRecord, groupHeldUntil: number | null = null, now = false): Promise<void> {
     if (run.endedAt === null || run.procGoneAt !== null || this.busy.has(run.id)) return;
-    const now = this.board.clock();
+    const at = this.board.clock();
     if (run.keepDescendants) {
       await this.board.transact((tx) => recordGone(tx, run.id));
       return;
     }
     const leader = leaderOf(run);
-    if (leader && pidExists(leader.pid, leader) && now - run.endedAt < this.graceMs) return;
+    if (!now && leader && pidExists(leader.pid, leader) && at - run.endedAt < this.graceMs) return;
     this.busy.add(run.id);
     try {
       const held = Math.max(groupHeldUntil ?? -1, run.groupHeldUntil ?? -1);

@@ -13,6 +13,11 @@ export const TASK_STATUSES = [
 ] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
+/** A count of 0 for every status (what a count by status starts from). */
+export function noTasks(): Record<TaskStatus, number> {
+  return Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
+}
+
 export const RUN_OUTCOMES = [
   'completed',
   'blocked',

@@ -1,5 +1,5 @@
 // Reading tasks and their parent links; every statement prepared once. Writes are in task-writes.ts.
-import type { Comment, Origin, Task, TaskStatus } from '../model/types.js';
+import { noTasks, type Comment, type Origin, type Task, type TaskStatus } from '../model/types.js';
 import type { WorkspaceRecord } from '../../workspaces/types.js';
 import type { Db } from './db.js';
 import { RUNS_OF_TASK, toRecord, type RunRecord, type RunRow } from './run-store.js';
@@ -215,15 +215,7 @@ export class TaskStore {
 
   /** Tasks per status, of those `match` picks (all by default). */
   async counts(match: TaskMatch = {}): Promise<Record<TaskStatus, number>> {
-    const counts = {
-      todo: 0,
-      ready: 0,
-      running: 0,
-      review: 0,
-      blocked: 0,
-      done: 0,
-      archived: 0,
-    };
+    const counts = noTasks();
     const found =
       match.assignee === undefined && match.q === undefined
         ? this.countByStatus.all()

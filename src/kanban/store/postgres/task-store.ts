@@ -1,6 +1,6 @@
 // Reading tasks on PostgreSQL: the same reads as SQLite's (../task-store.ts), rows in the same
 // column order, so both engines build a task with the same code.
-import type { Comment, Task, TaskStatus } from '../../model/types.js';
+import { noTasks, type Comment, type Task, type TaskStatus } from '../../model/types.js';
 import {
   AT,
   taskColumns,
@@ -105,15 +105,7 @@ export class PgTaskStore {
   }
 
   async counts(match: TaskMatch = {}): Promise<Record<TaskStatus, number>> {
-    const counts = {
-      todo: 0,
-      ready: 0,
-      running: 0,
-      review: 0,
-      blocked: 0,
-      done: 0,
-      archived: 0,
-    };
+    const counts = noTasks();
     const where = ['true'];
     const values: unknown[] = [];
     if (match.assignee !== undefined) where.push(`assignee = $${values.push(match.assignee)}`);
