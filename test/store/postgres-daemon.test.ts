@@ -220,11 +220,13 @@ describe('the daemon on PostgreSQL', () => {
       }
     } catch (err) {
       // A connection reset here once (not reproduced since): keep what the daemon said.
+      // Whether it still ran (a refused connection: it did not), and its last lines of any level.
+      const { exitCode, signalCode } = daemon.child;
       throw new Error(
-        `${(err as Error).message}; the daemon said: ${daemon
+        `${(err as Error).message}; the daemon ${exitCode === null && signalCode === null ? 'still runs' : `ended (code ${exitCode}, signal ${signalCode})`} and said: ${daemon
           .output()
           .split('\n')
-          .filter((line) => /"level":(40|50|60)/.test(line))
+          .slice(-30)
           .join('\n')
           .slice(-6000)}`,
         {

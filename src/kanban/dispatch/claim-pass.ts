@@ -67,6 +67,7 @@ export class ClaimPass {
             hostId: host.id,
             leaseMs: workers.claimTtlSeconds * 1000,
             keepDescendants: profile.keepDescendants,
+            checkHold: profile.agent !== null,
             logPathFor: (runId) => `${runDir(config.dataDir, runId)}/log`,
           }),
         );

@@ -16,6 +16,11 @@ export interface ClaimRequest {
   hostId: number;
   leaseMs: number;
   keepDescendants: boolean;
+  /**
+   * Its profile may be held by a rate limit (an agent's, SPEC 11): checked under the claim,
+   * since a pass may have read the holds before one was set.
+   */
+  checkHold?: boolean;
   /** Where the run's log goes, from its id. */
   logPathFor: (runId: string) => string;
 }
@@ -41,6 +46,8 @@ export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null
   if (!(await store[WRITES].lockReady(req.taskId))) return null;
   const task = await store.tasks.get(req.taskId);
   if (!task || (task.notBefore !== null && task.notBefore > now)) return null;
+  if (req.checkHold && (await store.holds.active(now)).some((h) => h.profile === req.profile))
+    return null;
   for (const p of task.parents) if (!parentSatisfied(await store.tasks.get(p))) return null;
   // Never two workers: the next run waits until nothing of the last one is alive.
   if (await store.runs.hasLingering(task.id)) return null;
