@@ -423,13 +423,14 @@ describe('supervision', () => {
     const gw = await gatewayWith({ hang: profile('hang') });
     const task = await createTask(gw, { title: 'watched', assignee: 'hang' });
     // The sample is in memory at once; the run's pid once its spawn is committed (on
-    // PostgreSQL that can come a moment later).
+    // PostgreSQL that can come a moment later). A first sample may catch the wrapper alone
+    // (128 KiB, seen on a busy Node 24 run), before its node worker is there: the worker's
+    // own memory is waited for.
     const shown = await waitFor('a sampled worker of a recorded run', async () => {
       const t = await getTask(gw, task.id);
-      return t.worker?.rssBytes && t.runs[0]?.pid ? t : null;
+      return t.worker?.rssBytes > 1_000_000 && t.runs[0]?.pid ? t : null;
     });
     expect(shown.worker.pid).toBe(shown.runs[0].pid);
-    expect(shown.worker.rssBytes).toBeGreaterThan(1_000_000);
     await waitFor('run maxima', async () => (await getTask(gw, task.id)).runs[0].rssBytesMax > 0);
   });
 });
