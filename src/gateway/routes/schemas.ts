@@ -106,34 +106,24 @@ export const CommentBody = Type.Object(
   strict,
 );
 
-export const FollowUpBody = Type.Object(
-  {
-    text: Type.String({
-      minLength: 1,
-      maxLength: 100_000,
-      description: 'the next run’s instructions',
-    }),
-    author: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  },
-  strict,
-);
+/** A text for a task's next run, and who wrote it (a follow-up, a change request). */
+const runText = (description: string) =>
+  Type.Object(
+    {
+      text: Type.String({ minLength: 1, maxLength: 100_000, description }),
+      author: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    },
+    strict,
+  );
+
+export const FollowUpBody = runText('the next run’s instructions');
 
 export const ApproveBody = Type.Union([
   Type.Object({ by: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, strict),
   Type.Null(),
 ]);
 
-export const ChangesBody = Type.Object(
-  {
-    text: Type.String({
-      minLength: 1,
-      maxLength: 100_000,
-      description: 'what to change: the next run’s instructions, and a comment',
-    }),
-    author: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  },
-  strict,
-);
+export const ChangesBody = runText('what to change: the next run’s instructions, and a comment');
 
 export const CompleteBody = Type.Union([
   Type.Object(
