@@ -14,11 +14,17 @@ import { createTask, eventsOf, getTask, settledIn } from '../helpers/workers.js'
 
 const fast = { tickSeconds: 0.1, killGraceSeconds: 0.5, failureLimit: 2 };
 
-async function gateway(profile: object, workers: object = {}) {
+/** A gateway whose default profile `agent` is `profile`, beside `others`. */
+async function gateway(profile: object, workers: object = {}, others: object = {}) {
   return startGateway(
     {
       ...ENDS_AGENTS,
-      workers: { ...fast, ...workers, defaultProfile: 'agent', profiles: { agent: profile } },
+      workers: {
+        ...fast,
+        ...workers,
+        defaultProfile: 'agent',
+        profiles: { agent: profile, ...others },
+      },
       workspaces: { repos: { app: { path: makeRepo() } }, minFreeBytes: 0 },
     },
     { dispatch: true },
@@ -152,19 +158,10 @@ describe("a task's own model", () => {
   it('runs with a model the profile allows, and refuses any other (400, nothing made)', async () => {
     const double = await anthropicDouble();
     double.script = () => ({ text: 'ok' });
-    const gw = await startGateway(
-      {
-        ...ENDS_AGENTS,
-        workers: {
-          ...fast,
-          defaultProfile: 'agent',
-          profiles: {
-            agent: claudeProfile(double, { model: 'claude-a', models: ['claude-a', 'claude-b'] }),
-            plain: { command: ['/bin/true'] },
-          },
-        },
-      },
-      { dispatch: true },
+    const gw = await gateway(
+      claudeProfile(double, { model: 'claude-a', models: ['claude-a', 'claude-b'] }),
+      {},
+      { plain: { command: ['/bin/true'] } },
     );
     const { id } = await createTask(gw, { title: 'on b', model: 'claude-b' });
     const done = await settledIn(gw, id, 'done', 60_000);
@@ -215,20 +212,10 @@ describe("a task's model moved to another profile", () => {
   it('is not run by a profile that does not allow it', async () => {
     const double = await anthropicDouble();
     double.script = () => ({ text: 'ok' });
-    const gw = await startGateway(
-      {
-        ...ENDS_AGENTS,
-        workers: {
-          ...fast,
-          failureLimit: 1,
-          defaultProfile: 'agent',
-          profiles: {
-            agent: claudeProfile(double, { model: 'claude-a' }),
-            wide: claudeProfile(double, { models: ['claude-a', 'claude-b'] }, { maxConcurrent: 0 }),
-          },
-        },
-      },
-      { dispatch: true },
+    const gw = await gateway(
+      claudeProfile(double, { model: 'claude-a' }),
+      { failureLimit: 1 },
+      { wide: claudeProfile(double, { models: ['claude-a', 'claude-b'] }, { maxConcurrent: 0 }) },
     );
     const { id } = await createTask(gw, { title: 'on b', assignee: 'wide', model: 'claude-b' });
     // Allowed where it was made; the assignee changed after.

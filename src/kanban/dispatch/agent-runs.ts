@@ -1,8 +1,9 @@
 // An agent profile's run (SPEC 11): before it starts, its prompt and whether it resumes the
 // task's session; when it ends, its verdict from what the agent printed (agent.jsonl), so a run
 // adopted after a restart is judged exactly as one this daemon watched.
-import { existsSync, readFileSync } from 'node:fs';
-import type { AgentConfig, Profile } from '../../config/schema.js';
+import { readFileSync } from 'node:fs';
+import type { AgentConfig } from '../../config/schema.js';
+import { allowedModels } from '../../config/agents.js';
 import { agentKind } from '../../agents/kinds.js';
 import { readAgentOutput } from '../../agents/output.js';
 import { resumePrompt, taskPrompt, type PromptInput } from '../../agents/prompt.js';
@@ -38,9 +39,6 @@ export interface AgentStart {
   record: AgentStartRecord;
 }
 
-export const isAgentProfile = (p: Profile): p is Profile & { agent: AgentConfig } =>
-  p.agent !== null;
-
 function promptWorkspace(workspace: WorkspaceRecord | null, cwd: string): PromptInput['workspace'] {
   if (workspace?.kind === 'worktree')
     return {
@@ -63,9 +61,8 @@ export async function planAgentRun(
   cwd: string,
 ): Promise<AgentStart> {
   const { task } = claim;
-  const allowed = [...(agent.model ? [agent.model] : []), ...agent.models];
   // Asked for with another assignee (then moved here), or allowed on another host only.
-  if (task.model !== null && !allowed.includes(task.model))
+  if (task.model !== null && !allowedModels(agent).includes(task.model))
     throw new Error(
       `the task's model "${task.model}" is not one this profile allows (agent.model, agent.models)`,
     );
@@ -103,11 +100,11 @@ export async function planAgentRun(
  * agent's tools can write), the model and resumed session from agent.json where it is whole.
  */
 export function readAgentStart(dir: string, agent: AgentConfig): AgentStartRecord {
-  const path = runFile(dir, 'agent.json');
   const start: AgentStartRecord = { kind: agent.kind, model: agent.model, resume: null };
-  if (!existsSync(path)) return start;
   try {
-    const v = JSON.parse(readFileSync(path, 'utf8')) as Partial<AgentStartRecord>;
+    const v = JSON.parse(
+      readFileSync(runFile(dir, 'agent.json'), 'utf8'),
+    ) as Partial<AgentStartRecord>;
     return {
       ...start,
       model: typeof v.model === 'string' ? v.model : start.model,
@@ -130,7 +127,7 @@ function fromEnding(
   exit: ExitRecord | null,
   now: number,
   cooldownMs: number,
-): Omit<AgentJudgement, 'agent' | 'resumeFailed'> & { resumeFailed: string | null } {
+): Omit<AgentJudgement, 'agent'> {
   const base = { exitCode: exit?.exitCode ?? null, signal: exit?.signal ?? null };
   switch (ending.kind) {
     case 'completed':

@@ -48,7 +48,6 @@ export class AgentWatch {
       seen.add(worker.runId);
       if (worker.exit !== undefined) continue;
       const w = this.watch(worker, agent.kind);
-      if (!w) continue;
       if (w.output.poll() > 0) w.lastOutputAt = performance.now();
       const ending = w.output.reading().ending;
       // Most agents exit at once after their final event: that exit settles the run (one
@@ -86,7 +85,7 @@ export class AgentWatch {
     return w.output.reading();
   }
 
-  private watch(worker: LiveWorker, kind: 'claude' | 'codex'): Watched | null {
+  private watch(worker: LiveWorker, kind: AgentConfig['kind']): Watched {
     const known = this.watched.get(worker.runId);
     if (known) return known;
     const path = runFile(runDir(this.deps.dataDir, worker.runId), 'agent.jsonl');
