@@ -178,6 +178,9 @@ describe('the daemon on PostgreSQL', () => {
     const dataDir = tempDir();
     const daemon = startDaemon({ dataDir, config: postgresConfig(dataDir, schema, url) });
     const base = await waitServing(dataDir, daemon.pid, 30_000);
+    // Serving, and started: its dispatcher has adopted what was running. (A connection cut
+    // while it still starts ends the daemon with an error: found here, not this test's case.)
+    await waitFor('ready', async () => (await api(base, 'GET', '/ready')).status === 200, 30_000);
     const answered: string[] = [];
     const statuses = new Map<string, number>();
     const terminate = () =>
