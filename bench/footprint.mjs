@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openDatabase } from '../dist/kanban/store/db.js';
+import { openDatabase } from '../dist/kanban/store/sqlite/db.js';
 import {
   envWithout,
   gatehouse,

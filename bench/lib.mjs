@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../dist/config/load.js';
 import { composeGateway } from '../dist/gateway/compose.js';
 import { claimTask } from '../dist/kanban/moves/claim.js';
-import { openDatabase } from '../dist/kanban/store/db.js';
+import { openDatabase } from '../dist/kanban/store/sqlite/db.js';
 import { openBoard } from '../dist/kanban/store/open.js';
 
 export const ROOT = resolve(import.meta.dirname, '..');

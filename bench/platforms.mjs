@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../dist/config/load.js';
 import { composeGateway } from '../dist/gateway/compose.js';
-import { openStore } from '../dist/kanban/store/store.js';
+import { openStore } from '../dist/kanban/store/sqlite/store.js';
 import { createWebhook } from '../dist/platforms/webhook.js';
 import { claimForDemo, median, p99, printTable, removeDir, tempDir, waitFor } from './lib.mjs';
 

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../dist/config/load.js';
 import { composeGateway } from '../dist/gateway/compose.js';
 import { recordGone } from '../dist/kanban/moves/records.js';
-import { openStore } from '../dist/kanban/store/store.js';
+import { openStore } from '../dist/kanban/store/sqlite/store.js';
 import { claimForDemo, printTable, removeDir, tempDir } from './lib.mjs';
 
 const TASKS = 1000;

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { openDatabase } from '../dist/kanban/store/db.js';
+import { openDatabase } from '../dist/kanban/store/sqlite/db.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin/gatehouse.js');

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/kanban/store/db.js';
+import { openDatabase } from '../../src/kanban/store/sqlite/db.js';
 import { readCmdline, readEnviron } from '../../src/proc/index.js';
 import { api } from '../helpers/app.js';
 import { freePort, startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';

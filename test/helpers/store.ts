@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterAll } from 'vitest';
 import type { BoardStore } from '../../src/kanban/store/contract.js';
 import { openPostgresStore, pgTypes } from '../../src/kanban/store/postgres/store.js';
-import { openStore } from '../../src/kanban/store/store.js';
+import { openStore } from '../../src/kanban/store/sqlite/store.js';
 import { databaseUrl } from './postgres.js';
 
 export const ENGINE: 'sqlite' | 'postgres' =

@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DatabaseError, openDatabase } from '../../src/kanban/store/db.js';
-import { MIGRATIONS } from '../../src/kanban/store/migrations.js';
+import { DatabaseError, openDatabase } from '../../src/kanban/store/sqlite/db.js';
+import { MIGRATIONS } from '../../src/kanban/store/sqlite/migrations.js';
 import { api, startGateway } from '../helpers/app.js';
 import { tempDir } from '../helpers/daemon.js';
 

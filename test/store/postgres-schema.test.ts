@@ -2,7 +2,7 @@
 // and event ids strictly increasing in the order transactions commit.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/kanban/store/db.js';
+import { openDatabase } from '../../src/kanban/store/sqlite/db.js';
 import { appendEvents } from '../../src/kanban/store/postgres/events.js';
 import { PG_MIGRATIONS } from '../../src/kanban/store/postgres/migrations.js';
 import { migratePostgres, SchemaTooNewError } from '../../src/kanban/store/postgres/schema.js';

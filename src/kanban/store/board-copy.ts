@@ -6,7 +6,7 @@
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import pg, { type ClientBase } from 'pg';
-import { MIGRATIONS } from './migrations.js';
+import { MIGRATIONS } from './sqlite/migrations.js';
 import { migratePostgres, schemaIdent } from './postgres/schema.js';
 import { redactUrl } from './url.js';
 

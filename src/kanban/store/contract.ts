@@ -1,14 +1,14 @@
 // What the board needs of a store, whichever engine holds it (SQLite embedded, PostgreSQL for
 // many hosts). The SQLite classes define the shape of each table's reads and writes; the
 // PostgreSQL ones implement the same. Everything outside this folder sees only these types.
-import type { EventStore } from './event-store.js';
-import type { HoldStore } from './hold-store.js';
-import type { HostStore } from './host-store.js';
-import type { IdempotencyStore } from './idempotency-store.js';
-import type { PlatformStore } from './platform-store.js';
-import type { RunStore } from './run-store.js';
-import type { TaskStore } from './task-store.js';
-import type { TaskWrites, WRITES } from './task-writes.js';
+import type { EventStore } from './sqlite/event-store.js';
+import type { HoldStore } from './sqlite/hold-store.js';
+import type { HostStore } from './sqlite/host-store.js';
+import type { IdempotencyStore } from './sqlite/idempotency-store.js';
+import type { PlatformStore } from './sqlite/platform-store.js';
+import type { RunStore } from './sqlite/run-store.js';
+import type { TaskStore } from './sqlite/task-store.js';
+import type { TaskWrites, WRITES } from './sqlite/task-writes.js';
 
 /** The public members of an engine's class: what the other engine must offer too. */
 type Shape<T> = { [K in keyof T]: T[K] };

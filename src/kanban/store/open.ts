@@ -5,8 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import type { StoreConfig } from '../../config/schema.js';
 import type { BoardStore } from './contract.js';
-import { DatabaseError } from './db.js';
-import { openStore } from './store.js';
+import { DatabaseError } from './sqlite/db.js';
+import { openStore } from './sqlite/store.js';
 import { redactUrl } from './url.js';
 
 /** The board cannot be opened until the operator changes something. */

@@ -1,7 +1,7 @@
 // The event log on PostgreSQL: the same reads as SQLite's (../event-store.ts); appended with ids
 // in commit order (events.ts).
 import type { BoardEvent, EventKind, NewEvent } from '../../model/events.js';
-import { toEvent, type EventRow } from '../event-store.js';
+import { toEvent, type EventRow } from '../sqlite/event-store.js';
 import { appendEvents } from './events.js';
 import { rows, run, type Queryable } from './query.js';
 

@@ -1,5 +1,5 @@
 // Profile holds on PostgreSQL: the same as SQLite's (../hold-store.ts).
-import type { ProfileHold } from '../hold-store.js';
+import type { ProfileHold } from '../sqlite/hold-store.js';
 import { rows, run, type Queryable } from './query.js';
 
 export class PgHoldStore {

@@ -1,6 +1,6 @@
 // Hosts on PostgreSQL: the same reads and writes as SQLite's (../host-store.ts), with every
 // lease time taken from the server's clock, the one clock all hosts share.
-import { toHost, type HostRenewal, type HostRow, type NewHost } from '../host-store.js';
+import { toHost, type HostRenewal, type HostRow, type NewHost } from '../sqlite/host-store.js';
 import type { Host } from '../../model/types.js';
 import { rows, type Queryable } from './query.js';
 

@@ -1,7 +1,7 @@
 // Idempotency keys on PostgreSQL: the same as SQLite's (../idempotency-store.ts). A twin's key
 // not yet committed holds the unique index: the insert waits for it (at most the session's
 // lock_timeout), then finds the key taken.
-import type { IdempotencyRecord } from '../idempotency-store.js';
+import type { IdempotencyRecord } from '../sqlite/idempotency-store.js';
 import { rows, run, type Queryable } from './query.js';
 
 export class PgIdempotencyStore {

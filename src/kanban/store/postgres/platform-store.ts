@@ -5,7 +5,7 @@ import {
   toSubscription,
   type Subscription,
   type SubscriptionRow,
-} from '../platform-store.js';
+} from '../sqlite/platform-store.js';
 import { NOW } from './host-store.js';
 import { rows, run, type Queryable } from './query.js';
 

@@ -8,7 +8,7 @@ import {
   type RunEnd,
   type RunRecord,
   type RunRow,
-} from '../run-store.js';
+} from '../sqlite/run-store.js';
 import { rows, run, type Queryable } from './query.js';
 
 export class PgRunStore {

@@ -10,8 +10,8 @@ import {
   type TaskMatch,
   type TaskLease,
   type TaskRow,
-} from '../task-store.js';
-import { toRecord, type RunRecord, type RunRow } from '../run-store.js';
+} from '../sqlite/task-store.js';
+import { toRecord, type RunRecord, type RunRow } from '../sqlite/run-store.js';
 import { arrays, rows, type Queryable } from './query.js';
 import { NOW } from './host-store.js';
 

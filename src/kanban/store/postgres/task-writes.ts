@@ -8,9 +8,9 @@ import {
   type Expect,
   type NewTask,
   type RunningColumns,
-} from '../task-writes.js';
+} from '../sqlite/task-writes.js';
 import type { Task } from '../../model/types.js';
-import { taskColumns, toTask, type TaskRow } from '../task-store.js';
+import { taskColumns, toTask, type TaskRow } from '../sqlite/task-store.js';
 import { arrays, rows, run, type Queryable } from './query.js';
 
 export class PgTaskWrites {

@@ -1,8 +1,8 @@
 // Writing tasks: the only statements that change tasks.status. Only the moves may import this
 // module (eslint no-restricted-imports), and the table's CHECKs reject a row whose columns do
 // not match its status.
-import type { StatusColumns } from '../model/transitions.js';
-import type { Origin, Task, TaskStatus } from '../model/types.js';
+import type { StatusColumns } from '../../model/transitions.js';
+import type { Origin, Task, TaskStatus } from '../../model/types.js';
 import type { Db } from './db.js';
 import { taskColumns, toTask, type TaskRow } from './task-store.js';
 

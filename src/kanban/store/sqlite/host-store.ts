@@ -1,7 +1,7 @@
 // SQL for hosts: the daemons sharing the board, each with a lease it renews. On SQLite the
 // database's clock is this machine's; PostgreSQL's (./postgres/host-store.ts) is the server's.
 import type { Db } from './db.js';
-import type { Host, HostState } from '../model/types.js';
+import type { Host, HostState } from '../../model/types.js';
 
 export interface HostRow {
   id: number | string;

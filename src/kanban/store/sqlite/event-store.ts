@@ -1,6 +1,6 @@
 // The append-only event log: written inside the transaction of the change it records.
 import type { Db } from './db.js';
-import type { BoardEvent, EventKind, NewEvent } from '../model/events.js';
+import type { BoardEvent, EventKind, NewEvent } from '../../model/events.js';
 
 export interface EventRow {
   id: number;

@@ -3,7 +3,7 @@
 // awaits between its statements, so a read from elsewhere can come while a transaction is
 // open: on the writer it would see rows that may yet be rolled back. Nothing outside this
 // folder sees the database or writes SQL.
-import type { BoardStore, StorageFailure, TxHandle, TxTables } from './contract.js';
+import type { BoardStore, StorageFailure, TxHandle, TxTables } from '../contract.js';
 import { openDatabase, openReader, type Db } from './db.js';
 import { EventStore } from './event-store.js';
 import { HoldStore } from './hold-store.js';

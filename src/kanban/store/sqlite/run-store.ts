@@ -1,9 +1,9 @@
 // SQL for runs: one row per attempt, with the worker's process identity and how it ended.
-import type { ProcessIdentity } from '../../proc/index.js';
+import type { ProcessIdentity } from '../../../proc/index.js';
 import type { Db } from './db.js';
-import type { Run, RunOutcome } from '../model/types.js';
-import type { RunEvidence } from '../../workspaces/types.js';
-import type { RunAgent } from '../../agents/types.js';
+import type { Run, RunOutcome } from '../../model/types.js';
+import type { RunEvidence } from '../../../workspaces/types.js';
+import type { RunAgent } from '../../../agents/types.js';
 
 export interface RunRow {
   seq: number;

@@ -1,5 +1,5 @@
 // SQL for platforms: persisted adapter state and notification subscriptions with their cursors.
-import { NOTIFY_KINDS } from '../model/events.js';
+import { NOTIFY_KINDS } from '../../model/events.js';
 import type { Db } from './db.js';
 
 export interface Subscription {

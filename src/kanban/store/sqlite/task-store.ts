@@ -1,6 +1,12 @@
 // Reading tasks and their parent links; every statement prepared once. Writes are in task-writes.ts.
-import { noTasks, type Comment, type Origin, type Task, type TaskStatus } from '../model/types.js';
-import type { WorkspaceRecord } from '../../workspaces/types.js';
+import {
+  noTasks,
+  type Comment,
+  type Origin,
+  type Task,
+  type TaskStatus,
+} from '../../model/types.js';
+import type { WorkspaceRecord } from '../../../workspaces/types.js';
 import type { Db } from './db.js';
 import { RUNS_OF_TASK, toRecord, type RunRecord, type RunRow } from './run-store.js';
 
