@@ -108,12 +108,37 @@ export function parseProcStat(pid: number, text: string): ProcStat | null {
   };
 }
 
+/** One buffer for every stat read: a stat line is a few hundred bytes. */
+let statBuffer = Buffer.alloc(1024);
+
+/**
+ * /proc/<pid>/stat's text: one open, read and close into a buffer kept for it (readFileSync
+ * cannot know the size of a /proc file, so it reads twice and allocates each time).
+ */
+function readStatText(pid: number): string {
+  const fd = openSync(`/proc/${pid}/stat`, constants.O_RDONLY);
+  try {
+    let length = 0;
+    for (;;) {
+      const n = readSync(fd, statBuffer, length, statBuffer.length - length, null);
+      length += n;
+      if (n === 0 || length < statBuffer.length) break;
+      const larger = Buffer.alloc(statBuffer.length * 2);
+      statBuffer.copy(larger);
+      statBuffer = larger;
+    }
+    return statBuffer.toString('latin1', 0, length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The process's facts, or null when no such pid exists. */
 export function readProcStat(pid: number): ProcStat | null {
   if (!isPid(pid)) return null;
   if (hasProc) {
     try {
-      return parseProcStat(pid, readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      return parseProcStat(pid, readStatText(pid));
     } catch {
       return null;
     }
@@ -121,7 +146,8 @@ export function readProcStat(pid: number): ProcStat | null {
   return readPsStat(pid);
 }
 
-function procPids(): number[] {
+/** Every pid in /proc (Linux). */
+export function procPids(): number[] {
   return readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
     .map(Number);
@@ -167,6 +193,11 @@ export function startTimeNow(): number {
   if (!hasProc) return Date.now() / 1000;
   const uptime = uptimeSeconds();
   return uptime === null ? 0 : Math.floor(uptime * kernelUnits().clockTicks);
+}
+
+/** A Linux start time (clock ticks since boot) in milliseconds since boot. */
+export function startTimeMs(startTime: number): number {
+  return (startTime * 1000) / kernelUnits().clockTicks;
 }
 
 /** The process's argv, or null when it cannot be read. */

@@ -1,16 +1,63 @@
 // One read of the process table, shared by every caller that asked for it before it began, with
-// each process's environment read at most once for all of them. Run endings that arrive
-// together (a burst of exits, a thousand workers) cost one pass over /proc instead of one each.
-import { listProcesses, readEnviron, type ProcStat } from './proc-stat.js';
+// each process's stat and environment read at most once for all of them. Run endings that arrive
+// together (a burst of exits, a thousand workers) cost one pass over /proc instead of one each,
+// and a pass for the processes started since a run's leader reads the stat of those only.
+import {
+  procPids,
+  listProcesses,
+  readEnviron,
+  readProcStat,
+  startTimeMs,
+  type ProcStat,
+} from './proc-stat.js';
+import { startedBefore } from './process-age.js';
+
+const LINUX = process.platform === 'linux';
 
 export class ProcessTable {
   private readonly environs = new Map<number, string[] | null>();
+  private readonly stats = new Map<number, ProcStat | null>();
+  private every: ProcStat[] | null = null;
 
-  constructor(readonly processes: readonly ProcStat[]) {}
+  /** `pids` as /proc listed them; or, without /proc, every process already read. */
+  private constructor(
+    private readonly pids: readonly number[],
+    listed: ProcStat[] | null,
+  ) {
+    this.every = listed;
+  }
 
-  /** Reads the table now. */
+  /** Lists the table now; each process's stat is read when first asked for. */
   static read(): ProcessTable {
-    return new ProcessTable(listProcesses());
+    return LINUX ? new ProcessTable(procPids(), null) : new ProcessTable([], listProcesses());
+  }
+
+  private stat(pid: number): ProcStat | null {
+    if (!this.stats.has(pid)) this.stats.set(pid, readProcStat(pid));
+    return this.stats.get(pid) ?? null;
+  }
+
+  /** Every process in the table. */
+  get processes(): readonly ProcStat[] {
+    this.every ??= this.pids.map((pid) => this.stat(pid)).filter((p) => p !== null);
+    return this.every;
+  }
+
+  /**
+   * The processes of the table that started at or after `startTime` (a Linux start time). Those
+   * their /proc inodes prove older (process-age.ts) are not read; where that cannot be told (the
+   * wall clock stepped), every one is.
+   */
+  since(startTime: number): readonly ProcStat[] {
+    const older = this.every === null ? startedBefore(startTimeMs(startTime)) : null;
+    if (older === null) return this.processes.filter((p) => p.startTime >= startTime);
+    const found: ProcStat[] = [];
+    for (const pid of this.pids) {
+      if (!this.stats.has(pid) && older(pid)) continue;
+      const stat = this.stat(pid);
+      if (stat && stat.startTime >= startTime) found.push(stat);
+    }
+    return found;
   }
 
   /** The process's environment as the table's readers first asked for it, or null. */

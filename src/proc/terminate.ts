@@ -111,7 +111,9 @@ function provenRunProcesses(
   const holds = leaderHoldsGroup(leader);
   const sameBoot = currentBootId() === leader.bootId;
   const found: ProcStat[] = [];
-  for (const p of table.processes) {
+  // Whatever is provably the run's started no earlier than its leader (its group's members too:
+  // only the leader's descendants are in its session): the older ones are not read at all.
+  for (const p of sameBoot ? table.since(leader.startTime) : table.processes) {
     if (isZombie(p)) continue;
     if (p.pgid === leader.pid && holds) {
       found.push(p);
