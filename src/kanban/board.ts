@@ -23,8 +23,7 @@ import type {
   StorageFailure,
   TaskReads,
 } from './store/contract.js';
-import type { RunRecord } from './store/sqlite/run-store.js';
-import type { TaskFilter, TaskMatch } from './store/sqlite/task-store.js';
+import type { TaskDetail, TaskFilter, TaskMatch } from './store/sqlite/task-store.js';
 /** Between a keyed request's tries while a lock holds it. */
 const KEYED_RETRY_MS = 50;
 
@@ -162,8 +161,8 @@ export class Board {
   }
 
   /** A task with its runs, read together (404 when there is none). */
-  async detail(id: string): Promise<{ task: Task; runs: RunRecord[] }> {
-    const found = await this.tasks.withRuns(id);
+  async detail(id: string): Promise<TaskDetail> {
+    const found = await this.tasks.detail(id);
     if (!found) throw new AppError('TASK_NOT_FOUND', `no task ${id}`);
     return found;
   }

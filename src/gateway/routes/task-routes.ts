@@ -176,12 +176,13 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       },
     },
     async (req: IdRequest) => {
-      const { task, runs } = await board.detail(req.params.id);
+      // One read (one statement on PostgreSQL): the task, its runs and the tasks waiting on it.
+      const { task, runs, children } = await board.detail(req.params.id);
       // The task read is this request's own: extended in place, not copied (26 fields).
       return Object.assign(task, {
         runs: runs.map(publicRun),
         usage: totalUsage(runs.map((r) => r.agent?.usage)),
-        children: await board.tasks.children(task.id),
+        children,
         worker: deps.workerInfo(task.id),
       });
     },

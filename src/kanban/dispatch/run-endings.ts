@@ -103,8 +103,9 @@ export class RunEndings {
     const dir = runDir(this.deps.dataDir, run.id);
     if (run.endedAt !== null) {
       // The worker reported its verdict before it exited: its exit status is recorded beside
-      // the verdict, and only its leftovers remain.
-      const exit = readExitRecord(dir) ?? worker.exit ?? null;
+      // the verdict, and only its leftovers remain. exit.json was read when its exit was seen;
+      // an adopted leader's is read now.
+      const exit = worker.exit ?? readExitRecord(dir);
       await board.transact((tx) => recordExitStatus(tx, run.id, exit));
       await this.deps.reaper.reap(run, worker.groupHeldUntil);
       live.remove(worker);
@@ -132,7 +133,7 @@ export class RunEndings {
       worker.log.warn({ survivors: left.survivors }, 'run leftovers survived SIGKILL; claim kept');
       return;
     }
-    const exit = readExitRecord(dir) ?? worker.exit ?? null;
+    const exit = worker.exit ?? readExitRecord(dir);
     const agent = this.deps.agentOf(run.profile);
     const start = agent ? readAgentStart(dir, agent) : null;
     const tail =

@@ -15,7 +15,7 @@ import type { Profile } from '../../config/schema.js';
 import { currentBootId, readProcStat } from '../../proc/index.js';
 import type { Claim } from '../moves/claim.js';
 import type { ProcRecord } from '../model/types.js';
-import { runDir, runFile, writeJson, writeJsonAtomic } from './run-files.js';
+import { runDir, runFile, writeJson } from './run-files.js';
 import { agentKind } from '../../agents/kinds.js';
 import type { AgentStart } from './agent-runs.js';
 
@@ -176,7 +176,10 @@ export function spawnWorker(req: SpawnRequest): Spawned {
     bootId: currentBootId(),
   };
   try {
-    writeJsonAtomic(runFile(dir, 'proc.json'), proc);
+    // One write of a few dozen bytes to a file no one reads while this daemon lives: a reader
+    // after a crash sees all of it or an empty file, which is read as no record (the run is then
+    // found by its marker), as a missing one is. No temporary file and rename to pay for.
+    writeJson(runFile(dir, 'proc.json'), proc);
   } catch (err) {
     // Unrecorded, it could not be adopted after a restart: end it now (our own child, its
     // group still led by it), and say nothing was started.

@@ -6,12 +6,13 @@ import {
   taskColumns,
   toTask,
   type RunningDeadline,
+  type TaskDetail,
   type TaskFilter,
   type TaskMatch,
   type TaskLease,
   type TaskRow,
 } from '../sqlite/task-store.js';
-import { toRecord, type RunRecord, type RunRow } from '../sqlite/run-store.js';
+import { toRecord, type RunRow } from '../sqlite/run-store.js';
 import { arrays, rows, type Queryable } from './query.js';
 import { NOW } from './host-store.js';
 
@@ -47,19 +48,21 @@ export class PgTaskStore {
     return found.map((c) => ({ ...c, id: Number(c.id), at: Number(c.at) }));
   }
 
-  async withRuns(id: string): Promise<{ task: Task; runs: RunRecord[] } | null> {
+  async detail(id: string): Promise<TaskDetail | null> {
     // One statement: one round trip, one snapshot. Every run column is a JSON number, string,
     // boolean or null, as RunRow has it.
-    const [row] = await arrays<[...TaskRow, string]>(
+    const [row] = await arrays<[...TaskRow, string, string]>(
       this.db,
       `SELECT ${COLUMNS},
-        (SELECT coalesce(json_agg(r ORDER BY r.seq), '[]')::text FROM runs r WHERE r.task_id = tasks.id)
+        (SELECT coalesce(json_agg(r ORDER BY r.seq), '[]')::text FROM runs r WHERE r.task_id = tasks.id),
+        (SELECT coalesce(json_agg(p.task_id ORDER BY p.ord), '[]')::text FROM task_parents p WHERE p.parent_id = tasks.id)
         FROM tasks WHERE id = $1`,
       [id],
     );
     if (!row) return null;
+    const children = JSON.parse(row.pop() as string) as string[];
     const runs = JSON.parse(row.pop() as string) as RunRow[];
-    return { task: toTask(row as unknown as TaskRow), runs: runs.map(toRecord) };
+    return { task: toTask(row as unknown as TaskRow), runs: runs.map(toRecord), children };
   }
 
   async list(

@@ -64,6 +64,13 @@ export type TaskRow = [
 ];
 
 /** Dispatcher-only facts that the API does not show. */
+/** A task as GET /tasks/:id shows it: its runs, oldest first, and the tasks that wait on it. */
+export interface TaskDetail {
+  task: Task;
+  runs: RunRecord[];
+  children: string[];
+}
+
 export interface TaskLease {
   leaseExpiresAt: number | null;
   lastHeartbeatAt: number | null;
@@ -174,10 +181,16 @@ export class TaskStore {
   }
 
   /** The task with its runs, oldest first, read together (one snapshot), or null. */
-  async withRuns(id: string): Promise<{ task: Task; runs: RunRecord[] } | null> {
-    // Both statements run before any other code: no commit comes between them.
+  /** The task, its runs in order and the tasks that wait on it: what GET /tasks/:id shows. */
+  async detail(id: string): Promise<TaskDetail | null> {
+    // The statements run before any other code: no commit comes between them.
     const row = this.byId.get(id);
-    return row ? { task: toTask(row), runs: this.runsOf.all(id).map(toRecord) } : null;
+    if (!row) return null;
+    return {
+      task: toTask(row),
+      runs: this.runsOf.all(id).map(toRecord),
+      children: this.childrenOf.all(id).map((r) => r.task_id),
+    };
   }
 
   /** The task's comments written since `since` (the newest `limit`), oldest first. */
