@@ -5,7 +5,7 @@
 // the run's daemon CPU per lifecycle as process.cpuUsage() tells it.
 // `node bench/lifecycle-profile.mjs [tasks]`; `BENCH_PROFILE_ROOT` profiles another checkout.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { printTable, removeDir, tempDir } from './lib.mjs';
 
@@ -80,13 +80,12 @@ function profileChild() {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   if (out.status !== 0) throw new Error(`profiled run failed (${out.status})`);
-  const file = readdirSync(dir).find((f) => f === 'p.json');
-  const data = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+  const data = JSON.parse(readFileSync(join(dir, 'p.json'), 'utf8'));
   removeDir(dir);
   return data;
 }
 
-export function phases(profile) {
+function phases(profile) {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map();
   for (const node of profile.nodes) for (const c of node.children ?? []) parent.set(c, node.id);

@@ -48,17 +48,18 @@ function observe(): { boot: number; offset: number } | null {
 }
 
 /**
- * A test of "this pid's process started before `sinceMs` (boot clock)" that reads no stat, or
- * null when it cannot be told so (the wall clock stepped since then, or before this process
- * watched it; no /proc): then every stat must be read. A pid it says false of may still be old.
+ * The wall time before which a /proc/<pid> inode proves its process started before `sinceMs`
+ * (boot clock), or null when it cannot be told so (the wall clock stepped since then, or before
+ * this process watched it; no /proc): then every stat must be read.
  */
-export function startedBefore(sinceMs: number): ((pid: number) => boolean) | null {
+export function olderBefore(sinceMs: number): number | null {
   const now = observe();
   // The step was seen now but happened since the last reading: a moment this close may precede it.
   if (now === null || sinceMs <= steadySince + MARGIN_MS) return null;
-  const threshold = sinceMs + lowest - MARGIN_MS;
-  return (pid) => {
-    const inode = statSync(`/proc/${pid}`, { throwIfNoEntry: false });
-    return inode !== undefined && inode.ctimeMs < threshold;
-  };
+  return sinceMs + lowest - MARGIN_MS;
+}
+
+/** When /proc/<pid>'s inode was last changed (wall clock, ms), or null when it is gone. */
+export function inodeTime(pid: number): number | null {
+  return statSync(`/proc/${pid}`, { throwIfNoEntry: false })?.ctimeMs ?? null;
 }

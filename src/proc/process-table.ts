@@ -1,7 +1,8 @@
 // One read of the process table, shared by every caller that asked for it before it began, with
 // each process's stat and environment read at most once for all of them. Run endings that arrive
 // together (a burst of exits, a thousand workers) cost one pass over /proc instead of one each,
-// and a pass for the processes started since a run's leader reads the stat of those only.
+// and a pass for the processes started since a run's leader reads the stat of those only (the
+// others' /proc inode times, also read once, prove them older).
 import {
   procPids,
   listProcesses,
@@ -10,22 +11,20 @@ import {
   startTimeMs,
   type ProcStat,
 } from './proc-stat.js';
-import { startedBefore } from './process-age.js';
+import { inodeTime, olderBefore } from './process-age.js';
 
 const LINUX = process.platform === 'linux';
 
 export class ProcessTable {
   private readonly environs = new Map<number, string[] | null>();
   private readonly stats = new Map<number, ProcStat | null>();
-  private every: ProcStat[] | null = null;
+  private readonly inodeTimes = new Map<number, number | null>();
 
   /** `pids` as /proc listed them; or, without /proc, every process already read. */
   private constructor(
     private readonly pids: readonly number[],
-    listed: ProcStat[] | null,
-  ) {
-    this.every = listed;
-  }
+    private every: ProcStat[] | null,
+  ) {}
 
   /** Lists the table now; each process's stat is read when first asked for. */
   static read(): ProcessTable {
@@ -35,6 +34,11 @@ export class ProcessTable {
   private stat(pid: number): ProcStat | null {
     if (!this.stats.has(pid)) this.stats.set(pid, readProcStat(pid));
     return this.stats.get(pid) ?? null;
+  }
+
+  private inodeTime(pid: number): number | null {
+    if (!this.inodeTimes.has(pid)) this.inodeTimes.set(pid, inodeTime(pid));
+    return this.inodeTimes.get(pid) ?? null;
   }
 
   /** Every process in the table. */
@@ -49,11 +53,11 @@ export class ProcessTable {
    * wall clock stepped), every one is.
    */
   since(startTime: number): readonly ProcStat[] {
-    const older = this.every === null ? startedBefore(startTimeMs(startTime)) : null;
-    if (older === null) return this.processes.filter((p) => p.startTime >= startTime);
+    const before = this.every === null ? olderBefore(startTimeMs(startTime)) : null;
+    if (before === null) return this.processes.filter((p) => p.startTime >= startTime);
     const found: ProcStat[] = [];
     for (const pid of this.pids) {
-      if (!this.stats.has(pid) && older(pid)) continue;
+      if (!this.stats.has(pid) && (this.inodeTime(pid) ?? Infinity) < before) continue;
       const stat = this.stat(pid);
       if (stat && stat.startTime >= startTime) found.push(stat);
     }

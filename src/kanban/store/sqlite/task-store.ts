@@ -63,7 +63,6 @@ export type TaskRow = [
   review: number | boolean | null,
 ];
 
-/** Dispatcher-only facts that the API does not show. */
 /** A task as GET /tasks/:id shows it: its runs, oldest first, and the tasks that wait on it. */
 export interface TaskDetail {
   task: Task;
@@ -71,6 +70,7 @@ export interface TaskDetail {
   children: string[];
 }
 
+/** Dispatcher-only facts that the API does not show. */
 export interface TaskLease {
   leaseExpiresAt: number | null;
   lastHeartbeatAt: number | null;
@@ -180,8 +180,7 @@ export class TaskStore {
     return row ? toTask(row) : null;
   }
 
-  /** The task with its runs, oldest first, read together (one snapshot), or null. */
-  /** The task, its runs in order and the tasks that wait on it: what GET /tasks/:id shows. */
+  /** The task, its runs and the tasks that wait on it, read together (one snapshot), or null. */
   async detail(id: string): Promise<TaskDetail | null> {
     // The statements run before any other code: no commit comes between them.
     const row = this.byId.get(id);
