@@ -104,7 +104,10 @@ describe('claude', () => {
 
   it('holds the profile until the reset a subscription reported, then runs within a second of it', async () => {
     const double = await anthropicDouble();
-    const resetAt = Math.ceil(Date.now() / 1000) + 4;
+    // Far enough ahead to still be ahead when the run is judged: claude starts, retries the 429
+    // twice (about 2 s) and gives up, which on a busy machine took past 4 s. A reset already
+    // past when judged is not trusted, and the profile cooldown (an hour here) holds instead.
+    const resetAt = Math.ceil(Date.now() / 1000) + 10;
     let limited = true;
     double.script = () =>
       limited
