@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// Builds the daemon's one-file bundle (dist/bundle/daemon.cjs) from the compiled modules, then
+// Builds the daemon's bundle (dist/bundle/daemon.cjs, and the PostgreSQL store apart in
+// daemon-postgres.cjs, with the pg driver it alone needs) from the compiled modules, then
 // records its V8 code cache from a real start (scripts/train-code-cache.mjs): what `gatehouse
 // run` loads (see src/cli/daemon-loader.ts). A start that cannot be recorded here leaves the
 // daemon without the cache, which costs start-up time and nothing else, so it only warns.
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { build } from 'rolldown';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -26,7 +27,19 @@ await build({
     /^@fastify\/swagger/,
   ],
   // Strict, as the ES modules it is made of are (a write to the frozen config must throw).
-  output: { file: OUT, format: 'cjs', codeSplitting: false, strict: true },
+  // The entry's exports stay as they are, for the PostgreSQL chunk's use (see the loader).
+  preserveEntrySignatures: 'allow-extension',
+  output: {
+    dir: dirname(OUT),
+    entryFileNames: 'daemon.cjs',
+    chunkFileNames: '[name].cjs',
+    codeSplitting: {
+      includeDependenciesRecursively: false,
+      groups: [{ name: 'daemon-postgres', test: /[\\/]kanban[\\/]store[\\/]postgres[\\/]/ }],
+    },
+    format: 'cjs',
+    strict: true,
+  },
   logLevel: 'warn',
 });
 

@@ -1,4 +1,4 @@
-// The daemon's code, loaded from its one-file bundle (dist/bundle/daemon.cjs, built by
+// The daemon's code, loaded from its bundle (dist/bundle/daemon.cjs, built by
 // scripts/bundle.mjs) with the V8 code cache the build recorded from a real start: the modules
 // are neither looked up file by file nor parsed and compiled again, which was most of a cold
 // start. The cache file is the SHA-256 of the script it was made for, the SHA-256 of its payload
@@ -119,13 +119,20 @@ export function loadDaemon(
   const recorded = recordedCache(cache, digest);
   const cacheSkipped = recorded ? mayUse(recorded.id, trial) : null;
   const cachedData = recorded && cacheSkipped === null ? recorded.payload : undefined;
-  const module = { exports: {} as { runDaemon?: typeof runDaemon } };
+  const module = { exports: {} as { runDaemon?: typeof runDaemon }, loaded: false };
+  const require = createRequire(bundle);
+  // The PostgreSQL store is a chunk of its own (dist/bundle/daemon-postgres.cjs), loaded only
+  // when the board is on PostgreSQL: it requires this bundle's exports by its file name, which
+  // must find this module, not load the bundle a second time.
+  require.cache[bundle] = module as unknown as NodeJS.Module;
   let script: Script;
   try {
     script = new Script(wrapped, { filename: bundle, cachedData });
     const init = script.runInThisContext() as (...args: unknown[]) => void;
-    init(module.exports, createRequire(bundle), module, bundle, dirname(bundle));
+    init(module.exports, require, module, bundle, dirname(bundle));
+    module.loaded = true;
   } catch (err) {
+    delete require.cache[bundle];
     throw damaged(bundle, err);
   }
   if (typeof module.exports.runDaemon !== 'function')
