@@ -33,6 +33,7 @@ await build({
     dir: dirname(OUT),
     entryFileNames: 'daemon.cjs',
     chunkFileNames: '[name].cjs',
+    // The PostgreSQL store's folder only: what it shares with the SQLite path stays here.
     codeSplitting: {
       includeDependenciesRecursively: false,
       groups: [{ name: 'daemon-postgres', test: /[\\/]kanban[\\/]store[\\/]postgres[\\/]/ }],

@@ -53,28 +53,27 @@ describe("the daemon's bundle", () => {
   });
 
   it("loads PostgreSQL's driver only for a board on PostgreSQL, and its chunk shares the bundle", () => {
-    const trial = join(tempDir(), 'code-cache.trial');
-    const out = execFileSync(
-      process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        `import { createRequire } from 'node:module';
-         import { loadDaemon, DAEMON_BUNDLE, DAEMON_CODE_CACHE } from '${LOADER}';
-         const d = loadDaemon(DAEMON_BUNDLE, DAEMON_CODE_CACHE, ${JSON.stringify(trial)});
-         const require = createRequire(DAEMON_BUNDLE);
-         const pgLoaded = () => Object.keys(require.cache).some((k) => k.includes('/node_modules/pg/'));
-         const before = pgLoaded();
-         const chunk = require('./daemon-postgres.cjs');
-         process.stdout.write(JSON.stringify({
-           before, after: pgLoaded(),
-           store: typeof chunk.store_exports.openPostgresStore,
-           same: require(DAEMON_BUNDLE).runDaemon === d.runDaemon,
-         }));`,
-      ],
-      { encoding: 'utf8' },
+    // After the loader's line, a second one: whether pg was loaded before and after the chunk.
+    const child = loadInChild(
+      DAEMON_CODE_CACHE,
+      join(tempDir(), 'code-cache.trial'),
+      `const require = (await import('node:module')).createRequire(DAEMON_BUNDLE);
+       const pgLoaded = () => Object.keys(require.cache).some((k) => k.includes('/node_modules/pg/'));
+       const before = pgLoaded();
+       const chunk = require('./daemon-postgres.cjs');
+       process.stdout.write('\\n' + JSON.stringify({
+         before, after: pgLoaded(),
+         store: typeof chunk.store_exports.openPostgresStore,
+         same: require(DAEMON_BUNDLE).runDaemon === d.runDaemon,
+       }));`,
     );
-    expect(JSON.parse(out)).toEqual({ before: false, after: true, store: 'function', same: true });
+    expect(child.status).toBe(0);
+    expect(JSON.parse(child.stdout.split('\n')[1] ?? '')).toEqual({
+      before: false,
+      after: true,
+      store: 'function',
+      same: true,
+    });
   });
 
   it('never feeds V8 a cache whose payload was damaged, even with the bundle’s digest intact', () => {
