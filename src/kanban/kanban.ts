@@ -2,6 +2,7 @@
 import type { Config } from '../config/schema.js';
 import { Board } from './board.js';
 import { Ownership } from './dispatch/ownership.js';
+import { Launching } from './dispatch/launching.js';
 import { runTerminator, type RunTerminator } from './dispatch/run-terminator.js';
 import { TaskWorkspaces } from './dispatch/task-workspaces.js';
 import type { DispatcherLog } from './dispatch/log.js';
@@ -18,6 +19,8 @@ export interface Kanban {
   worker: WorkerActions;
   terminations: Terminations;
   terminator: RunTerminator;
+  /** Runs being launched: every termination waits for their spawn (launching.ts). */
+  launching: Launching;
   policy: SettlementPolicy;
   /** Which runs this daemon supervises (all of them unless the board is shared). */
   ownership: Ownership;
@@ -46,9 +49,12 @@ export function createKanban(config: Config, store: BoardStore, opts: KanbanOpti
         .map((p) => p.name),
     ),
   };
-  const terminator =
+  const launching = new Launching();
+  const terminator = launching.guard(
     opts.terminator ??
-    runTerminator({ graceMs: config.workers.killGraceSeconds * 1000, killWaitMs: 5000 });
+      runTerminator({ graceMs: config.workers.killGraceSeconds * 1000, killWaitMs: 5000 }),
+    (runId) => board.runs.get(runId),
+  );
   const terminations = new Terminations(
     board,
     { ...policy, reclaimDeferMs: config.workers.reclaimDeferSeconds * 1000 },
@@ -79,6 +85,7 @@ export function createKanban(config: Config, store: BoardStore, opts: KanbanOpti
     workspaces,
     terminations,
     terminator,
+    launching,
     policy,
   };
 }

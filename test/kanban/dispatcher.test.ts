@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { runTerminator } from '../../src/kanban/dispatch/run-terminator.js';
-import { pidExists, readEnviron } from '../../src/proc/index.js';
+import { listProcesses, pidExists, readEnviron } from '../../src/proc/index.js';
 import { api, startGateway } from '../helpers/app.js';
 import { waitFor } from '../helpers/wait.js';
 import {
@@ -269,6 +269,29 @@ describe('supervision', () => {
     });
     expect(pidExists(grandchild)).toBe(false);
     expect((await getTask(gw, task.id)).runs[0].outcome).toBe('archived');
+  });
+
+  it('archives a task claimed a moment ago, its run folder still being written: its worker does not outlive the archive', async () => {
+    const gw = await gatewayWith({ hang: profile('hang') });
+    let archiving: Promise<{ status: string }> | undefined;
+    let runId: string | null = null;
+    // Told as the claim commits, when the launch has only begun writing the run's folder.
+    const unsubscribe = gw.kanban.board.bus.subscribe((event) => {
+      if (event.kind !== 'claimed' || event.taskId === null || archiving) return;
+      runId = event.runId;
+      archiving = gw.kanban.operator.archive(event.taskId);
+    });
+    const task = await createTask(gw, { title: 'archived at its claim', assignee: 'hang' });
+    await waitFor('the claim', async () => archiving !== undefined);
+    unsubscribe();
+    expect((await archiving!).status).toBe('archived');
+    // The launch has ended either way: no worker of the run may be running now.
+    await gw.kanban.launching.settled(runId!);
+    const marker = `GATEHOUSE_RUN_ID=${runId}`;
+    const left = listProcesses().filter((p) => readEnviron(p.pid)?.includes(marker));
+    expect(left.map((p) => `${p.pid} ${p.state}`)).toEqual([]);
+    const run = (await getTask(gw, task.id)).runs[0];
+    expect(run.outcome).toBe('archived');
   });
 
   it('starts the next task as soon as an archive has ended the running one, not at the next tick', async () => {

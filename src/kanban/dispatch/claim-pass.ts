@@ -27,7 +27,7 @@ export interface ClaimPassDeps {
 }
 
 export class ClaimPass {
-  /** Claims whose workspace is being made, by run id, with their profile: they hold a slot. */
+  /** Claims being launched, by run id, with their profile: they hold a slot until live. */
   private readonly starting = new Map<string, string>();
   /** Where the next pass starts among the profiles (round robin). */
   private nextProfile = 0;
@@ -38,12 +38,14 @@ export class ClaimPass {
   async once(): Promise<boolean> {
     const { board, live, host, config } = this.deps;
     const workers = config.workers;
-    if (this.deps.halted() || live.size + this.starting.size >= workers.maxConcurrent) return false;
+    // A launch whose worker is live already is counted once, among the live.
+    const launching = [...this.starting].filter(([runId]) => !live.get(runId));
+    if (this.deps.halted() || live.size + launching.length >= workers.maxConcurrent) return false;
     // A lease that cannot be renewed: the fence will end the workers, so nothing new starts.
     if (!host.claimable()) return false;
     const now = board.clock();
     const busy = live.countByProfile();
-    for (const name of this.starting.values()) busy[name] = (busy[name] ?? 0) + 1;
+    for (const [, name] of launching) busy[name] = (busy[name] ?? 0) + 1;
     const floor = this.deps.workspaces.diskFloor();
     const held = await this.deps.holds.at(now);
     const profiles = Object.values(workers.profiles);
@@ -75,12 +77,9 @@ export class ClaimPass {
         this.nextProfile = (turn + 1) % profiles.length;
         // Claimed under a lease lost meanwhile: nothing is started for it (launch.ts).
         const startable = !this.deps.halted() && claim.run.hostId === host.id && host.claimable();
-        if (profile.workspace === 'none') {
-          await this.deps.launcher.launch(claim, profile, startable);
-          return true;
-        }
-        // Making a workspace (a worktree, its setup) takes its time: other tasks are
-        // dispatched meanwhile, and the claim holds its slot until its worker is spawned.
+        // Its worker starts in the background (its folder written off the event loop, or its
+        // workspace made, then the spawn): other tasks are claimed meanwhile, and the claim
+        // holds its slot until its worker is live or its launch has ended.
         this.starting.set(claim.run.id, profile.name);
         this.deps.track('launch', () =>
           this.deps.launcher

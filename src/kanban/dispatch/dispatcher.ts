@@ -108,6 +108,7 @@ export class Dispatcher {
       live: this.live,
       cgroups: this.cgroups,
       workspaces: kanban.workspaces,
+      launching: kanban.launching,
       baseUrl: () => this.baseUrl,
       onExit: (worker) => this.endRun(worker),
     });
@@ -331,9 +332,10 @@ export class Dispatcher {
   }
 
   /**
-   * Starts the best ready task of the next profile, in turn, with a free slot within the global
-   * cap, and asks for another pass: one spawn per turn of the event loop, because a spawn blocks
-   * the loop for a fork and requests that arrive during a burst are served between spawns.
+   * Claims the best ready task of the next profile, in turn, with a free slot within the global
+   * cap, and asks for another pass: one claim per turn of the event loop, its worker started in
+   * the background (its folder written off the loop, then the spawn), so that requests arriving
+   * during a burst are served between spawns, each of which blocks the loop for a fork.
    */
   private async dispatch(): Promise<void> {
     if (this.dispatching) {

@@ -10,7 +10,8 @@ import type { LiveWorker, LiveWorkers } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
 import type { RunCgroups } from './run-cgroups.js';
 import { decodeStatus, readExitRecord, runDir } from './run-files.js';
-import { spawnWorker } from './worker-spawn.js';
+import { prepareRun, spawnWorker, type Spawned } from './worker-spawn.js';
+import type { Launching } from './launching.js';
 import type { TaskWorkspaces } from './task-workspaces.js';
 import { recordWorkspace } from '../moves/workspace.js';
 import type { Prepared, RunStart } from '../../workspaces/workspaces.js';
@@ -25,6 +26,7 @@ export interface LauncherDeps {
   live: LiveWorkers;
   cgroups: RunCgroups | null;
   workspaces: TaskWorkspaces;
+  launching: Launching;
   /** The daemon's base URL for GATEHOUSE_URL (known once the server listens). */
   baseUrl: () => string;
   /** Its leader has exited: the run's ending begins. */
@@ -39,7 +41,6 @@ export class Launcher {
    * claim), starts nothing and ends the run `interrupted`, not counted.
    */
   async launch(claim: Claim, profile: Profile, startable: boolean): Promise<void> {
-    const { config, cgroups } = this.deps;
     const log = this.deps.log.child({ taskId: claim.task.id, runId: claim.run.id });
     if (!startable) {
       await this.settleUnstarted(
@@ -67,10 +68,26 @@ export class Launcher {
         return;
       }
     }
-    let spawned: ReturnType<typeof spawnWorker>;
+    // Every termination of the run waits for this to end (launching.ts): what it ends is then
+    // the worker started here, or nothing.
+    await this.deps.launching.during(claim.run.id, () =>
+      this.start(claim, profile, workspace, agent, log),
+    );
+  }
+
+  /** The run's folder, its worker spawned and supervised, and its spawn recorded. */
+  private async start(
+    claim: Claim,
+    profile: Profile,
+    workspace: (Prepared & { start: RunStart }) | null,
+    agent: AgentStart | null,
+    log: DispatcherLog,
+  ): Promise<void> {
+    const { config, cgroups } = this.deps;
+    let spawned: Spawned;
     const cgroup = cgroups?.make(claim.run.id) ?? null;
     try {
-      spawned = spawnWorker({
+      const prepared = await prepareRun({
         agent,
         cgroup,
         claim,
@@ -80,6 +97,7 @@ export class Launcher {
         inheritedEnv: config.workerEnv,
         workspace: workspace && { cwd: workspace.record.path, env: workspace.env },
       });
+      spawned = prepared.ok ? spawnWorker(prepared.run) : prepared;
       if (workspace && spawned.ok)
         this.deps.workspaces.room.writeRunStart(
           runDir(config.dataDir, claim.run.id),

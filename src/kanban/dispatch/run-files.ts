@@ -1,5 +1,15 @@
 // The run folder (SPEC §3): task.json, log, proc.json, exit.json, result.json; read defensively.
-import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isPid } from '../../proc/index.js';
 import { MAX_RESULT_BYTES, MAX_JSON_DEPTH, nestedDeeperThan } from '../model/json-limits.js';
@@ -31,8 +41,22 @@ export const runFile = (
 /** JSON as the run folder's files are written: indented, one value, a final newline. */
 const jsonText = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
-export function writeJson(path: string, value: unknown): void {
-  writeFileSync(path, jsonText(value));
+/** Writes JSON as the run folder's files are (off the event loop). */
+export function writeJsonFile(path: string, value: unknown): Promise<void> {
+  return writeFile(path, jsonText(value));
+}
+
+/**
+ * Writes JSON into an empty file made earlier (see writeJsonFile's callers): no file is
+ * created, which is most of a small write's cost on a busy disk.
+ */
+export function fillJson(path: string, value: unknown): void {
+  const fd = openSync(path, 'r+');
+  try {
+    writeSync(fd, jsonText(value));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Writes a file atomically (temp file, then rename), so a reader never sees half of it. */

@@ -1,21 +1,14 @@
 // Starting one worker run: its folder, the wrapper as group and session leader, env, log; proc.json first.
 import { spawn, type ChildProcess } from 'node:child_process';
-import {
-  accessSync,
-  closeSync,
-  constants,
-  mkdirSync,
-  openSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { accessSync, closeSync, constants, mkdirSync, open, statSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { PACKAGE_ROOT } from '../../config/defaults.js';
 import type { Profile } from '../../config/schema.js';
 import { currentBootId, readProcStat } from '../../proc/index.js';
 import type { Claim } from '../moves/claim.js';
 import type { ProcRecord } from '../model/types.js';
-import { runDir, runFile, writeJson } from './run-files.js';
+import { fillJson, runDir, runFile, writeJsonFile } from './run-files.js';
 import { agentKind } from '../../agents/kinds.js';
 import type { AgentStart } from './agent-runs.js';
 
@@ -113,54 +106,91 @@ export function workerEnv(req: SpawnRequest, dir: string): Record<string, string
 }
 
 /** An agent run's argv, with its prompt and start written to the run folder; null for a command. */
-function agentArgv(req: SpawnRequest, dir: string): string[] | null {
+async function agentArgv(req: SpawnRequest, dir: string): Promise<string[] | null> {
   const agent = req.profile.agent;
   if (!agent || !req.agent) return null;
-  writeFileSync(runFile(dir, 'prompt.md'), req.agent.prompt);
-  writeJson(runFile(dir, 'agent.json'), req.agent.record);
+  await Promise.all([
+    writeFile(runFile(dir, 'prompt.md'), req.agent.prompt),
+    writeJsonFile(runFile(dir, 'agent.json'), req.agent.record),
+  ]);
   return [req.profile.command[0]!, ...agentKind(agent.kind).args(agent, req.agent.plan)];
 }
 
+/** A run's folder written and its log opened, ready for its spawn. */
+export interface PreparedRun {
+  dir: string;
+  /** The wrapper's arguments after its own name: options, exit.json, the worker's argv. */
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** The run's log, open for appending: the wrapper's stdout and stderr. */
+  logFd: number;
+}
+
+const openForAppend = (path: string) =>
+  new Promise<number>((resolve, reject) =>
+    open(path, 'a', (err, fd) => (err ? reject(err) : resolve(fd))),
+  );
+
 /**
- * Spawns the run's wrapper (argv, no shell for the worker's own command) in a new session and
- * process group, stdin from /dev/null, stdout and stderr appended to the run's log, and writes
- * proc.json before returning. Synchronous, so nothing can observe the run half started.
+ * The run's folder and files (task.json, an empty proc.json, the instructions, an agent's
+ * prompt), its program checked and its log opened: file work done off the event loop, where a
+ * slow disk blocks nothing else, before the spawn. Nothing is started; a run whose proc.json is
+ * missing or empty has no recorded worker (adoption finds one by its marker).
  */
-export function spawnWorker(req: SpawnRequest): Spawned {
+export async function prepareRun(
+  req: SpawnRequest,
+): Promise<{ ok: true; run: PreparedRun } | { ok: false; error: string }> {
   const { claim, profile } = req;
   const dir = runDir(req.dataDir, claim.run.id);
   // Made already when the run's workspace was prepared (its setup writes to the run's log).
-  mkdirSync(dir, { recursive: true });
-  // Nothing reads it before the worker starts, and a run that never started is not adopted:
-  // a plain write is enough.
-  writeJson(runFile(dir, 'task.json'), {
-    ...claim.task,
-    runId: claim.run.id,
-    profile: profile.name,
-  });
-  // A follow-up's instructions, as a file of their own (any size, intact).
-  if (claim.task.instructions !== null)
-    writeFileSync(runFile(dir, 'instructions.md'), claim.task.instructions);
-  const argv = agentArgv(req, dir) ?? profile.command;
+  await mkdir(dir, { recursive: true });
+  const [argv] = await Promise.all([
+    agentArgv(req, dir),
+    // Nothing reads it before the worker starts, and a run that never started is not adopted:
+    // a plain write is enough.
+    writeJsonFile(runFile(dir, 'task.json'), {
+      ...claim.task,
+      runId: claim.run.id,
+      profile: profile.name,
+    }),
+    // Empty until the spawn fills it in: an empty proc.json is read as no record.
+    writeFile(runFile(dir, 'proc.json'), ''),
+    // A follow-up's instructions, as a file of their own (any size, intact).
+    claim.task.instructions !== null
+      ? writeFile(runFile(dir, 'instructions.md'), claim.task.instructions)
+      : undefined,
+  ]);
   const io = req.agent ? ['--io', runFile(dir, 'prompt.md'), runFile(dir, 'agent.jsonl')] : [];
   const env = workerEnv(req, dir);
   const cwd = req.workspace?.cwd ?? profile.cwd;
   const problem = preflight(profile, cwd, env);
   if (problem) return { ok: false, error: problem };
-  const log = openSync(claim.run.logPath, 'a');
+  const cgroup = req.cgroup === null ? [] : ['--cgroup', req.cgroup];
+  const args = [...cgroup, ...io, runFile(dir, 'exit.json'), ...(argv ?? profile.command)];
+  return { ok: true, run: { dir, args, env, cwd, logFd: await openForAppend(claim.run.logPath) } };
+}
+
+/**
+ * Spawns the prepared run's wrapper (argv, no shell for the worker's own command) in a new
+ * session and process group, stdin from /dev/null, stdout and stderr appended to the run's log,
+ * and writes proc.json before returning. Synchronous, so nothing can observe the run half
+ * started. The log's descriptor is closed here, whatever happens.
+ */
+export function spawnWorker(prepared: PreparedRun): Spawned {
+  const { dir, logFd } = prepared;
   let child: ChildProcess;
   try {
-    const cgroup = req.cgroup === null ? [] : ['--cgroup', req.cgroup];
-    child = spawn('/bin/sh', [WRAPPER, ...cgroup, ...io, runFile(dir, 'exit.json'), ...argv], {
-      cwd,
-      env,
+    child = spawn('/bin/sh', [WRAPPER, ...prepared.args], {
+      cwd: prepared.cwd,
+      env: prepared.env,
       detached: true,
-      stdio: ['ignore', log, log],
+      stdio: ['ignore', logFd, logFd],
     });
   } catch (err) {
     return { ok: false, error: (err as Error).message };
   } finally {
-    closeSync(log);
+    closeSync(logFd);
   }
   const pid = child.pid;
   if (pid === undefined) {
@@ -176,10 +206,11 @@ export function spawnWorker(req: SpawnRequest): Spawned {
     bootId: currentBootId(),
   };
   try {
-    // One write of a few dozen bytes to a file no one reads while this daemon lives: a reader
-    // after a crash sees all of it or an empty file, which is read as no record (the run is then
-    // found by its marker), as a missing one is. No temporary file and rename to pay for.
-    writeJson(runFile(dir, 'proc.json'), proc);
+    // One write of a few dozen bytes into the empty file prepareRun made, which no one reads
+    // while this daemon lives: a reader after a crash sees all of it or an empty file, which is
+    // read as no record (the run is then found by its marker), as a missing one is. No
+    // temporary file and rename to pay for, and no file made on the event loop.
+    fillJson(runFile(dir, 'proc.json'), proc);
   } catch (err) {
     // Unrecorded, it could not be adopted after a restart: end it now (our own child, its
     // group still led by it), and say nothing was started.
