@@ -118,6 +118,37 @@ function phases(profile) {
   return { shares, total };
 }
 
+/**
+ * The floor of the spawn phase: the same wrapper and worker spawned by a bare node, whose fork
+ * copies only its own few MiB of anonymous memory (a fork's cost grows with the parent's).
+ */
+function bareSpawn() {
+  const script = `
+    const { spawn } = require('node:child_process');
+    const { mkdtempSync, readFileSync, rmSync } = require('node:fs');
+    const dir = mkdtempSync(require('node:os').tmpdir() + '/spawn-');
+    const argv = [${JSON.stringify(join(root, 'libexec/run-worker.sh'))}, dir + '/exit.json', '/bin/sh', '-c', 'exit 0'];
+    (async () => {
+      const took = [];
+      for (let i = 0; i < 100; i++) {
+        const t = performance.now();
+        const c = spawn('/bin/sh', argv, { stdio: 'ignore', detached: true });
+        took.push(performance.now() - t);
+        await new Promise((r) => c.on('exit', r));
+      }
+      rmSync(dir, { recursive: true });
+      took.sort((a, b) => a - b);
+      const anon = Number(readFileSync('/proc/self/status', 'utf8').match(/RssAnon:\\s+(\\d+)/)[1]);
+      console.log(JSON.stringify({ ms: took[50], anonMiB: anon / 1024 }));
+    })();
+  `;
+  const out = spawnSync(process.execPath, ['--max-semi-space-size=1', '-e', script], {
+    encoding: 'utf8',
+  });
+  if (out.status !== 0) throw new Error(`bare spawn failed: ${out.stderr}`);
+  return JSON.parse(out.stdout);
+}
+
 export async function run() {
   const { profile, r } = profileChild();
   const { shares, total } = phases(profile);
@@ -131,6 +162,14 @@ export async function run() {
       baselineName: 'a lifecycle, all phases (wall, sampled)',
       baseline: perLifecycle,
     }));
+  const floor = bareSpawn();
+  rows.push({
+    figure: `the floor: spawn() of the same wrapper by a bare node (${floor.anonMiB.toFixed(0)} MiB anonymous), median`,
+    unit: 'ms',
+    value: floor.ms,
+    baselineName: "the daemon's spawn phase per lifecycle",
+    baseline: (shares.get(PHASES[0][0]) ?? 0) / 1000 / n,
+  });
   rows.push({
     figure: `daemon CPU per lifecycle (process.cpuUsage), ${r.rate.toFixed(1)} lifecycles/s`,
     unit: 'ms',
