@@ -34,7 +34,21 @@ export interface LauncherDeps {
 }
 
 export class Launcher {
+  /** The turn of the event loop the last spawn waits for (see spawnTurn). */
+  private lastTurn: Promise<void> = Promise.resolve();
+
   constructor(private readonly deps: LauncherDeps) {}
+
+  /**
+   * Resolves in a turn of the event loop of its own, after the previous spawn's: a fork blocks
+   * the loop for milliseconds, and runs whose folders were written together would otherwise
+   * fork one after another while requests wait.
+   */
+  private spawnTurn(): Promise<void> {
+    const turn = this.lastTurn.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    this.lastTurn = turn;
+    return turn;
+  }
 
   /**
    * Spawns the claim's worker, or, when `startable` is false (its host lost its lease after the
@@ -97,6 +111,7 @@ export class Launcher {
         inheritedEnv: config.workerEnv,
         workspace: workspace && { cwd: workspace.record.path, env: workspace.env },
       });
+      if (prepared.ok) await this.spawnTurn();
       spawned = prepared.ok ? spawnWorker(prepared.run) : prepared;
       if (workspace && spawned.ok)
         this.deps.workspaces.room.writeRunStart(
