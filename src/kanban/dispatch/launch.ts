@@ -66,6 +66,22 @@ export class Launcher {
     }
     const workspace = await this.workspace(claim, profile);
     if (workspace === false) return;
+    // Every termination of the run waits for this to end (launching.ts): what it ends is then
+    // the worker started here, or nothing. From here on, not while a workspace is made (that may
+    // take minutes: a termination meanwhile settles the run, and recordWorkspace says so).
+    await this.deps.launching.during(claim.run.id, () =>
+      this.start(claim, profile, workspace, log),
+    );
+  }
+
+  /** An agent's plan, the run's folder, its worker spawned and supervised, its spawn recorded. */
+  private async start(
+    claim: Claim,
+    profile: Profile,
+    workspace: (Prepared & { start: RunStart }) | null,
+    log: DispatcherLog,
+  ): Promise<void> {
+    const { config, cgroups } = this.deps;
     let agent: AgentStart | null = null;
     if (profile.agent) {
       try {
@@ -82,22 +98,6 @@ export class Launcher {
         return;
       }
     }
-    // Every termination of the run waits for this to end (launching.ts): what it ends is then
-    // the worker started here, or nothing.
-    await this.deps.launching.during(claim.run.id, () =>
-      this.start(claim, profile, workspace, agent, log),
-    );
-  }
-
-  /** The run's folder, its worker spawned and supervised, and its spawn recorded. */
-  private async start(
-    claim: Claim,
-    profile: Profile,
-    workspace: (Prepared & { start: RunStart }) | null,
-    agent: AgentStart | null,
-    log: DispatcherLog,
-  ): Promise<void> {
-    const { config, cgroups } = this.deps;
     let spawned: Spawned;
     const cgroup = cgroups?.make(claim.run.id) ?? null;
     try {
