@@ -42,7 +42,10 @@ export class EventFeed {
     // A commit published as it came while the high water was read is not read again.
     this.published = Math.max(high, this.lastDirect);
     this.unwatch = store.watch(
-      () => this.read(),
+      // A commit of this daemon's own, published as it committed, is not read back.
+      (upTo) => {
+        if (upTo === null || this.published === null || upTo > this.published) this.read();
+      },
       (err) => this.failed(err),
     );
     this.timer = setInterval(() => this.read(), SCAN_MS);

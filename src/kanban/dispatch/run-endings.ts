@@ -84,6 +84,7 @@ export class RunEndings {
           ...verdict,
           ...judged,
           procGone: false,
+          run,
         }),
       );
       if (task) worker.log.info({ outcome: verdict.outcome, status: task.status }, 'agent verdict');
@@ -162,6 +163,7 @@ export class RunEndings {
         ...c,
         ...judged,
         procGone: true,
+        run,
       });
     });
     this.announced.delete(run.id);

@@ -43,8 +43,7 @@ export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null
   // task's, in the order a host declared dead takes them.
   if (!(await store.hosts.holdsLease(req.hostId))) return null;
   // A row another host is writing (claiming it, most likely) is passed by, not waited for.
-  if (!(await store[WRITES].lockReady(req.taskId))) return null;
-  const task = await store.tasks.get(req.taskId);
+  const task = await store[WRITES].lockReady(req.taskId);
   if (!task || (task.notBefore !== null && task.notBefore > now)) return null;
   if (req.checkHold && (await store.holds.active(now)).some((h) => h.profile === req.profile))
     return null;
@@ -59,7 +58,7 @@ export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null
     details: { started_at: now },
   });
   if (!moved) return null;
-  await store.runs.create({
+  const run = await store.runs.create({
     id: runId,
     taskId: task.id,
     profile: req.profile,
@@ -82,5 +81,5 @@ export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null
       retry: task.consecutiveFailures > 0,
     },
   });
-  return { task: (await store.tasks.get(task.id))!, run: (await store.runs.get(runId))!, token };
+  return { task: (await store.tasks.get(task.id))!, run, token };
 }

@@ -3,6 +3,7 @@
 import type { RunEndPayload } from '../model/events.js';
 import { decideOutcome } from '../model/outcome-policy.js';
 import type { RunOutcome, Task } from '../model/types.js';
+import type { RunRecord } from '../store/sqlite/run-store.js';
 import type { RunEvidence } from '../../workspaces/types.js';
 import type { RunAgent } from '../../agents/types.js';
 import { applyMove } from './apply.js';
@@ -37,6 +38,11 @@ export interface RunEnding {
   hold?: { until: number; reason: string } | null;
   /** The session it asked to resume was gone (SPEC 11): why. */
   resumeFailed?: string | null;
+  /**
+   * The run as its caller read it just before, not read again: what settling reads of it (its
+   * profile, pid and start) does not change once it has spawned.
+   */
+  run?: RunRecord;
 }
 
 export const ESCAPE_REASON = "the repository's own checkout changed while it ran";
@@ -76,7 +82,8 @@ export async function settleRun(
     rateLimitCooldownMs: policy.rateLimitCooldownMs,
   });
   const error = ending.error ?? null;
-  const run = await store.runs.get(ending.runId);
+  const run =
+    ending.run?.id === ending.runId ? ending.run : await store.runs.get(ending.runId);
   // Completed, a task under review waits for a person instead of being done (SPEC 12).
   const reviewing =
     decision.move === 'complete' &&

@@ -73,10 +73,14 @@ export interface BoardStore extends Tables {
   readonly shared: boolean;
   /**
    * Calls `onChange` soon after another host commits events (a shared store; a store of one
-   * host has no one else to hear from). Failures of the watching go to `onError` while it
-   * recovers by itself. Returns how to stop watching.
+   * host has no one else to hear from), with the newest event id that commit took, or null when
+   * it is not known (a wake-up after the watch was opened again). Failures of the watching go to
+   * `onError` while it recovers by itself. Returns how to stop watching.
    */
-  watch(onChange: () => void, onError: (err: unknown) => void): () => Promise<void>;
+  watch(
+    onChange: (upTo: number | null) => void,
+    onError: (err: unknown) => void,
+  ): () => Promise<void>;
   /** From now on a write never waits for another process's lock (see each engine). */
   serving(): void;
   /** What a storage error means for the API, or null for any other error. */

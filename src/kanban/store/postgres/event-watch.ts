@@ -8,7 +8,8 @@ import { eventChannel } from './schema.js';
 export interface EventWatchOptions {
   url: string;
   schema: string;
-  onChange: () => void;
+  /** A commit's notification (with its newest event id), or a wake-up (null). */
+  onChange: (upTo: number | null) => void;
   onError: (err: unknown) => void;
   /** How often the connection is checked (ms). */
   checkMs?: number;
@@ -39,14 +40,14 @@ export class EventWatch {
       query_timeout: 10_000,
     });
     this.client = client;
-    client.on('notification', () => this.opts.onChange());
+    client.on('notification', (msg) => this.opts.onChange(eventIdOf(msg.payload)));
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, new Error('the listening connection ended')));
     try {
       await client.connect();
       const channel = eventChannel(this.opts.schema).replaceAll('"', '""');
       await client.query(`LISTEN "${channel}"`);
-      this.opts.onChange();
+      this.opts.onChange(null);
     } catch (err) {
       this.lost(client, err);
     }
@@ -81,4 +82,10 @@ export class EventWatch {
     this.client = null;
     await client?.end().catch(() => undefined);
   }
+}
+
+/** The newest event id a commit's notification carries (events.ts sends it), or null. */
+function eventIdOf(payload: string | undefined): number | null {
+  const id = Number(payload);
+  return payload && Number.isSafeInteger(id) ? id : null;
 }

@@ -14,11 +14,12 @@ import { rows, run, type Queryable } from './query.js';
 export class PgRunStore {
   constructor(private readonly db: Queryable) {}
 
-  async create(r: NewRun): Promise<void> {
-    await run(
+  /** Inserts the run; the run as it was written. */
+  async create(r: NewRun): Promise<RunRecord> {
+    const [row] = await rows<RunRow>(
       this.db,
       `INSERT INTO runs (id, task_id, profile, host, host_id, token_hash, started_at, log_path,
-        keep_descendants) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        keep_descendants) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
       [
         r.id,
         r.taskId,
@@ -31,6 +32,7 @@ export class PgRunStore {
         r.keepDescendants,
       ],
     );
+    return toRecord(row!);
   }
 
   async get(id: string): Promise<RunRecord | null> {

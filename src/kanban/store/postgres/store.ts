@@ -163,7 +163,10 @@ export class PgStore implements BoardStore {
     } = tables(pool, schema, lease));
   }
 
-  watch(onChange: () => void, onError: (err: unknown) => void): () => Promise<void> {
+  watch(
+    onChange: (upTo: number | null) => void,
+    onError: (err: unknown) => void,
+  ): () => Promise<void> {
     const watch = new EventWatch({ url: this.url, schema: this.schema, onChange, onError });
     return () => watch.stop();
   }

@@ -16,7 +16,8 @@ import { toRecord, type RunRow } from '../sqlite/run-store.js';
 import { arrays, rows, type Queryable } from './query.js';
 import { NOW } from './host-store.js';
 
-const COLUMNS = taskColumns(
+/** Every column of a task, its parents included, as toTask reads them. */
+export const COLUMNS = taskColumns(
   "(SELECT coalesce(json_agg(parent_id ORDER BY ord), '[]')::text FROM task_parents WHERE task_id = tasks.id)",
 );
 

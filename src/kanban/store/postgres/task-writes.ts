@@ -12,6 +12,7 @@ import {
 import type { Task } from '../../model/types.js';
 import { taskColumns, toTask, type TaskRow } from '../sqlite/task-store.js';
 import { arrays, rows, run, type Queryable } from './query.js';
+import { COLUMNS } from './task-store.js';
 
 export class PgTaskWrites {
   constructor(private readonly db: Queryable) {}
@@ -70,14 +71,14 @@ export class PgTaskWrites {
     return this.update(id, expect, set);
   }
 
-  async lockReady(id: string): Promise<boolean> {
-    const found = await rows(
+  async lockReady(id: string): Promise<Task | null> {
+    const [row] = await arrays<TaskRow>(
       this.db,
       // NO KEY UPDATE: not held up by the key share a comment or a child's link takes.
-      "SELECT 1 FROM tasks WHERE id = $1 AND status = 'ready' FOR NO KEY UPDATE SKIP LOCKED",
+      `SELECT ${COLUMNS} FROM tasks WHERE id = $1 AND status = 'ready' FOR NO KEY UPDATE SKIP LOCKED`,
       [id],
     );
-    return found.length > 0;
+    return row ? toTask(row) : null;
   }
 
   async delete(id: string): Promise<boolean> {

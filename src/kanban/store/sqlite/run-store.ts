@@ -106,7 +106,7 @@ export class RunStore {
   constructor(db: Db) {
     this.insert = db.prepare(`INSERT INTO runs (id, task_id, profile, host, host_id, token_hash,
       started_at, log_path, keep_descendants) VALUES (@id, @taskId, @profile, @host, @hostId,
-      @tokenHash, @startedAt, @logPath, @keepDescendants)`);
+      @tokenHash, @startedAt, @logPath, @keepDescendants) RETURNING *`);
     this.byId = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE id = ?');
     this.byToken = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE token_hash = ?');
     this.ofTask = db.prepare<[string], RunRow>(RUNS_OF_TASK);
@@ -159,8 +159,11 @@ export class RunStore {
     );
   }
 
-  async create(run: NewRun): Promise<void> {
-    this.insert.run({ ...run, keepDescendants: run.keepDescendants ? 1 : 0 });
+  /** Inserts the run; the run as it was written. */
+  async create(run: NewRun): Promise<RunRecord> {
+    return toRecord(
+      this.insert.get({ ...run, keepDescendants: run.keepDescendants ? 1 : 0 }) as RunRow,
+    );
   }
 
   async get(id: string): Promise<RunRecord | null> {

@@ -22,7 +22,8 @@ export function taskColumns(parents: string): string {
   lease_expires_at, last_heartbeat_at, terminating, workspace, repo, instructions, model, review`;
 }
 
-const TASK_COLUMNS = taskColumns(
+/** Every column of a task, its parents included, as toTask reads them. */
+export const TASK_COLUMNS = taskColumns(
   '(SELECT json_group_array(parent_id) FROM (SELECT parent_id FROM task_parents WHERE task_id = tasks.id ORDER BY rowid))',
 );
 

@@ -4,7 +4,7 @@
 import type { StatusColumns } from '../../model/transitions.js';
 import type { Origin, Task, TaskStatus } from '../../model/types.js';
 import type { Db } from './db.js';
-import { taskColumns, toTask, type TaskRow } from './task-store.js';
+import { TASK_COLUMNS, taskColumns, toTask, type TaskRow } from './task-store.js';
 
 /** The key under which a Store carries its writer; importing it is what the lint rule guards. */
 export const WRITES = Symbol('task writes');
@@ -97,7 +97,11 @@ export class TaskWrites {
     this.insertParent = db.prepare('INSERT INTO task_parents (task_id, parent_id) VALUES (?, ?)');
     this.removeParent = db.prepare('DELETE FROM task_parents WHERE task_id = ? AND parent_id = ?');
     this.remove = db.prepare('DELETE FROM tasks WHERE id = ?');
-    this.readyRow = db.prepare<[string]>("SELECT 1 FROM tasks WHERE id = ? AND status = 'ready'");
+    this.readyRow = db
+      .prepare<[string], TaskRow>(
+        `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ? AND status = 'ready'`,
+      )
+      .raw(true);
     this.insertComment = db.prepare<[string, string, string, number]>(
       'INSERT INTO comments (task_id, author, text, at) VALUES (?, ?, ?, ?)',
     );
@@ -136,11 +140,12 @@ export class TaskWrites {
   }
 
   /**
-   * Takes the ready task's row for a claim, or false when it is not ready or another host is
-   * writing it (PostgreSQL skips a locked row; a SQLite writer is alone).
+   * Takes the ready task's row for a claim: the task, or null when it is not ready or another
+   * host is writing it (PostgreSQL skips a locked row; a SQLite writer is alone).
    */
-  async lockReady(id: string): Promise<boolean> {
-    return this.readyRow.get(id) !== undefined;
+  async lockReady(id: string): Promise<Task | null> {
+    const row = this.readyRow.get(id);
+    return row ? toTask(row) : null;
   }
 
   async delete(id: string): Promise<boolean> {
