@@ -82,8 +82,7 @@ export async function settleRun(
     rateLimitCooldownMs: policy.rateLimitCooldownMs,
   });
   const error = ending.error ?? null;
-  const run =
-    ending.run?.id === ending.runId ? ending.run : await store.runs.get(ending.runId);
+  const run = ending.run?.id === ending.runId ? ending.run : await store.runs.get(ending.runId);
   // Completed, a task under review waits for a person instead of being done (SPEC 12).
   const reviewing =
     decision.move === 'complete' &&
