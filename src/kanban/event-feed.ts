@@ -44,7 +44,7 @@ export class EventFeed {
     this.unwatch = store.watch(
       // A commit of this daemon's own, published as it committed, is not read back.
       (upTo) => {
-        if (upTo === null || this.published === null || upTo > this.published) this.read();
+        if (upTo === null || upTo > (this.published ?? 0)) this.read();
       },
       (err) => this.failed(err),
     );
