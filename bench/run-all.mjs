@@ -1,6 +1,6 @@
 // `npm run bench`: runs every benchmark, prints one table (figure, value, baseline from the same
 // run, ratio, goal) and writes it to docs/benchmarks.md with the machine it ran on.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, release } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './lib.mjs';
@@ -49,4 +49,9 @@ for (const { name, rows } of sections) {
 }
 const table = `${lines.join('\n')}\n`;
 console.log(`\n${table}`);
-writeFileSync(join(ROOT, 'docs/benchmarks.md'), table);
+// The table replaces the file's head; the sections after it (profiles, one issue's figures
+// before and after) are kept as they are.
+const file = join(ROOT, 'docs/benchmarks.md');
+const old = readFileSync(file, 'utf8');
+const sectionsStart = old.search(/^## /m);
+writeFileSync(file, sectionsStart < 0 ? table : `${table}\n${old.slice(sectionsStart)}`);
