@@ -24,12 +24,12 @@ function marked(mark: string): number[] {
  * Removes the runs' cgroups left empty; returns those still holding a process (one that cleared
  * its environment, which the mark check cannot see). Nothing in them is signalled here.
  */
-function removeRunCgroups(): string[] {
+async function removeRunCgroups(): Promise<string[]> {
   const base = runCgroupBase();
   if (base === null) return [];
   const held: string[] = [];
   for (const name of readdirSync(base))
-    if (name.startsWith(RUN_CGROUP_PREFIX) && !removeRunCgroup(join(base, name)))
+    if (name.startsWith(RUN_CGROUP_PREFIX) && !(await removeRunCgroup(join(base, name))))
       held.push(`${name}: ${cgroupPids(join(base, name)).join(' ')}`);
   return held;
 }
@@ -43,7 +43,7 @@ export default function setup(): () => Promise<void> {
     try {
       await judge(mark);
     } finally {
-      const held = removeRunCgroups();
+      const held = await removeRunCgroups();
       if (held.length > 0) {
         process.exitCode = 1;
         throw new Error(`the suite left run cgroups holding processes:\n${held.join('\n')}`);

@@ -77,7 +77,7 @@ export class Dispatcher {
       added: (w) => this.host.guard(w.runId, w.leader, w.cgroup),
       removed: (w) => {
         this.host.release(w.runId);
-        this.cgroups?.ended(w.cgroup, w.keepDescendants);
+        this.cgroups?.release(w.cgroup, w.keepDescendants);
       },
     });
     this.host = new HostLease({
@@ -177,7 +177,7 @@ export class Dispatcher {
     this.baseUrl = baseUrl;
     ensureRunsDir(this.deps.config.dataDir);
     await this.host.start();
-    this.cgroups?.sweepEarlier();
+    await this.cgroups?.sweepEarlier();
     await this.adopt();
     this.host.adopted();
     this.host.keepRenewing();
@@ -263,6 +263,7 @@ export class Dispatcher {
     await this.host.stop();
     await this.rejoining;
     await this.settleInFlight(waitMs);
+    await this.cgroups?.released();
     // Last: every run spawned until now is guarded by the keeper, which goes on without us.
     this.host.closeFence();
   }
@@ -390,7 +391,7 @@ export class Dispatcher {
           this.track('reap', () => this.reaper.reap(run, w?.groupHeldUntil ?? null));
       }
       await this.giveUpStranded();
-      this.cgroups?.sweep();
+      await this.cgroups?.sweep();
       await this.dispatch();
     } finally {
       this.ticking = false;

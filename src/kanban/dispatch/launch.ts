@@ -99,7 +99,7 @@ export class Launcher {
       }
     }
     let spawned: Spawned;
-    const cgroup = cgroups?.make(claim.run.id) ?? null;
+    const cgroup = (await cgroups?.make(claim.run.id)) ?? null;
     try {
       const prepared = await prepareRun({
         agent,
@@ -124,7 +124,7 @@ export class Launcher {
     }
     if (!spawned.ok) {
       const error = spawned.error;
-      cgroups?.ended(cgroup, false);
+      await cgroups?.ended(cgroup, false);
       await this.settleUnstarted(claim, 'spawn_failed', error);
       log.warn({ error }, 'worker could not be spawned');
       return;

@@ -19,6 +19,8 @@ export class RunCgroups {
   private readonly tag: string;
   /** Ended runs whose cgroup still holds something (a kept descendant): tried again each tick. */
   private readonly leftover = new Set<string>();
+  /** Removals release() started and has not finished. */
+  private readonly removals = new Set<Promise<void>>();
 
   constructor(dataDir: string) {
     this.base = runCgroupBase();
@@ -40,7 +42,7 @@ export class RunCgroups {
   }
 
   /** Made now for a run about to start; null without cgroups. */
-  make(runId: string): string | null {
+  async make(runId: string): Promise<string | null> {
     return this.base === null ? null : makeRunCgroup(this.base, this.tag, runId);
   }
 
@@ -49,23 +51,37 @@ export class RunCgroups {
    * in its cgroup evaded that (a process that left its group and dropped the run's marker) and
    * is killed, unless the profile keeps its descendants; the cgroup goes once empty.
    */
-  ended(cgroup: string | null, keepDescendants: boolean): void {
+  async ended(cgroup: string | null, keepDescendants: boolean): Promise<void> {
     if (cgroup === null) return;
     if (!keepDescendants) killCgroup(cgroup);
-    if (!removeRunCgroup(cgroup)) this.leftover.add(cgroup);
+    if (!(await removeRunCgroup(cgroup))) this.leftover.add(cgroup);
+  }
+
+  /** ended(), not waited for: the caller goes on; released() waits for every one. */
+  release(cgroup: string | null, keepDescendants: boolean): void {
+    if (cgroup === null) return;
+    const removal = this.ended(cgroup, keepDescendants).finally(() =>
+      this.removals.delete(removal),
+    );
+    this.removals.add(removal);
+  }
+
+  /** Every release() under way has removed its cgroup (or kept it for the sweep). */
+  async released(): Promise<void> {
+    await Promise.all(this.removals);
   }
 
   /** Removes the cgroups of ended runs that have emptied since (each tick). */
-  sweep(): void {
-    for (const dir of this.leftover) if (removeRunCgroup(dir)) this.leftover.delete(dir);
+  async sweep(): Promise<void> {
+    for (const dir of [...this.leftover]) if (await removeRunCgroup(dir)) this.leftover.delete(dir);
   }
 
   /**
    * At start: the empty cgroups earlier daemons of this data dir left (stopped mid-run) go; one
    * still holding a process is an adopted run's, removed when that run ends.
    */
-  sweepEarlier(): void {
+  async sweepEarlier(): Promise<void> {
     if (this.base !== null)
-      for (const dir of runCgroupsOf(this.base, this.tag)) removeRunCgroup(dir);
+      for (const dir of runCgroupsOf(this.base, this.tag)) await removeRunCgroup(dir);
   }
 }
