@@ -154,17 +154,21 @@ export class RunEndings {
         )
       : classifyExit(exit, readVerdict(dir), tail, run.pid);
     const judged = await this.deps.judge(run);
+    // The leftovers recorded and the run settled together (one round trip on PostgreSQL).
     const task = await board.transact(async (tx) => {
-      await recordLeftovers(tx, run.taskId, run.id, left);
-      return settleRun(tx, this.deps.policy, {
-        taskId: run.taskId,
-        runId: run.id,
-        terminating: null,
-        ...c,
-        ...judged,
-        procGone: true,
-        run,
-      });
+      const [, settled] = await Promise.all([
+        recordLeftovers(tx, run.taskId, run.id, left),
+        settleRun(tx, this.deps.policy, {
+          taskId: run.taskId,
+          runId: run.id,
+          terminating: null,
+          ...c,
+          ...judged,
+          procGone: true,
+          run,
+        }),
+      ]);
+      return settled;
     });
     this.announced.delete(run.id);
     live.remove(worker);

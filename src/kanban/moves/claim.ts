@@ -38,18 +38,22 @@ export interface Claim {
  */
 export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null> {
   const { store, now } = tx;
-  // A host whose lease ran out (frozen between its check and this commit) claims nothing: it
-  // may be declared dead, and its runs taken over, at any moment. The host row first, then the
-  // task's, in the order a host declared dead takes them.
-  if (!(await store.hosts.holdsLease(req.hostId))) return null;
-  // A row another host is writing (claiming it, most likely) is passed by, not waited for.
-  const task = await store[WRITES].lockReady(req.taskId);
-  if (!task || (task.notBefore !== null && task.notBefore > now)) return null;
-  if (req.checkHold && (await store.holds.active(now)).some((h) => h.profile === req.profile))
-    return null;
+  // Asked together, in this order (on PostgreSQL one round trip, not four):
+  // - a host whose lease ran out (frozen between its check and this commit) claims nothing: it
+  //   may be declared dead, and its runs taken over, at any moment. The host row first, then
+  //   the task's, in the order a host declared dead takes them;
+  // - a row another host is writing (claiming it, most likely) is passed by, not waited for;
+  // - never two workers: the next run waits until nothing of the last one is alive.
+  const [leased, task, holds, lingering] = await Promise.all([
+    store.hosts.holdsLease(req.hostId),
+    store[WRITES].lockReady(req.taskId),
+    req.checkHold ? store.holds.active(now) : [],
+    store.runs.hasLingering(req.taskId),
+  ]);
+  if (!leased || !task || (task.notBefore !== null && task.notBefore > now)) return null;
+  if (holds.some((h) => h.profile === req.profile)) return null;
+  if (lingering) return null;
   for (const p of task.parents) if (!parentSatisfied(await store.tasks.get(p))) return null;
-  // Never two workers: the next run waits until nothing of the last one is alive.
-  if (await store.runs.hasLingering(task.id)) return null;
   const runId = newRunId();
   const token = newRunToken();
   const moved = await applyMove(tx, task, 'claim', {
@@ -58,17 +62,21 @@ export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null
     details: { started_at: now },
   });
   if (!moved) return null;
-  const run = await store.runs.create({
-    id: runId,
-    taskId: task.id,
-    profile: req.profile,
-    host: req.host,
-    hostId: req.hostId,
-    tokenHash: hashToken(token),
-    startedAt: now,
-    logPath: req.logPathFor(runId),
-    keepDescendants: req.keepDescendants,
-  });
+  // The run made and the task read back together (one round trip on PostgreSQL).
+  const [run, claimed] = await Promise.all([
+    store.runs.create({
+      id: runId,
+      taskId: task.id,
+      profile: req.profile,
+      host: req.host,
+      hostId: req.hostId,
+      tokenHash: hashToken(token),
+      startedAt: now,
+      logPath: req.logPathFor(runId),
+      keepDescendants: req.keepDescendants,
+    }),
+    store.tasks.get(task.id),
+  ]);
   tx.emit({
     taskId: task.id,
     runId,
@@ -81,5 +89,5 @@ export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null
       retry: task.consecutiveFailures > 0,
     },
   });
-  return { task: (await store.tasks.get(task.id))!, run, token };
+  return { task: claimed!, run, token };
 }

@@ -72,7 +72,11 @@ export async function settleRun(
 ): Promise<Task | null> {
   const { store, now } = tx;
   const ending = escapedEnding(asReported);
-  const task = await store.tasks.get(ending.taskId);
+  // The task and its run read together (one round trip on PostgreSQL).
+  const [task, run] = await Promise.all([
+    store.tasks.get(ending.taskId),
+    ending.run?.id === ending.runId ? ending.run : store.runs.get(ending.runId),
+  ]);
   if (!task || task.status !== 'running' || task.currentRunId !== ending.runId) return null;
   const decision = decideOutcome(ending.outcome, {
     failures: task.consecutiveFailures,
@@ -82,7 +86,6 @@ export async function settleRun(
     rateLimitCooldownMs: policy.rateLimitCooldownMs,
   });
   const error = ending.error ?? null;
-  const run = ending.run?.id === ending.runId ? ending.run : await store.runs.get(ending.runId);
   // Completed, a task under review waits for a person instead of being done (SPEC 12).
   const reviewing =
     decision.move === 'complete' &&
@@ -112,18 +115,6 @@ export async function settleRun(
     },
   });
   if (!moved) return null;
-  await store.runs.close(ending.runId, now, {
-    outcome: ending.outcome,
-    exitCode: ending.exitCode ?? null,
-    signal: ending.signal ?? null,
-    error,
-    summary: ending.summary ?? null,
-    // A run that never had a process cannot leave one behind.
-    procGone: ending.procGone ?? run?.pid === null,
-    groupHeldUntil: ending.groupHeldUntil ?? null,
-    workspace: ending.workspace ?? null,
-    agent: ending.agent ?? null,
-  });
   if (held && run) await holdProfile(tx, run.profile, held, ending);
   if (ending.resumeFailed && ending.agent?.resumed)
     tx.emit({
@@ -167,9 +158,29 @@ export async function settleRun(
       payload: { failures: decision.failures, outcome: ending.outcome, reason: gaveUpReason },
     });
   }
-  if (completing && !reviewing) await promoteChildren(tx, ending.taskId);
-  if (decision.move === 'archive') await orphanChildren(tx, ending.taskId);
-  return await store.tasks.get(ending.taskId);
+  // The run closed, the children moved and the task read back together (one round trip on
+  // PostgreSQL where the children are none to move).
+  const [, , settled] = await Promise.all([
+    store.runs.close(ending.runId, now, {
+      outcome: ending.outcome,
+      exitCode: ending.exitCode ?? null,
+      signal: ending.signal ?? null,
+      error,
+      summary: ending.summary ?? null,
+      // A run that never had a process cannot leave one behind.
+      procGone: ending.procGone ?? run?.pid === null,
+      groupHeldUntil: ending.groupHeldUntil ?? null,
+      workspace: ending.workspace ?? null,
+      agent: ending.agent ?? null,
+    }),
+    completing && !reviewing
+      ? promoteChildren(tx, ending.taskId)
+      : decision.move === 'archive'
+        ? orphanChildren(tx, ending.taskId)
+        : null,
+    store.tasks.get(ending.taskId),
+  ]);
+  return settled;
 }
 
 /** Holds the profile (a later hold already in force stays), with its event when it took. */
