@@ -182,7 +182,10 @@ export class Transactor {
     const value = await this.store.transaction(async (store, handle) => {
       const emit: Emit = (event) => void emitted.push(event);
       const result = await body({ store, emit, now, emitted }, emitted, handle);
-      ids = await store.events.append(emitted, now);
+      // The events are the transaction's last statement: its commit goes out behind them.
+      const appending = store.events.append(emitted, now);
+      handle.lastSent();
+      ids = await appending;
       return result;
     });
     const written = emitted.map((event, i) => ({ ...event, id: ids[i]!, at: now }) as BoardEvent);

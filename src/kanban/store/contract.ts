@@ -57,6 +57,12 @@ export interface TxHandle {
   savepoint<T>(fn: () => Promise<T>): Promise<T>;
   /** The transaction is still open (a full disk, an I/O error or a lost connection ends one). */
   readonly open: boolean;
+  /**
+   * The statement just sent is the transaction's last: its commit may go out now, behind it,
+   * rather than after its answer (PostgreSQL sends it in the same round trip; SQLite has
+   * nothing to do). Nothing else is sent in the transaction after this.
+   */
+  lastSent(): void;
 }
 
 export interface BoardStore extends Tables {

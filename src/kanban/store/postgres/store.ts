@@ -109,6 +109,15 @@ class PgTransaction implements TxHandle {
     this.piped.push(answer);
   }
 
+  /** The COMMIT sent behind the last statement (lastSent), or null: sent after the answers. */
+  commit: Promise<pg.QueryResult> | null = null;
+
+  lastSent(): void {
+    if (this.commit || this.lost) return;
+    this.commit = this.client.query('COMMIT');
+    this.commit.catch(() => undefined);
+  }
+
   /** Every piped statement's answer: the first failure among them is thrown. */
   async answered(): Promise<void> {
     await Promise.all(this.piped);
@@ -190,7 +199,7 @@ export class PgStore implements BoardStore {
       const value = await fn(txTables(client, this.schema), tx);
       await tx.answered();
       // A transaction PostgreSQL had already aborted answers COMMIT with ROLLBACK, not an error.
-      const committed = await client.query('COMMIT');
+      const committed = await (tx.commit ?? client.query('COMMIT'));
       if (committed.command !== 'COMMIT')
         throw new Error(`the transaction was rolled back (${committed.command})`);
       return value;
