@@ -1,6 +1,7 @@
 // The board's storage on PostgreSQL: a pool for reads (committed rows only) and, for each
 // transaction, a connection of its own from the pool. Tables are reached through the schema's
 // search_path; every bigint is read as a JavaScript number (epoch milliseconds, ids).
+import type { Writable } from 'node:stream';
 import pg from 'pg';
 import { AppError } from '../../../errors.js';
 import type { BoardStore, StorageFailure, Tables, TxHandle, TxTables } from '../contract.js';
@@ -71,13 +72,14 @@ function tables(db: Queryable, schema: string, leaseDb: Queryable = db): Tables 
   };
 }
 
-function txTables(client: pg.PoolClient, schema: string): TxTables {
+function txTables(tx: PgTransaction, schema: string): TxTables {
+  const db = tx.db;
   return {
-    ...tables(client, schema),
-    [WRITES]: new PgTaskWrites(client),
+    ...tables(db, schema),
+    [WRITES]: new PgTaskWrites(db),
     probeWrite: async (at: number) => {
       await run(
-        client,
+        db,
         `INSERT INTO write_probe (id, at) VALUES (1, $1)
           ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
         [at],
@@ -95,7 +97,37 @@ class PgTransaction implements TxHandle {
   private savepoints = 0;
   private piped: Promise<unknown>[] = [];
 
-  constructor(readonly client: pg.PoolClient) {}
+  /**
+   * The connection as the transaction's statements use it: what is sent in one turn of the
+   * event loop (the statements a move asks together, a piped BEGIN with the first) goes out
+   * in one write, not one write each.
+   */
+  readonly db: Queryable;
+  private corked = false;
+
+  constructor(readonly client: pg.PoolClient) {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    this.db = {
+      query: ((...args: unknown[]) => {
+        this.cork();
+        return query(...args);
+      }) as pg.PoolClient['query'],
+    };
+  }
+
+  /** Holds this turn's writes back until its end (pg's own per-statement cork nests in it). */
+  private cork(): void {
+    if (this.corked) return;
+    const stream = (this.client as unknown as { connection?: { stream?: Writable } }).connection
+      ?.stream;
+    if (!stream?.cork) return;
+    this.corked = true;
+    stream.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      stream.uncork();
+    });
+  }
 
   /**
    * Sends `text` on the pipelined connection without waiting for its answer, so it travels with
@@ -104,7 +136,7 @@ class PgTransaction implements TxHandle {
    * for every piped answer first.
    */
   pipe(text: string): void {
-    const answer = this.client.query(text);
+    const answer = this.db.query(text);
     answer.catch(() => undefined);
     this.piped.push(answer);
   }
@@ -114,7 +146,7 @@ class PgTransaction implements TxHandle {
 
   lastSent(): void {
     if (this.commit || this.lost) return;
-    this.commit = this.client.query('COMMIT');
+    this.commit = this.db.query('COMMIT');
     this.commit.catch(() => undefined);
   }
 
@@ -196,7 +228,7 @@ export class PgStore implements BoardStore {
     client.on('error', onError);
     try {
       tx.pipe('BEGIN');
-      const value = await fn(txTables(client, this.schema), tx);
+      const value = await fn(txTables(tx, this.schema), tx);
       await tx.answered();
       // A transaction PostgreSQL had already aborted answers COMMIT with ROLLBACK, not an error.
       const committed = await (tx.commit ?? client.query('COMMIT'));
