@@ -96,7 +96,11 @@ export class RunEndings {
 
   private async endOnce(worker: LiveWorker): Promise<void> {
     const { board, live } = this.deps;
-    const run = await board.runs.get(worker.runId);
+    // The run and its task's pending termination read together (one round trip on PostgreSQL).
+    const [run, terminating] = await Promise.all([
+      board.runs.get(worker.runId),
+      board.tasks.terminatingOf(worker.taskId),
+    ]);
     if (!run) {
       live.remove(worker);
       return;
@@ -114,7 +118,7 @@ export class RunEndings {
       return;
     }
     // A termination (archive, reclaim, timeout…) is pending: it settles the run its own way.
-    if ((await board.tasks.terminatingOf(run.taskId)) !== null) return;
+    if (terminating !== null) return;
     const left = run.keepDescendants
       ? NOTHING_LEFT
       : await this.deps.terminator(run, worker.groupHeldUntil);
