@@ -6,6 +6,7 @@ import { classifyExit, type Classification } from '../model/exit-classifier.js';
 import { recordExitStatus, recordLeftovers } from '../moves/records.js';
 import { settleRun, type SettlementPolicy } from '../moves/settle.js';
 import { deferTermination } from '../moves/termination.js';
+import { together } from '../moves/together.js';
 import type { LiveWorker, LiveWorkers } from './live-workers.js';
 import { readExitRecord, readVerdict, runDir } from './run-files.js';
 import { readLogTail } from './run-log.js';
@@ -160,7 +161,7 @@ export class RunEndings {
     const judged = await this.deps.judge(run);
     // The leftovers recorded and the run settled together (one round trip on PostgreSQL).
     const task = await board.transact(async (tx) => {
-      const [, settled] = await Promise.all([
+      const [, settled] = await together([
         recordLeftovers(tx, run.taskId, run.id, left),
         settleRun(tx, this.deps.policy, {
           taskId: run.taskId,

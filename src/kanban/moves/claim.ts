@@ -5,6 +5,7 @@ import type { Task } from '../model/types.js';
 import type { RunRecord } from '../store/sqlite/run-store.js';
 import { WRITES } from '../store/sqlite/task-writes.js';
 import { applyMove } from './apply.js';
+import { together } from './together.js';
 import type { Tx } from './tx.js';
 
 export interface ClaimRequest {
@@ -44,7 +45,7 @@ export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null
   //   the task's, in the order a host declared dead takes them;
   // - a row another host is writing (claiming it, most likely) is passed by, not waited for;
   // - never two workers: the next run waits until nothing of the last one is alive.
-  const [leased, task, holds, lingering] = await Promise.all([
+  const [leased, task, holds, lingering] = await together([
     store.hosts.holdsLease(req.hostId),
     store[WRITES].lockReady(req.taskId),
     req.checkHold ? store.holds.active(now) : [],
@@ -63,7 +64,7 @@ export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null
   });
   if (!moved) return null;
   // The run made and the task read back together (one round trip on PostgreSQL).
-  const [run, claimed] = await Promise.all([
+  const [run, claimed] = await together([
     store.runs.create({
       id: runId,
       taskId: task.id,

@@ -7,6 +7,7 @@ import type { RunRecord } from '../store/sqlite/run-store.js';
 import type { RunEvidence } from '../../workspaces/types.js';
 import type { RunAgent } from '../../agents/types.js';
 import { applyMove } from './apply.js';
+import { together } from './together.js';
 import { orphanChildren, promoteChildren } from './children.js';
 import type { Tx } from './tx.js';
 
@@ -159,8 +160,9 @@ export async function settleRun(
     });
   }
   // The run closed, the children moved and the task read back together (one round trip on
-  // PostgreSQL where the children are none to move).
-  const [, , settled] = await Promise.all([
+  // PostgreSQL where the children are none to move). Every one ends before a failure is
+  // thrown: a child's move must not go on after its move's savepoint was rolled back.
+  const [, , settled] = await together([
     store.runs.close(ending.runId, now, {
       outcome: ending.outcome,
       exitCode: ending.exitCode ?? null,
