@@ -73,6 +73,24 @@ async function row(dataDir: string, id: string) {
 }
 
 describe('moves', () => {
+  it('commits nothing of a move whose events cannot be written: its task is not created', async () => {
+    const f = await fixture();
+    let id = '';
+    await expect(
+      f.board.transact(async (tx) => {
+        const task = await createTask(tx, { title: 'never' }, { kind: 'api' });
+        id = task.id;
+        // A payload that cannot be serialised: the events, the transaction's last statement,
+        // are never sent, and the commit that would go behind them must not go either.
+        tx.emit({ taskId: task.id, runId: null, kind: 'created', payload: { n: 1n } as never });
+        return task;
+      }),
+    ).rejects.toThrow();
+    expect(id).not.toBe('');
+    expect(await f.board.tasks.get(id)).toBeNull();
+    expect(await rawQuery(f.dataDir, 'SELECT id FROM tasks WHERE id = ?', [id])).toEqual([]);
+  });
+
   it('claim: ready → running with a run, a lease and a claimed event', async () => {
     const f = await fixture();
     const task = await f.board.create({ title: 'a' }, { kind: 'api' });

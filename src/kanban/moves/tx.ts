@@ -183,9 +183,8 @@ export class Transactor {
       const emit: Emit = (event) => void emitted.push(event);
       const result = await body({ store, emit, now, emitted }, emitted, handle);
       // The events are the transaction's last statement: its commit goes out behind them.
-      const appending = store.events.append(emitted, now);
-      handle.lastSent();
-      ids = await appending;
+      handle.commitAfterNext();
+      ids = await store.events.append(emitted, now);
       return result;
     });
     const written = emitted.map((event, i) => ({ ...event, id: ids[i]!, at: now }) as BoardEvent);

@@ -58,11 +58,12 @@ export interface TxHandle {
   /** The transaction is still open (a full disk, an I/O error or a lost connection ends one). */
   readonly open: boolean;
   /**
-   * The statement just sent is the transaction's last: its commit may go out now, behind it,
+   * The next statement sent is the transaction's last: its commit may go out right behind it,
    * rather than after its answer (PostgreSQL sends it in the same round trip; SQLite has
-   * nothing to do). Nothing else is sent in the transaction after this.
+   * nothing to do). Only once that statement has been handed to the connection: a move
+   * whose last statement throws before it is sent commits nothing.
    */
-  lastSent(): void;
+  commitAfterNext(): void;
 }
 
 export interface BoardStore extends Tables {

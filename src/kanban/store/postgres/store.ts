@@ -110,7 +110,14 @@ class PgTransaction implements TxHandle {
     this.db = {
       query: ((...args: unknown[]) => {
         this.cork();
-        return query(...args);
+        const answer = query(...args);
+        // Sent (a statement that cannot be sent throws here): the commit asked for goes behind.
+        if (this.commitNext) {
+          this.commitNext = false;
+          this.commit = query('COMMIT') as Promise<pg.QueryResult>;
+          this.commit.catch(() => undefined);
+        }
+        return answer;
       }) as pg.PoolClient['query'],
     };
   }
@@ -141,13 +148,12 @@ class PgTransaction implements TxHandle {
     this.piped.push(answer);
   }
 
-  /** The COMMIT sent behind the last statement (lastSent), or null: sent after the answers. */
+  /** The COMMIT sent behind the last statement (commitAfterNext), or null: sent after. */
   commit: Promise<pg.QueryResult> | null = null;
+  private commitNext = false;
 
-  lastSent(): void {
-    if (this.commit || this.lost) return;
-    this.commit = this.db.query('COMMIT');
-    this.commit.catch(() => undefined);
+  commitAfterNext(): void {
+    if (!this.commit && !this.lost) this.commitNext = true;
   }
 
   /** Every piped statement's answer: the first failure among them is thrown. */

@@ -141,7 +141,7 @@ export function openStore(
 function transactionControl(writer: Db): TxHandle {
   let savepoints = 0;
   return {
-    lastSent() {},
+    commitAfterNext() {},
     async savepoint<T>(fn: () => Promise<T>): Promise<T> {
       const name = `move${++savepoints}`;
       writer.exec(`SAVEPOINT ${name}`);
