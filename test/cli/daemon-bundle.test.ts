@@ -1,7 +1,14 @@
 // `gatehouse run` loads the daemon from its bundle with the code cache the build recorded; a
 // cache that does not fit only costs start-up time.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -74,6 +81,42 @@ describe("the daemon's bundle", () => {
       store: 'function',
       same: true,
     });
+  });
+
+  it('exits 78 naming what to run when a board on PostgreSQL finds the bundle without its PostgreSQL chunk', () => {
+    // A bundle beside the real one (its packages resolve as the real one's do), its chunk left out.
+    const dir = mkdtempSync(join(ROOT, 'dist/bundle-without-chunk-'));
+    try {
+      const bundle = join(dir, 'daemon.cjs');
+      copyFileSync(DAEMON_BUNDLE, bundle);
+      const dataDir = tempDir();
+      const config = join(dataDir, 'config.json');
+      writeFileSync(
+        config,
+        JSON.stringify({ store: { kind: 'postgres', url: 'postgres://gh@127.0.0.1:1/none' } }),
+      );
+      const child = spawnSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `import { loadDaemon } from '${LOADER}';
+           const d = loadDaemon(${JSON.stringify(bundle)}, ${JSON.stringify(`${bundle}.cache`)}, null);
+           try {
+             await d.runDaemon({ overrides: { dataDir: ${JSON.stringify(dataDir)}, config: ${JSON.stringify(config)}, port: 0 }, replace: false });
+           } catch (err) {
+             process.stdout.write(JSON.stringify({ exitCode: err.exitCode, message: err.message }));
+           }`,
+        ],
+        { encoding: 'utf8', timeout: 30_000 },
+      );
+      const out = JSON.parse(child.stdout || '{}');
+      expect(out.exitCode, child.stderr).toBe(78);
+      expect(out.message).toContain('MODULE_NOT_FOUND');
+      expect(out.message).toContain('npm run build');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('never feeds V8 a cache whose payload was damaged, even with the bundle’s digest intact', () => {

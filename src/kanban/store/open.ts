@@ -52,9 +52,7 @@ export async function openBoard(
       throw err;
     }
   }
-  // Loaded only for PostgreSQL: the embedded default starts without it.
-  const { openPostgresStore } = await import('./postgres/store.js');
-  const { SchemaTooNewError } = await import('./postgres/schema.js');
+  const { openPostgresStore, SchemaTooNewError } = await loadPostgresStore();
   const where = `${redactUrl(store.url)} (schema ${store.schema})`;
   for (let delayMs = 1000; ; delayMs = Math.min(delayMs * 2, MAX_RETRY_MS)) {
     try {
@@ -74,5 +72,26 @@ export async function openBoard(
       hooks.onRetry(err, delayMs);
       await sleep(delayMs);
     }
+  }
+}
+
+/**
+ * The PostgreSQL store's code, loaded only for PostgreSQL: the embedded default starts without
+ * it. Missing (a bundle built in part, the pg driver not installed) is for the operator to fix
+ * by building or installing, not for a restart.
+ */
+async function loadPostgresStore() {
+  try {
+    const [{ openPostgresStore }, { SchemaTooNewError }] = await Promise.all([
+      import('./postgres/store.js'),
+      import('./postgres/schema.js'),
+    ]);
+    return { openPostgresStore, SchemaTooNewError };
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    throw new StoreConfigError(
+      `the PostgreSQL store's code cannot be loaded (${typeof code === 'string' ? code : String(err)}): run npm ci, then npm run build`,
+      { cause: err },
+    );
   }
 }
