@@ -3,12 +3,55 @@
 // interleaved rounds), and task lifecycles per second on PostgreSQL against the same on SQLite.
 // The cluster is a throwaway one (scripts/pg-cluster.mjs) with fsync on, as a real server.
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { startCluster } from '../scripts/pg-cluster.mjs';
 import { interleaved, startChild, startGatehouse } from './api.mjs';
 import { lifecycles } from './dispatcher.mjs';
 import { median, printTable, removeDir, stopAll, tempDir } from './lib.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+
+/**
+ * The statements the daemon sends for `n` lifecycles and the round trips it waits for, counted
+ * at the driver (the lifecycles run in this process): a round trip is a statement sent while
+ * its connection waited for no other answer; statements asked together share one.
+ */
+async function countedLifecycles(n, store) {
+  const pg = createRequire(import.meta.url)('pg');
+  const query = pg.Client.prototype.query;
+  const pending = new WeakMap();
+  let statements = 0;
+  let trips = 0;
+  pg.Client.prototype.query = function (config, ...rest) {
+    statements++;
+    const waiting = pending.get(this) ?? 0;
+    if (waiting === 0) trips++;
+    pending.set(this, waiting + 1);
+    let answered = false;
+    const done = () => {
+      if (answered) return;
+      answered = true;
+      pending.set(this, pending.get(this) - 1);
+    };
+    const last = rest.length - 1;
+    if (last >= 0 && typeof rest[last] === 'function') {
+      const callback = rest[last];
+      rest[last] = (...args) => (done(), callback(...args));
+    } else if (typeof config?.callback === 'function') {
+      const callback = config.callback;
+      config.callback = (...args) => (done(), callback(...args));
+    }
+    const answer = query.call(this, config, ...rest);
+    answer?.then?.(done, done);
+    return answer;
+  };
+  try {
+    await lifecycles(n, 8, store);
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+  return { statements: statements / n, trips: trips / n };
+}
 
 export async function run() {
   const cluster = await startCluster({ durable: true });
@@ -31,6 +74,7 @@ export async function run() {
       onSqlite.push((await lifecycles(N, 8)).rate);
       onPg.push((await lifecycles(N, 8, postgres())).rate);
     }
+    const counted = await countedLifecycles(N, postgres());
     return printTable('The board on PostgreSQL (32 connections, pool of 10, fsync on)', [
       {
         figure: 'POST /tasks on PostgreSQL',
@@ -55,6 +99,14 @@ export async function run() {
         baselineName: 'the same on SQLite',
         baseline: median(onSqlite),
         goal: '>= 0.8x',
+      },
+      {
+        figure: `round trips a lifecycle waits for, counted at the driver (${N} tasks, creation included)`,
+        unit: 'per lifecycle',
+        value: counted.trips,
+        baselineName: 'statements it sends',
+        baseline: counted.statements,
+        goal: '-',
       },
     ]);
   } finally {
