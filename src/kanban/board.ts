@@ -92,6 +92,7 @@ export class Board {
         this.committed.publish(events);
         this.feed.publish(events);
       },
+      committing: (underWay) => this.feed.committing(underWay),
     });
   }
 

@@ -25,6 +25,9 @@ export class EventFeed {
   private toldAt = -Infinity;
   private timer: NodeJS.Timeout | null = null;
   private unwatch: (() => Promise<void>) | null = null;
+  /** This daemon's commit group is under way; the newest id notified meanwhile. */
+  private localCommit = false;
+  private notifiedUpTo = 0;
 
   constructor(
     private readonly bus: EventBus,
@@ -42,9 +45,14 @@ export class EventFeed {
     // A commit published as it came while the high water was read is not read again.
     this.published = Math.max(high, this.lastDirect);
     this.unwatch = store.watch(
-      // A commit of this daemon's own, published as it committed, is not read back.
+      // A commit of this daemon's own, published as it committed, is not read back; one
+      // notified while this daemon's commit is under way may be that commit (its notification
+      // can come before its answer), so whether to read is decided once it is published.
       (upTo) => {
-        if (upTo === null || upTo > (this.published ?? 0)) this.read();
+        if (upTo !== null && upTo <= (this.published ?? 0)) return;
+        if (upTo !== null && this.localCommit)
+          this.notifiedUpTo = Math.max(this.notifiedUpTo, upTo);
+        else this.read();
       },
       (err) => this.failed(err),
     );
@@ -57,10 +65,19 @@ export class EventFeed {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     this.published = null;
+    this.notifiedUpTo = 0;
     this.held.clear();
     await this.unwatch?.();
     this.unwatch = null;
     await this.reading;
+  }
+
+  /** This daemon's commit group is under way (true), or over, published or not (false). */
+  committing(underWay: boolean): void {
+    this.localCommit = underWay;
+    if (underWay || this.published === null) return;
+    if (this.notifiedUpTo > this.published) this.read();
+    this.notifiedUpTo = 0;
   }
 
   /** This daemon's commit: published now if nothing before it is missing, else once read. */

@@ -11,6 +11,11 @@ export type Clock = () => number;
 /** Where a group's events go once it has committed (the board's event feed, or a bus). */
 export interface Publisher {
   publish(events: readonly BoardEvent[]): void;
+  /**
+   * A group's transaction is under way (true), or over, published or not (false): a commit
+   * notified meanwhile may be this one (the event feed need not read it back).
+   */
+  committing?(underWay: boolean): void;
 }
 
 /** How the board's last write went: a database that cannot be written is not ready. */
@@ -112,6 +117,15 @@ export class Transactor {
    * (the event loop goes on meanwhile), for BUSY_RETRY_MS, then refused with a 503.
    */
   private async commitGroup(group: Queued[], since: number, attempt: number): Promise<void> {
+    this.publisher.committing?.(true);
+    try {
+      await this.attemptGroup(group, since, attempt);
+    } finally {
+      this.publisher.committing?.(false);
+    }
+  }
+
+  private async attemptGroup(group: Queued[], since: number, attempt: number): Promise<void> {
     const settled: Settled[] = [];
     let written: BoardEvent[];
     // A move alone in its group needs no savepoint: if it throws, the transaction is undone.
