@@ -25,7 +25,7 @@ export class EventFeed {
   private toldAt = -Infinity;
   private timer: NodeJS.Timeout | null = null;
   private unwatch: (() => Promise<void>) | null = null;
-  /** This daemon's commit group is under way; the newest id notified meanwhile. */
+  /** This daemon's commit is on its way; the newest id notified meanwhile. */
   private localCommit = false;
   private notifiedUpTo = 0;
 
@@ -72,12 +72,13 @@ export class EventFeed {
     await this.reading;
   }
 
-  /** This daemon's commit group is under way (true), or over, published or not (false). */
+  /** This daemon's commit is on its way (true), or its group is over, published or not. */
   committing(underWay: boolean): void {
     this.localCommit = underWay;
-    if (underWay || this.published === null) return;
-    if (this.notifiedUpTo > this.published) this.read();
+    if (underWay) return;
+    const notified = this.notifiedUpTo;
     this.notifiedUpTo = 0;
+    if (this.published !== null && notified > this.published) this.read();
   }
 
   /** This daemon's commit: published now if nothing before it is missing, else once read. */

@@ -12,8 +12,9 @@ export type Clock = () => number;
 export interface Publisher {
   publish(events: readonly BoardEvent[]): void;
   /**
-   * A group's transaction is under way (true), or over, published or not (false): a commit
-   * notified meanwhile may be this one (the event feed need not read it back).
+   * A group's commit is on its way (true: its events and COMMIT sent), or the group is over,
+   * published or not (false): a commit notified meanwhile may be this one (the event feed need
+   * not read it back).
    */
   committing?(underWay: boolean): void;
 }
@@ -117,7 +118,6 @@ export class Transactor {
    * (the event loop goes on meanwhile), for BUSY_RETRY_MS, then refused with a 503.
    */
   private async commitGroup(group: Queued[], since: number, attempt: number): Promise<void> {
-    this.publisher.committing?.(true);
     try {
       await this.attemptGroup(group, since, attempt);
     } finally {
@@ -196,7 +196,9 @@ export class Transactor {
     const value = await this.store.transaction(async (store, handle) => {
       const emit: Emit = (event) => void emitted.push(event);
       const result = await body({ store, emit, now, emitted }, emitted, handle);
-      // The events are the transaction's last statement: its commit goes out behind them.
+      // The events are the transaction's last statement: its commit goes out behind them,
+      // and its notification may come before its answer (until commitGroup's end).
+      this.publisher.committing?.(true);
       handle.commitAfterNext();
       ids = await store.events.append(emitted, now);
       return result;
