@@ -111,6 +111,7 @@ export class Dispatcher {
       launching: kanban.launching,
       baseUrl: () => this.baseUrl,
       onExit: (worker) => this.endRun(worker),
+      mayStart: () => this.rejoining === null && this.host.claimable(),
     });
     this.endings = new RunEndings({
       board: kanban.board,

@@ -31,7 +31,11 @@ export interface LauncherDeps {
   baseUrl: () => string;
   /** Its leader has exited: the run's ending begins. */
   onExit: (worker: LiveWorker) => void;
+  /** A worker may be started now: this host still holds its lease (checked before each fork). */
+  mayStart: () => boolean;
 }
+
+const LEASE_LOST_BEFORE_START = 'its host lost its lease before the worker was started';
 
 export class Launcher {
   /** The turn of the event loop the last spawn waits for (see spawnTurn). */
@@ -57,11 +61,7 @@ export class Launcher {
   async launch(claim: Claim, profile: Profile, startable: boolean): Promise<void> {
     const log = this.deps.log.child({ taskId: claim.task.id, runId: claim.run.id });
     if (!startable) {
-      await this.settleUnstarted(
-        claim,
-        'interrupted',
-        'its host lost its lease before the worker was started',
-      );
+      await this.settleUnstarted(claim, 'interrupted', LEASE_LOST_BEFORE_START);
       return;
     }
     const workspace = await this.workspace(claim, profile);
@@ -112,6 +112,13 @@ export class Launcher {
         workspace: workspace && { cwd: workspace.record.path, env: workspace.env },
       });
       if (prepared.ok) await this.spawnTurn();
+      // A freeze (SIGSTOP, a starved machine) while the folder was written may have cost the
+      // lease, and the run may be another host's by now: checked again in the fork's own turn.
+      if (prepared.ok && !this.deps.mayStart()) {
+        await cgroups?.ended(cgroup, false);
+        await this.settleUnstarted(claim, 'interrupted', LEASE_LOST_BEFORE_START);
+        return;
+      }
       spawned = prepared.ok ? spawnWorker(prepared.run) : prepared;
       if (workspace && spawned.ok)
         this.deps.workspaces.room.writeRunStart(
