@@ -90,7 +90,8 @@ function txTables(tx: PgTransaction, schema: string): TxTables {
 
 /**
  * One open transaction on its own connection: its savepoints, the statements sent without
- * waiting for their answer (see pipe), and whether its connection was lost meanwhile.
+ * waiting for their answer (see pipe), the COMMIT sent behind its last statement, and whether
+ * its connection was lost meanwhile.
  */
 class PgTransaction implements TxHandle {
   lost = false;
@@ -104,6 +105,9 @@ class PgTransaction implements TxHandle {
    */
   readonly db: Queryable;
   private corked = false;
+  /** The COMMIT sent behind the last statement (commitAfterNext), or null: sent after. */
+  commit: Promise<pg.QueryResult> | null = null;
+  private commitNext = false;
 
   constructor(readonly client: pg.PoolClient) {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
@@ -147,10 +151,6 @@ class PgTransaction implements TxHandle {
     answer.catch(() => undefined);
     this.piped.push(answer);
   }
-
-  /** The COMMIT sent behind the last statement (commitAfterNext), or null: sent after. */
-  commit: Promise<pg.QueryResult> | null = null;
-  private commitNext = false;
 
   commitAfterNext(): void {
     if (!this.commit && !this.lost) this.commitNext = true;
