@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-worker.sh [--cgroup DIR] [--io STDIN STDOUT] EXIT_JSON PROGRAM [ARG...]
+# run-worker.sh [--until BOOT_MS] [--cgroup DIR] [--io STDIN STDOUT] EXIT_JSON PROGRAM [ARG...]
 # Leads a worker run's process group: runs the worker as its child, survives the TERM sent to
 # the group (the worker gets it and ends), waits for the worker, and records how it ended in
 # EXIT_JSON, so a later gatehouse instance that cannot waitpid still knows. gatehouse reads the
@@ -12,8 +12,19 @@
 # wrapper first moves itself into the run's cgroup (writing 0 to cgroup.procs moves the writer),
 # so the worker and everything it starts are born there; where that fails it goes on without.
 #
+# With --until (a shared board), the worker is started only before BOOT_MS, milliseconds since
+# boot (/proc/uptime: the clock the fence keeper ends runs by): a daemon held up between its
+# lease check and this fork (SIGSTOP, a starved machine) may fork it after the lease ran out and
+# another host took the task. Past it, nothing is started: EXIT_JSON says so ("started":false),
+# and the run ends interrupted. The check is the last thing before the start.
+#
 # With --io (an agent run, SPEC 11), the worker reads its prompt from STDIN and its stdout goes
 # to STDOUT (agent.jsonl), held by this wrapper, so a daemon that restarts loses none of it.
+until=
+if [ "$1" = --until ]; then
+  until=$2
+  shift 2
+fi
 if [ "$1" = --cgroup ]; then
   echo 0 2>/dev/null >"$2/cgroup.procs"
   shift 2
@@ -27,6 +38,14 @@ if [ "$1" = --io ]; then
 fi
 exit_json=$1
 shift
+if [ -n "$until" ] && read -r up _ 2>/dev/null </proc/uptime; then
+  # Seconds with two decimals ("12.34"): its digits and a 0 are milliseconds (12340).
+  if [ "${up%.*}${up#*.}0" -ge "$until" ]; then
+    echo "gatehouse: not started: its host's lease ran out before the worker could start"
+    printf '{"status":125,"started":false}\n' >"$exit_json"
+    exit 125
+  fi
+fi
 trap 'interrupted=1' TERM INT HUP
 if [ -n "$io_out" ]; then
   "$@" <"$io_in" >>"$io_out" &

@@ -51,6 +51,13 @@ const TABLE: [
     { signal: 'SIGKILL' },
   ],
   [
+    'not started by its wrapper, its host lease run out (verdict ignored)',
+    { exitCode: 125, signal: null, notStarted: true },
+    done,
+    'interrupted',
+    { exitCode: null, error: 'its host lost its lease before the worker was started' },
+  ],
+  [
     'unknown end (adopted, no exit record)',
     null,
     null,

@@ -111,7 +111,8 @@ export class Dispatcher {
       launching: kanban.launching,
       baseUrl: () => this.baseUrl,
       onExit: (worker) => this.endRun(worker),
-      mayStart: () => this.rejoining === null && this.host.claimable(),
+      admit: (runId, cgroup) => (this.rejoining === null ? this.host.admit(runId, cgroup) : null),
+      withdraw: (runId) => this.host.release(runId),
     });
     this.endings = new RunEndings({
       board: kanban.board,

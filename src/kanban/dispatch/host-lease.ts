@@ -57,6 +57,8 @@ export class HostLease {
   private sweeping: Promise<void> | null = null;
   /** Local time (ms) until which claiming is safe: before the fence would end the workers. */
   private claimUntil = 0;
+  /** The fence's TERM (boot clock): no worker of this host may start past it. */
+  private termAt = 0;
   /** When the lease ends at the earliest, on the boot clock (a shared board). */
   private leaseEnd = Infinity;
   /** Why the lease is gone, until this host has joined again; null while it holds. */
@@ -109,6 +111,19 @@ export class HostLease {
   /** New claims are safe: the lease holds, and a worker started now is guarded by the fence. */
   claimable(): boolean {
     return this.leaseHolds() && (!this.fence || this.fence.guarding);
+  }
+
+  /**
+   * A worker may start now for `runId` (claimable), or null. On a shared board the run is then
+   * guarded at the fence before its fork (by its cgroup and marker: its leader is not known
+   * yet), and `until` is the fence's TERM on the boot clock: the wrapper starts no worker past
+   * it, so a fork held up past the lease starts nothing beside another host's run.
+   */
+  admit(runId: string, cgroup: string | null): { until: number | null } | null {
+    if (!this.claimable()) return null;
+    if (!this.fence) return { until: null };
+    this.fence.guard(runId, null, cgroup);
+    return { until: this.termAt };
   }
 
   /** The lease is gone and the host has not joined again yet. */
@@ -226,6 +241,7 @@ export class HostLease {
   private loseLease(why: string): void {
     this.lostWhy = why;
     this.claimUntil = 0;
+    this.termAt = 0;
     this.fence?.set(0, 0);
     this.writeLegacyFence('0 0');
     this.deps.onLost(why);
@@ -305,6 +321,7 @@ export class HostLease {
     const killAt = sentAt + leaseMs - FENCE_MARGIN_S * 1000;
     const termAt = Math.max(killAt - this.deps.config.workers.killGraceSeconds * 1000, sentAt);
     this.fence.set(termAt, killAt);
+    this.termAt = termAt;
     // A worker started just before its TERM would be ended at once: a renewal's worth earlier.
     this.claimUntil = termAt - this.deps.config.cluster.renewSeconds * 1000;
     const wall = Date.now() - bootNowMs();

@@ -16,6 +16,7 @@ import type { TaskWorkspaces } from './task-workspaces.js';
 import { recordWorkspace } from '../moves/workspace.js';
 import type { Prepared, RunStart } from '../../workspaces/workspaces.js';
 import { mkdirSync } from 'node:fs';
+import { LEASE_LOST_BEFORE_START } from '../model/exit-classifier.js';
 import { planAgentRun, type AgentStart } from './agent-runs.js';
 
 export interface LauncherDeps {
@@ -31,11 +32,16 @@ export interface LauncherDeps {
   baseUrl: () => string;
   /** Its leader has exited: the run's ending begins. */
   onExit: (worker: LiveWorker) => void;
-  /** A worker may be started now: this host still holds its lease (checked before each fork). */
-  mayStart: () => boolean;
+  /**
+   * Whether the run's worker may be started now, checked in its fork's own turn: null when this
+   * host no longer holds its lease. Otherwise the run is guarded at the fence from before its
+   * fork, and `until` is the boot-clock deadline its wrapper must start it before (null on a
+   * board of one host): a fork held up past the lease starts nothing.
+   */
+  admit: (runId: string, cgroup: string | null) => { until: number | null } | null;
+  /** An admitted run whose worker was not started after all: no longer guarded. */
+  withdraw: (runId: string) => void;
 }
-
-const LEASE_LOST_BEFORE_START = 'its host lost its lease before the worker was started';
 
 export class Launcher {
   /** The turn of the event loop the last spawn waits for (see spawnTurn). */
@@ -114,12 +120,14 @@ export class Launcher {
       if (prepared.ok) await this.spawnTurn();
       // A freeze (SIGSTOP, a starved machine) while the folder was written may have cost the
       // lease, and the run may be another host's by now: checked again in the fork's own turn.
-      if (prepared.ok && !this.deps.mayStart()) {
+      const admitted = prepared.ok ? this.deps.admit(claim.run.id, cgroup) : null;
+      if (prepared.ok && !admitted) {
         await cgroups?.ended(cgroup, false);
         await this.settleUnstarted(claim, 'interrupted', LEASE_LOST_BEFORE_START);
         return;
       }
-      spawned = prepared.ok ? spawnWorker(prepared.run) : prepared;
+      spawned = prepared.ok ? spawnWorker(prepared.run, admitted!.until) : prepared;
+      if (!spawned.ok && admitted) this.deps.withdraw(claim.run.id);
       if (workspace && spawned.ok)
         this.deps.workspaces.room.writeRunStart(
           runDir(config.dataDir, claim.run.id),

@@ -138,7 +138,9 @@ export function readExitRecord(dir: string): ExitRecord | null {
   ) {
     return null;
   }
-  return decodeStatus(v.status);
+  return v.started === false
+    ? { ...decodeStatus(v.status), notStarted: true }
+    : decodeStatus(v.status);
 }
 
 /**

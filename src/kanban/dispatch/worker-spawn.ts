@@ -175,13 +175,15 @@ export async function prepareRun(
  * Spawns the prepared run's wrapper (argv, no shell for the worker's own command) in a new
  * session and process group, stdin from /dev/null, stdout and stderr appended to the run's log,
  * and writes proc.json before returning. Synchronous, so nothing can observe the run half
- * started. The log's descriptor is closed here, whatever happens.
+ * started. The log's descriptor is closed here, whatever happens. With `until` (boot-clock ms),
+ * the wrapper starts no worker past it.
  */
-export function spawnWorker(prepared: PreparedRun): Spawned {
+export function spawnWorker(prepared: PreparedRun, until: number | null): Spawned {
   const { dir, logFd } = prepared;
+  const deadline = until === null ? [] : ['--until', String(Math.floor(until))];
   let child: ChildProcess;
   try {
-    child = spawn('/bin/sh', [WRAPPER, ...prepared.args], {
+    child = spawn('/bin/sh', [WRAPPER, ...deadline, ...prepared.args], {
       cwd: prepared.cwd,
       env: prepared.env,
       detached: true,

@@ -11,6 +11,9 @@ export interface Classification {
   blockReason?: string;
 }
 
+/** A run whose wrapper refused to start its worker, its host's lease run out (SPEC 9). */
+export const LEASE_LOST_BEFORE_START = 'its host lost its lease before the worker was started';
+
 /** EX_TEMPFAIL: the worker was rate-limited and should be retried after a cooldown. */
 export const EXIT_TEMPFAIL = 75;
 
@@ -34,6 +37,9 @@ export function classifyExit(
       error: `pid ${pid ?? '?'} not alive (no exit record)`,
     };
   }
+  // Not the run's failure: nothing of it ran, and the task may run elsewhere already.
+  if (exit.notStarted)
+    return { outcome: 'interrupted', exitCode: null, signal: null, error: LEASE_LOST_BEFORE_START };
   const { exitCode, signal } = exit;
   if (signal !== null)
     return { outcome: 'crashed', exitCode, signal, error: withLog(`killed by ${signal}`) };

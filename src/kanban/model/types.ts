@@ -125,6 +125,8 @@ export interface Comment {
 export interface ExitRecord {
   exitCode: number | null;
   signal: string | null;
+  /** The wrapper started no worker: its host's lease had run out when it got to (`--until`). */
+  notStarted?: true;
 }
 
 /** What a worker said about its work (API body or result.json). */

@@ -1,0 +1,149 @@
+// A host held up at the very fork of a worker, on a board shared with another host: its event
+// loop stopped in the kernel's clone (strace delays the syscall, as a SIGSTOP or a starved
+// machine may at the worst moment) until its lease has run out and the other host has taken the
+// task over. The worker it forks late must not run beside the other host's.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { api } from '../helpers/app.js';
+import { startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
+import { testSchema } from '../helpers/postgres.js';
+import { spawnTracked } from '../helpers/procs.js';
+import { waitFor } from '../helpers/wait.js';
+
+/** The shortest leases the config takes with these settings: a takeover about 7 s after a host stops. */
+const CLUSTER = { leaseSeconds: 6, renewSeconds: 1, reclaimGraceSeconds: 1 };
+/** How long the host's clone is held: well past its lease, its grace and the other's takeover. */
+const HELD_S = 16;
+
+/** The run ids of the task's workers alive now (the worker itself: its wrapper is not counted). */
+function workersOf(taskId: string): string[] {
+  const runs: string[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (!stat.includes('(sleep)') || stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z') continue;
+      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (!env.includes(`GATEHOUSE_TASK_ID=${taskId}`)) continue;
+      const run = env.find((v) => v.startsWith('GATEHOUSE_RUN_ID='));
+      if (run) runs.push(run.slice('GATEHOUSE_RUN_ID='.length));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return runs;
+}
+
+function hostConfig(dataDir: string, name: string, store: object, started: string): string {
+  return writeConfig(dataDir, {
+    store,
+    cluster: { ...CLUSTER, hostName: name },
+    workers: {
+      tickSeconds: 0.2,
+      killGraceSeconds: 1,
+      profiles: {
+        // Says it started, then works until it is ended.
+        mark: {
+          command: ['/bin/sh', '-c', `echo "$GATEHOUSE_RUN_ID" >> ${started}; exec sleep 600`],
+        },
+      },
+      defaultProfile: 'mark',
+    },
+  });
+}
+
+describe('a host held up at the fork of a worker, past its lease', () => {
+  it.each([
+    ['before the fork: the late wrapper starts no worker', 'delay_enter'],
+    [
+      'just after the fork: its fence keeper ends the worker before the other host starts one',
+      'delay_exit',
+    ],
+  ])(
+    '%s',
+    async (_, when) => {
+      const { url, schema } = testSchema();
+      const store = { kind: 'postgres', url, schema };
+      const started = join(tempDir(), 'started');
+      const dirA = tempDir();
+      const a = startDaemon({ dataDir: dirA, config: hostConfig(dirA, 'alpha', store, started) });
+      const baseA = await waitServing(dirA, a.pid, 30_000);
+      await waitFor('alpha to join', async () => (await api(baseA, 'GET', '/hosts')).body.hosts[0]);
+
+      // Its event loop's next fork (the worker's wrapper) held in the kernel.
+      const trace = join(tempDir(), 'strace');
+      const strace = spawnTracked([
+        'strace',
+        '-p',
+        String(a.pid),
+        '-o',
+        trace,
+        '-e',
+        'trace=clone,clone3,fork,vfork',
+        '-e',
+        `inject=clone,clone3,fork,vfork:${when}=${HELD_S * 1_000_000}:when=1`,
+      ]);
+      await waitFor('strace attached', () => strace.output().includes('attached'));
+      const { id } = (await api(baseA, 'POST', '/tasks', { title: 'held', maxRetries: 3 })).body;
+      const held = () => readFileSync(trace, 'utf8');
+      await waitFor('the fork held', () => /clone|fork/.test(held()), 10_000);
+
+      // Meanwhile beta joins, finds alpha's lease run out and runs the task itself.
+      const overlaps: string[][] = [];
+      const sampler = setInterval(() => {
+        const now = workersOf(id);
+        if (now.length > 1) overlaps.push(now);
+      }, 20);
+      try {
+        const dirB = tempDir();
+        const b = startDaemon({ dataDir: dirB, config: hostConfig(dirB, 'beta', store, started) });
+        const baseB = await waitServing(dirB, b.pid, 30_000);
+        const runs = await waitFor(
+          'the task running on beta',
+          async () => {
+            const t = (await api(baseB, 'GET', `/tasks/${id}`)).body;
+            return t.runs.length === 2 && t.runs[1].pid > 0 ? t.runs : null;
+          },
+          HELD_S * 1000,
+        );
+        const [alphaRun, betaRun] = runs;
+        expect(alphaRun).toMatchObject({ host: 'alpha', outcome: 'lost' });
+        expect(betaRun).toMatchObject({ host: 'beta', endedAt: null });
+        // The fork let go: alpha's wrapper runs (or ran), and alpha finds its lease lost.
+        await waitFor('the fork let go', () => held().includes('DELAYED'), HELD_S * 1000 + 10_000);
+        await waitFor(
+          'alpha back as a new host',
+          async () =>
+            (await api(baseA, 'GET', '/hosts').catch(() => null))?.body.hosts.filter(
+              (h: { name: string; state: string }) => h.name === 'alpha' && h.state === 'active',
+            ).length === 1,
+          30_000,
+        );
+        expect(overlaps).toEqual([]);
+        expect(workersOf(id)).toEqual([betaRun.id]);
+        const lines = readFileSync(started, 'utf8').trim().split('\n');
+        // Held before the fork, alpha's worker never started; held after it, it started and was
+        // ended at the fence, before beta's.
+        expect(lines).toEqual(when === 'delay_enter' ? [betaRun.id] : [alphaRun.id, betaRun.id]);
+        if (when === 'delay_enter') {
+          // Its wrapper refused to start it, or (the daemon guards the run at the fence as soon
+          // as its fork returns, and the fence is past) the keeper ended the wrapper first.
+          const exit = join(dirA, 'runs', alphaRun.id, 'exit.json');
+          if (existsSync(exit))
+            expect(JSON.parse(readFileSync(exit, 'utf8'))).toEqual({ status: 125, started: false });
+        }
+        await api(baseB, 'POST', `/tasks/${id}/archive`);
+        await waitFor('the task archived', () => workersOf(id).length === 0);
+        b.child.kill('SIGTERM');
+        await b.exited;
+      } finally {
+        clearInterval(sampler);
+        strace.child.kill('SIGTERM');
+        a.child.kill('SIGTERM');
+        await a.exited;
+      }
+    },
+    90_000,
+  );
+});
