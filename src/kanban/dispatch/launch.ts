@@ -15,7 +15,7 @@ import type { Launching } from './launching.js';
 import type { TaskWorkspaces } from './task-workspaces.js';
 import { recordWorkspace } from '../moves/workspace.js';
 import type { Prepared, RunStart } from '../../workspaces/workspaces.js';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync } from 'node:fs';
 import { LEASE_LOST_BEFORE_START } from '../model/exit-classifier.js';
 import { planAgentRun, type AgentStart } from './agent-runs.js';
 
@@ -107,6 +107,12 @@ export class Launcher {
     let spawned: Spawned;
     const cgroup = (await cgroups?.make(claim.run.id)) ?? null;
     try {
+      // Before the fork: a run start that cannot be written (a full disk) starts nothing.
+      if (workspace)
+        this.deps.workspaces.room.writeRunStart(
+          runDir(config.dataDir, claim.run.id),
+          workspace.start,
+        );
       const prepared = await prepareRun({
         agent,
         cgroup,
@@ -122,17 +128,13 @@ export class Launcher {
       // lease, and the run may be another host's by now: checked again in the fork's own turn.
       const admitted = prepared.ok ? this.deps.admit(claim.run.id, cgroup) : null;
       if (prepared.ok && !admitted) {
+        closeSync(prepared.run.logFd);
         await cgroups?.ended(cgroup, false);
         await this.settleUnstarted(claim, 'interrupted', LEASE_LOST_BEFORE_START);
         return;
       }
       spawned = prepared.ok ? spawnWorker(prepared.run, admitted!.until) : prepared;
       if (!spawned.ok && admitted) this.deps.withdraw(claim.run.id);
-      if (workspace && spawned.ok)
-        this.deps.workspaces.room.writeRunStart(
-          runDir(config.dataDir, claim.run.id),
-          workspace.start,
-        );
     } catch (err) {
       // The run folder could not be written (ENOSPC, EACCES): nothing was started.
       spawned = { ok: false, error: `cannot prepare the run folder: ${(err as Error).message}` };
