@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, type ConfigOverrides } from '../config/load.js
 import type { Config } from '../config/schema.js';
 import type { BoardStore } from '../kanban/store/contract.js';
 import { openBoard, StoreConfigError } from '../kanban/store/open.js';
+import { loadStarter, StarterMissing } from '../proc/index.js';
 import { VERSION } from '../version.js';
 import { composeGateway } from './compose.js';
 import { diskFull, isDiskFull, prepareDataDir } from './data-dir.js';
@@ -39,6 +40,13 @@ function readConfig(overrides: ConfigOverrides): Config {
 export async function runDaemon(opts: RunOptions): Promise<void> {
   const config = readConfig(opts.overrides);
   prepareDataDir(config.dataDir);
+  try {
+    // Said now, not at the first worker's start: a build without it is the operator's to fix.
+    loadStarter();
+  } catch (err) {
+    if (err instanceof StarterMissing) throw new ExitError(ExitCode.config, err.message);
+    throw err;
+  }
   const log = createLogger(config.log.level, config.journalStream);
   // From here the start is held open under systemd, until the daemon serves.
   const manager = serviceManager(process.env, (msg) => log.warn(msg));

@@ -1,4 +1,5 @@
-// The OS layer's public face: process identity, liveness and termination. Imports nothing of ours.
+// The OS layer's public face: process identity, liveness, starting and termination. Imports
+// nothing of ours.
 export {
   isPid,
   listProcessGroup,
@@ -18,3 +19,5 @@ export { processUsage } from './usage.js';
 export type { Usage } from './usage.js';
 export { waitUntil } from './wait.js';
 export { bootNowMs } from './boot-clock.js';
+export { loadStarter, startProcess, StarterMissing } from './start-process.js';
+export type { ProcessEnd, StartedProcess, StartSpec } from './start-process.js';

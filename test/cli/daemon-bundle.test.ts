@@ -3,13 +3,15 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   copyFileSync,
+  cpSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DAEMON_BUNDLE, DAEMON_CODE_CACHE, loadDaemon } from '../../src/cli/daemon-loader.js';
@@ -116,6 +118,46 @@ describe("the daemon's bundle", () => {
       expect(out.message).toContain('npm run build');
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('exits 78 naming what to run when the build did not make the process starter', () => {
+    // A package of its own (its package.json and bundle) inside the real one, whose packages
+    // it resolves as the real bundle does: its dist/ has no starter.
+    const outer = mkdtempSync(join(ROOT, 'dist/package-without-starter-'));
+    try {
+      const bundle = join(outer, 'dist/bundle/daemon.cjs');
+      mkdirSync(dirname(bundle), { recursive: true });
+      copyFileSync(DAEMON_BUNDLE, bundle);
+      // What the bundle reads as it loads: the version, the dashboard's page.
+      copyFileSync(join(ROOT, 'package.json'), join(outer, 'package.json'));
+      cpSync(join(ROOT, 'public'), join(outer, 'public'), { recursive: true });
+      const dataDir = tempDir();
+      const child = spawnSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `import { loadDaemon } from '${LOADER}';
+           const d = loadDaemon(${JSON.stringify(bundle)}, ${JSON.stringify(`${bundle}.cache`)}, null);
+           try {
+             await d.runDaemon({ overrides: { dataDir: ${JSON.stringify(dataDir)}, port: 0 }, replace: false });
+           } catch (err) {
+             process.stdout.write(JSON.stringify({ exitCode: err.exitCode, message: err.message }));
+           }`,
+        ],
+        { encoding: 'utf8', timeout: 30_000 },
+      );
+      const out = JSON.parse(child.stdout || '{}');
+      expect(out.exitCode, child.stderr).toBe(78);
+      expect(out.message).toMatch(
+        /process starter \(.*start_process\.node\) cannot be loaded \(.*\): run npm ci, then npm run build/,
+      );
+      // Nothing of the data dir was taken: no pid file, no board.
+      expect(existsSync(join(dataDir, 'gatehouse.pid'))).toBe(false);
+      expect(existsSync(join(dataDir, 'gatehouse.db'))).toBe(false);
+    } finally {
+      rmSync(outer, { recursive: true, force: true });
     }
   });
 

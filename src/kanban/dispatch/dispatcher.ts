@@ -261,7 +261,7 @@ export class Dispatcher {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     this.unsubscribe?.();
-    for (const w of this.live.all()) w.child?.removeAllListeners('exit');
+    for (const w of this.live.all()) w.child?.ignoreExit();
     await this.host.stop();
     await this.rejoining;
     await this.settleInFlight(waitMs);

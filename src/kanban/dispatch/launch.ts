@@ -161,7 +161,7 @@ export class Launcher {
       log,
     };
     this.deps.live.add(worker);
-    child.once('exit', (code, signal) => {
+    child.onExit(({ code, signal }) => {
       // Its group cannot have been reused yet: whatever is in it now started while it was ours.
       worker.groupHeldUntil = startTimeNow();
       worker.exit =
@@ -169,7 +169,6 @@ export class Launcher {
         (code !== null ? decodeStatus(code) : { exitCode: null, signal });
       this.deps.onExit(worker);
     });
-    child.unref();
     // Supervised first: if recording it fails (a full disk), its exit still ends the run, from
     // proc.json and exit.json.
     const recorded = this.deps.board.transact((tx) =>

@@ -1,7 +1,6 @@
 // The worker processes this instance supervises, by run: a handle on each, nothing the board
 // already knows (the board's running rows stay the truth).
-import type { ChildProcess } from 'node:child_process';
-import type { ProcessIdentity } from '../../proc/index.js';
+import type { ProcessIdentity, StartedProcess } from '../../proc/index.js';
 import type { ExitRecord } from '../model/types.js';
 import type { DispatcherLog } from './log.js';
 import type { GroupSample } from './resource-sampler.js';
@@ -13,7 +12,7 @@ export interface LiveWorker {
   /** The group leader (the run's wrapper), or null when no process was ever recorded. */
   leader: ProcessIdentity | null;
   /** Our own child (its exit event ends the run), or null for a worker adopted after a restart. */
-  child: ChildProcess | null;
+  child: StartedProcess | null;
   startedAt: number;
   sample: GroupSample | null;
   /** How the leader ended: undefined while it runs; null when it ended unseen (adopted). */

@@ -31,7 +31,7 @@ export async function rejoinBoard(deps: RejoinDeps): Promise<void> {
   const retryMs = deps.retryMs ?? 1000;
   const workers = deps.live.all();
   // Their exits no longer end runs here: the board is told by adoption, after the join.
-  for (const w of workers) w.child?.removeAllListeners('exit');
+  for (const w of workers) w.child?.ignoreExit();
   // Those that exited too: what they left behind (an escapee) is found by the run's marker.
   let left = workers.filter((w) => w.leader !== null || w.cgroup !== null);
   while (left.length > 0) {

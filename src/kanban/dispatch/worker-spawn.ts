@@ -1,11 +1,15 @@
 // Starting one worker run: its folder, the wrapper as group and session leader, env, log; proc.json first.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, closeSync, constants, mkdirSync, open, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { PACKAGE_ROOT } from '../../config/defaults.js';
 import type { Profile } from '../../config/schema.js';
-import { currentBootId, readProcStat } from '../../proc/index.js';
+import {
+  currentBootId,
+  readProcStat,
+  startProcess,
+  type StartedProcess,
+} from '../../proc/index.js';
 import type { Claim } from '../moves/claim.js';
 import type { ProcRecord } from '../model/types.js';
 import { fillJson, runDir, runFile, writeJsonFile } from './run-files.js';
@@ -36,7 +40,7 @@ export interface SpawnRequest {
 }
 
 export type Spawned =
-  { ok: true; child: ChildProcess; proc: ProcRecord } | { ok: false; error: string };
+  { ok: true; child: StartedProcess; proc: ProcRecord } | { ok: false; error: string };
 
 function isExecutable(path: string): boolean {
   try {
@@ -181,25 +185,25 @@ export async function prepareRun(
 export function spawnWorker(prepared: PreparedRun, until: number | null): Spawned {
   const { dir, logFd } = prepared;
   const deadline = until === null ? [] : ['--until', String(Math.floor(until))];
-  let child: ChildProcess;
+  let child: StartedProcess;
   try {
-    child = spawn('/bin/sh', [WRAPPER, ...deadline, ...prepared.args], {
+    child = startProcess({
+      file: '/bin/sh',
+      args: [WRAPPER, ...deadline, ...prepared.args],
       cwd: prepared.cwd,
       env: prepared.env,
-      detached: true,
-      stdio: ['ignore', logFd, logFd],
+      output: logFd,
     });
   } catch (err) {
-    return { ok: false, error: (err as Error).message };
+    return {
+      ok: false,
+      error: `the run's wrapper could not be started: ${(err as Error).message}`,
+    };
   } finally {
     closeSync(logFd);
   }
   const pid = child.pid;
-  if (pid === undefined) {
-    child.once('error', () => undefined);
-    return { ok: false, error: 'the wrapper could not be started (fork failed)' };
-  }
-  // The stat exists until reaped, which libuv cannot do before this tick ends.
+  // The stat exists until reaped, which cannot happen before this tick ends.
   const stat = readProcStat(pid);
   const proc: ProcRecord = {
     pid,

@@ -1,0 +1,138 @@
+// Starting a process in a session and process group of its own, stdin from /dev/null, stdout and
+// stderr to one descriptor, and hearing once how it ended. On Linux by gatehouse's own starter
+// (native/spawn.c): posix_spawn, which does not copy the daemon's memory as child_process's fork
+// does (2 ms of the daemon's CPU a start, growing with its size, against 0.1 ms), and a pidfd
+// the event loop polls. Elsewhere by child_process.
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { constants } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+export interface ProcessEnd {
+  /** Its exit status, or null when a signal ended it (or how is not known). */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface StartedProcess {
+  readonly pid: number;
+  /** `listener` is told once how it ended (a later call replaces the listener). */
+  onExit(listener: (end: ProcessEnd) => void): void;
+  /** Its end is no longer told to anyone (it is still reaped). */
+  ignoreExit(): void;
+}
+
+export interface StartSpec {
+  /** An absolute path: no PATH lookup. */
+  file: string;
+  /** Its arguments after its own name. */
+  args: readonly string[];
+  env: Readonly<Record<string, string>>;
+  cwd: string;
+  /** An open descriptor its stdout and stderr go to (the caller closes its own). */
+  output: number;
+}
+
+interface Native {
+  start(
+    file: string,
+    argv: string[],
+    envp: string[],
+    cwd: string,
+    output: number,
+    onExit: (code: number, signal: number) => void,
+  ): number;
+}
+
+/** Where `npm run build` puts the starter (scripts/build-native.mjs): dist/native/. */
+const NATIVE_PATH = fileURLToPath(new URL('../../dist/native/start_process.node', import.meta.url));
+const LINUX = process.platform === 'linux';
+let native: Native | null = null;
+
+/** The starter cannot be loaded: a build that did not make it, for the operator to fix. */
+export class StarterMissing extends Error {
+  constructor(cause: unknown) {
+    const why = (cause as NodeJS.ErrnoException).code ?? (cause as Error).message;
+    super(
+      `gatehouse's process starter (${NATIVE_PATH}) cannot be loaded (${why}): run npm ci, then npm run build`,
+      { cause },
+    );
+    this.name = 'StarterMissing';
+  }
+}
+
+/** Loads the starter now (where there is one), so that a missing one is said at start. */
+export function loadStarter(): void {
+  if (!LINUX || native) return;
+  try {
+    native = createRequire(import.meta.url)(NATIVE_PATH) as Native;
+  } catch (err) {
+    throw new StarterMissing(err);
+  }
+}
+
+const SIGNAL_NAMES = new Map(
+  Object.entries(constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]),
+);
+
+/** Starts `spec`; throws (an error with the errno's code: ENOENT, EACCES) when nothing started. */
+export function startProcess(spec: StartSpec): StartedProcess {
+  const argv = [spec.file, ...spec.args];
+  const envp = Object.entries(spec.env).map(([name, value]) => `${name}=${value}`);
+  // As child_process refuses them: C strings would end at the NUL, silently.
+  if ([...argv, ...envp, spec.cwd].some((s) => s.includes('\0')))
+    throw Object.assign(new Error('an argument or variable holds a NUL byte'), { code: 'EINVAL' });
+  return LINUX ? startNative(spec, argv, envp) : startChild(spec);
+}
+
+function startNative(spec: StartSpec, argv: string[], envp: string[]): StartedProcess {
+  loadStarter();
+  let listener: ((end: ProcessEnd) => void) | null = null;
+  let ended: ProcessEnd | null = null;
+  const pid = native!.start(spec.file, argv, envp, spec.cwd, spec.output, (code, signal) => {
+    ended = {
+      code: code >= 0 ? code : null,
+      signal: signal > 0 ? (SIGNAL_NAMES.get(signal) ?? null) : null,
+    };
+    const told = listener;
+    listener = null;
+    told?.(ended);
+  });
+  return {
+    pid,
+    onExit(fn) {
+      if (ended) fn(ended);
+      else listener = fn;
+    },
+    ignoreExit() {
+      listener = null;
+    },
+  };
+}
+
+function startChild(spec: StartSpec): StartedProcess {
+  const child = spawn(spec.file, spec.args, {
+    cwd: spec.cwd,
+    env: spec.env,
+    detached: true,
+    stdio: ['ignore', spec.output, spec.output],
+  });
+  if (child.pid === undefined) {
+    // The error comes as an event; this start failed either way.
+    child.once('error', () => undefined);
+    throw Object.assign(new Error(`${spec.file} could not be started (fork failed)`), {
+      code: 'EAGAIN',
+    });
+  }
+  child.unref();
+  return {
+    pid: child.pid,
+    onExit(fn) {
+      child.removeAllListeners('exit');
+      child.once('exit', (code, signal) => fn({ code, signal }));
+    },
+    ignoreExit() {
+      child.removeAllListeners('exit');
+    },
+  };
+}
