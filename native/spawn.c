@@ -5,14 +5,19 @@
 // them; then its exit told once, from a pidfd the event loop polls. Nothing else here: which
 // program, its arguments and environment are the caller's.
 //
+// probe() throws when this kernel cannot watch a process (no pidfd_open, or a seccomp filter
+// refusing it), so that a daemon says so at start rather than failing each worker.
 // start(file, argv, envp, cwd, outputFd, onExit) -> pid. Throws an Error whose code is the
-// errno's name (ENOENT, EACCES, ...) when nothing was started. onExit(code, signal) is called
-// once, on the event loop, when the process has ended and been reaped: code is its exit status
-// or -1, signal the number that ended it or 0 (both unknown: reaped elsewhere). The poll does not
-// keep the event loop alive.
+// errno's name (ENOENT, EACCES, ...) when nothing was started. onExit(code, signal, reaped) is
+// called once, on the event loop, when the process has ended: code is its exit status or -1,
+// signal the number that ended it or 0, reaped true when this starter reaped it (until then its
+// pid and group could not be reused) and false when something else of the process did (how it
+// ended is then not known). The watch does not keep the event loop alive; an environment that
+// ends (a worker thread's) closes its watches without telling anyone.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <node_api.h>
 #include <signal.h>
 #include <spawn.h>
@@ -24,14 +29,31 @@
 #include <unistd.h>
 #include <uv.h>
 
-typedef struct {
+/** Between tries when the pidfd says "ended" and there is nothing to reap yet. */
+#define RETRY_MS 50
+
+typedef struct watch {
   uv_poll_t poll;
+  uv_timer_t retry;
+  /** Handles still to close before it is freed. */
+  int open_handles;
   int pidfd;
   pid_t pid;
   napi_env env;
   napi_ref on_exit;
   napi_async_context context;
+  struct watches *list;
+  struct watch *prev, *next;
 } watch_t;
+
+/** An environment's watches not yet ended: closed with it. */
+typedef struct watches {
+  watch_t *first;
+  /** libuv handles of its watches not yet closed (two a watch). */
+  int handles;
+  /** The environment is ending, and waits for `handles` to reach 0 (see on_env_cleanup). */
+  napi_async_cleanup_hook_handle ending;
+} watches_t;
 
 static void throw_errno(napi_env env, int err, const char *what) {
   char message[768];
@@ -40,7 +62,7 @@ static void throw_errno(napi_env env, int err, const char *what) {
   napi_throw_error(env, name ? name : "EIO", message);
 }
 
-/** A JS string as a new C string, or NULL (a pending exception) when it is not a string. */
+/** A JS string as a new C string, or NULL when it is not a string. */
 static char *c_string(napi_env env, napi_value value) {
   size_t length;
   if (napi_get_value_string_utf8(env, value, NULL, 0, &length) != napi_ok) return NULL;
@@ -64,9 +86,8 @@ static char **c_strings(napi_env env, napi_value array) {
   if (!out) return NULL;
   for (uint32_t i = 0; i < n; i++) {
     napi_value item;
-    napi_get_element(env, array, i, &item);
-    out[i] = c_string(env, item);
-    if (!out[i]) {
+    if (napi_get_element(env, array, i, &item) != napi_ok ||
+        !(out[i] = c_string(env, item))) {
       free_strings(out);
       return NULL;
     }
@@ -74,46 +95,102 @@ static char **c_strings(napi_env env, napi_value array) {
   return out;
 }
 
-static void on_closed(uv_handle_t *handle) { free(handle->data); }
+static void unlist(watch_t *w) {
+  if (w->prev) w->prev->next = w->next;
+  else if (w->list->first == w) w->list->first = w->next;
+  if (w->next) w->next->prev = w->prev;
+  w->prev = w->next = NULL;
+}
+
+static void on_closed(uv_handle_t *handle) {
+  watch_t *w = handle->data;
+  watches_t *list = w->list;
+  if (--w->open_handles == 0) free(w);
+  if (--list->handles == 0 && list->ending) {
+    // The last: the environment may go on ending (and unload this code).
+    napi_remove_async_cleanup_hook(list->ending);
+    free(list);
+  }
+}
+
+/**
+ * Its handles closed, and (while its environment lives) its references dropped; `w` is freed
+ * once libuv is done with it. An environment that ends drops its references itself.
+ */
+static void end_watch(watch_t *w, int env_alive) {
+  unlist(w);
+  close(w->pidfd);
+  if (env_alive) {
+    napi_async_destroy(w->env, w->context);
+    napi_delete_reference(w->env, w->on_exit);
+  }
+  uv_close((uv_handle_t *)&w->retry, on_closed);
+  uv_close((uv_handle_t *)&w->poll, on_closed);
+}
+
+static void on_readable(uv_poll_t *poll, int status, int events);
+
+static void on_retry(uv_timer_t *timer) {
+  watch_t *w = timer->data;
+  uv_poll_start(&w->poll, UV_READABLE, on_readable);
+}
 
 static void on_readable(uv_poll_t *poll, int status, int events) {
-  (void)status;
   (void)events;
   watch_t *w = poll->data;
   siginfo_t info;
   memset(&info, 0, sizeof info);
-  // Readable once the process has ended; reaped here, so until now its pid was not reused.
   int reaped;
   do reaped = waitid(P_PID, w->pid, &info, WEXITED | WNOHANG);
   while (reaped != 0 && errno == EINTR);
-  if (reaped == 0 && info.si_pid == 0) return;
-  // Not ours to reap any more (ECHILD: reaped elsewhere): ended, how is not known.
-  if (reaped != 0) info.si_code = 0;
+  if (reaped == 0 && info.si_pid == 0) {
+    // Not ended yet (a poll error, a thread of it still exiting): asked again a little later,
+    // never in a busy loop. libuv stopped the poll itself on an error.
+    if (status == 0) uv_poll_stop(poll);
+    uv_timer_start(&w->retry, on_retry, RETRY_MS, 0);
+    return;
+  }
   uv_poll_stop(poll);
-  close(w->pidfd);
   napi_env env = w->env;
   napi_handle_scope scope;
   napi_open_handle_scope(env, &scope);
-  napi_value callback, global, args[2];
+  napi_value callback, global, args[3];
   napi_get_reference_value(env, w->on_exit, &callback);
   napi_get_global(env, &global);
-  int exited = info.si_code == CLD_EXITED;
-  int killed = info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED;
+  // reaped != 0: not ours to reap any more (ECHILD), so ended, how not known.
+  int exited = reaped == 0 && info.si_code == CLD_EXITED;
+  int killed = reaped == 0 && (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED);
   napi_create_int32(env, exited ? info.si_status : -1, &args[0]);
   napi_create_int32(env, killed ? info.si_status : 0, &args[1]);
+  napi_get_boolean(env, reaped == 0, &args[2]);
   // As a callback from native code: the promises it settles run before the loop goes on.
   napi_value ignored;
-  if (napi_make_callback(env, w->context, global, callback, 2, args, &ignored) ==
-      napi_pending_exception) {
+  napi_make_callback(env, w->context, global, callback, 3, args, &ignored);
+  bool pending = false;
+  napi_is_exception_pending(env, &pending);
+  if (pending) {
     // Thrown by the listener: the process's uncaughtException, as from any other callback.
     napi_value err;
     napi_get_and_clear_last_exception(env, &err);
     napi_fatal_exception(env, err);
   }
-  napi_async_destroy(env, w->context);
-  napi_delete_reference(env, w->on_exit);
   napi_close_handle_scope(env, scope);
-  uv_close((uv_handle_t *)poll, on_closed);
+  end_watch(w, 1);
+}
+
+/**
+ * The environment ends (a worker thread's, or the process's): its watches go, nobody told. It
+ * waits until libuv has closed their handles, whose close callbacks are in this code, which it
+ * unloads next.
+ */
+static void on_env_cleanup(napi_async_cleanup_hook_handle hook, void *data) {
+  watches_t *list = data;
+  list->ending = hook;
+  while (list->first) end_watch(list->first, 0);
+  if (list->handles == 0) {
+    napi_remove_async_cleanup_hook(hook);
+    free(list);
+  }
 }
 
 /** Ends and reaps a process just started that cannot be watched: it is ours, not yet reaped. */
@@ -138,19 +215,31 @@ static void every_signal(sigset_t *set) {
 #endif
 }
 
+/** A descriptor argument: a whole number, not negative; -1 when it is not one. */
+static int fd_arg(napi_env env, napi_value value) {
+  napi_valuetype type;
+  double number;
+  if (napi_typeof(env, value, &type) != napi_ok || type != napi_number) return -1;
+  napi_get_value_double(env, value, &number);
+  return number >= 0 && number <= 0x7fffffff && floor(number) == number ? (int)number : -1;
+}
+
+static napi_value probe(napi_env env, napi_callback_info info) {
+  (void)info;
+  int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+  if (fd < 0) throw_errno(env, errno, "this kernel cannot watch a process (pidfd_open)");
+  else close(fd);
+  return NULL;
+}
+
 static napi_value start(napi_env env, napi_callback_info info) {
   size_t argc = 6;
   napi_value args[6];
   napi_get_cb_info(env, info, &argc, args, NULL, NULL);
-  if (argc < 6) {
-    napi_throw_type_error(env, NULL, "start(file, argv, envp, cwd, outputFd, onExit)");
-    return NULL;
-  }
-  int32_t output;
-  napi_valuetype type;
-  napi_typeof(env, args[5], &type);
-  if (napi_get_value_int32(env, args[4], &output) != napi_ok || output < 0 ||
-      type != napi_function) {
+  napi_valuetype type = napi_undefined;
+  if (argc == 6) napi_typeof(env, args[5], &type);
+  int output = argc == 6 ? fd_arg(env, args[4]) : -1;
+  if (output < 0 || type != napi_function) {
     napi_throw_type_error(env, NULL, "start(file, argv, envp, cwd, outputFd, onExit)");
     return NULL;
   }
@@ -159,10 +248,11 @@ static napi_value start(napi_env env, napi_callback_info info) {
   char **envp = c_strings(env, args[2]);
   char *cwd = c_string(env, args[3]);
   napi_value result = NULL;
+  watch_t *w = NULL;
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
+  int actions_made = posix_spawn_file_actions_init(&actions) == 0;
+  int attr_made = posix_spawnattr_init(&attr) == 0;
   // Above the standard three, so that making them does not close it first (a daemon started
   // with a standard descriptor closed opens its files there).
   int out = fcntl(output, F_DUPFD_CLOEXEC, 3);
@@ -174,20 +264,34 @@ static napi_value start(napi_env env, napi_callback_info info) {
     throw_errno(env, errno, "the output descriptor");
     goto done;
   }
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out, 1);
-  posix_spawn_file_actions_adddup2(&actions, out, 2);
-  posix_spawn_file_actions_addchdir_np(&actions, cwd);
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   sigset_t none, all;
   sigemptyset(&none);
   every_signal(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  // Each step checked: one dropped silently (ENOMEM) would leak the daemon's descriptors into
+  // the worker, or start it in the daemon's directory.
+  int err = !actions_made || !attr_made ? ENOMEM : 0;
+  if (!err) err = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (!err) err = posix_spawn_file_actions_adddup2(&actions, out, 1);
+  if (!err) err = posix_spawn_file_actions_adddup2(&actions, out, 2);
+  if (!err) err = posix_spawn_file_actions_addchdir_np(&actions, cwd);
+  if (!err) err = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  if (!err) err = posix_spawnattr_setsigmask(&attr, &none);
+  if (!err) err = posix_spawnattr_setsigdefault(&attr, &all);
+  if (!err)
+    err = posix_spawnattr_setflags(
+        &attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  if (err) {
+    throw_errno(env, err, "cannot describe the start");
+    goto done;
+  }
+  w = calloc(1, sizeof *w);
+  uv_loop_t *loop = NULL;
+  if (!w || napi_get_uv_event_loop(env, &loop) != napi_ok) {
+    throw_errno(env, ENOMEM, "cannot watch a process");
+    goto done;
+  }
   pid_t pid;
-  int err = posix_spawn(&pid, file, &actions, &attr, argv, envp);
+  err = posix_spawn(&pid, file, &actions, &attr, argv, envp);
   if (err != 0) {
     char what[512];
     snprintf(what, sizeof what, "%s (in %s)", file, cwd);
@@ -201,32 +305,45 @@ static napi_value start(napi_env env, napi_callback_info info) {
     throw_errno(env, why, "cannot watch the started process (pidfd_open)");
     goto done;
   }
-  fcntl(pidfd, F_SETFD, FD_CLOEXEC);
-  watch_t *w = calloc(1, sizeof *w);
-  uv_loop_t *loop;
-  napi_value name;
-  napi_create_string_utf8(env, "gatehouse:process", NAPI_AUTO_LENGTH, &name);
-  if (!w || napi_get_uv_event_loop(env, &loop) != napi_ok ||
-      uv_poll_init(loop, &w->poll, pidfd) != 0) {
-    free(w);
+  void *data = NULL;
+  napi_get_instance_data(env, &data);
+  w->list = data;
+  uv_timer_init(loop, &w->retry);
+  w->retry.data = w;
+  if (uv_poll_init(loop, &w->poll, pidfd) != 0) {
+    // A poll whose init failed is not libuv's; the timer is, and is closed.
     close(pidfd);
     abandon(pid);
+    w->open_handles = 1;
+    w->list->handles += 1;
+    uv_close((uv_handle_t *)&w->retry, on_closed);
+    w = NULL;
     napi_throw_error(env, "EIO", "cannot watch the started process (uv_poll_init)");
     goto done;
   }
+  w->open_handles = 2;
+  w->list->handles += 2;
   w->pidfd = pidfd;
   w->pid = pid;
   w->env = env;
   w->poll.data = w;
+  napi_value name;
+  napi_create_string_utf8(env, "gatehouse:process", NAPI_AUTO_LENGTH, &name);
   napi_create_reference(env, args[5], 1, &w->on_exit);
   napi_async_init(env, NULL, name, &w->context);
+  w->next = w->list->first;
+  if (w->next) w->next->prev = w;
+  w->list->first = w;
   uv_poll_start(&w->poll, UV_READABLE, on_readable);
   uv_unref((uv_handle_t *)&w->poll);
+  uv_unref((uv_handle_t *)&w->retry);
+  w = NULL;
   napi_create_int32(env, pid, &result);
 done:
+  free(w);
   if (out >= 0) close(out);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  if (actions_made) posix_spawn_file_actions_destroy(&actions);
+  if (attr_made) posix_spawnattr_destroy(&attr);
   free(file);
   free_strings(argv);
   free_strings(envp);
@@ -235,8 +352,18 @@ done:
 }
 
 NAPI_MODULE_INIT() {
+  // Freed as the environment ends, its last use (on_env_cleanup).
+  watches_t *list = calloc(1, sizeof *list);
+  if (!list || napi_set_instance_data(env, list, NULL, NULL) != napi_ok ||
+      napi_add_async_cleanup_hook(env, on_env_cleanup, list, NULL) != napi_ok) {
+    free(list);
+    napi_throw_error(env, "ENOMEM", "cannot load the process starter");
+    return NULL;
+  }
   napi_value fn;
   napi_create_function(env, "start", NAPI_AUTO_LENGTH, start, NULL, &fn);
   napi_set_named_property(env, exports, "start", fn);
+  napi_create_function(env, "probe", NAPI_AUTO_LENGTH, probe, NULL, &fn);
+  napi_set_named_property(env, exports, "probe", fn);
   return exports;
 }

@@ -4,7 +4,7 @@
 // starter newer than its sources is kept. Run by `npm run build` (npm puts its node-gyp in the
 // environment); a build that fails fails the build: the daemon cannot start workers without it.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -30,4 +30,7 @@ if (built.status !== 0) {
   process.exit(1);
 }
 mkdirSync(join(ROOT, 'dist/native'), { recursive: true });
-copyFileSync(BUILT, OUT);
+// A new file renamed into place: a daemon running from this install keeps the one it mapped
+// (written over in place, it died with SIGILL at its next start of a worker).
+copyFileSync(BUILT, `${OUT}.new`);
+renameSync(`${OUT}.new`, OUT);

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig, type ConfigOverrides } from '../config/load.js
 import type { Config } from '../config/schema.js';
 import type { BoardStore } from '../kanban/store/contract.js';
 import { openBoard, StoreConfigError } from '../kanban/store/open.js';
-import { loadStarter, StarterMissing } from '../proc/index.js';
+import { loadStarter, StarterUnusable } from '../proc/index.js';
 import { VERSION } from '../version.js';
 import { composeGateway } from './compose.js';
 import { diskFull, isDiskFull, prepareDataDir } from './data-dir.js';
@@ -44,7 +44,7 @@ export async function runDaemon(opts: RunOptions): Promise<void> {
     // Said now, not at the first worker's start: a build without it is the operator's to fix.
     loadStarter();
   } catch (err) {
-    if (err instanceof StarterMissing) throw new ExitError(ExitCode.config, err.message);
+    if (err instanceof StarterUnusable) throw new ExitError(ExitCode.config, err.message);
     throw err;
   }
   const log = createLogger(config.log.level, config.journalStream);

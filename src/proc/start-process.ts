@@ -12,6 +12,11 @@ export interface ProcessEnd {
   /** Its exit status, or null when a signal ended it (or how is not known). */
   code: number | null;
   signal: NodeJS.Signals | null;
+  /**
+   * Reaped by the starter: until now its pid and group were not free for reuse. False when
+   * something else reaped it (how it ended is then not known, and no longer proven anything).
+   */
+  reaped: boolean;
 }
 
 export interface StartedProcess {
@@ -34,13 +39,14 @@ export interface StartSpec {
 }
 
 interface Native {
+  probe(): void;
   start(
     file: string,
     argv: string[],
     envp: string[],
     cwd: string,
     output: number,
-    onExit: (code: number, signal: number) => void,
+    onExit: (code: number, signal: number, reaped: boolean) => void,
   ): number;
 }
 
@@ -49,31 +55,47 @@ const NATIVE_PATH = fileURLToPath(new URL('../../dist/native/start_process.node'
 const LINUX = process.platform === 'linux';
 let native: Native | null = null;
 
-/** The starter cannot be loaded: a build that did not make it, for the operator to fix. */
-export class StarterMissing extends Error {
-  constructor(cause: unknown) {
-    const why = (cause as NodeJS.ErrnoException).code ?? (cause as Error).message;
-    super(
-      `gatehouse's process starter (${NATIVE_PATH}) cannot be loaded (${why}): run npm ci, then npm run build`,
-      { cause },
-    );
-    this.name = 'StarterMissing';
+/** The starter cannot be used here: a build that did not make it, or a kernel that cannot watch. */
+export class StarterUnusable extends Error {
+  constructor(message: string, cause: unknown) {
+    super(message, { cause });
+    this.name = 'StarterUnusable';
   }
 }
 
-/** Loads the starter now (where there is one), so that a missing one is said at start. */
+/**
+ * Loads the starter now (where there is one) and checks that this kernel lets it watch a
+ * process, so that either is said at start, not by every worker's start failing.
+ */
 export function loadStarter(): void {
   if (!LINUX || native) return;
+  let loaded: Native;
   try {
-    native = createRequire(import.meta.url)(NATIVE_PATH) as Native;
+    loaded = createRequire(import.meta.url)(NATIVE_PATH) as Native;
   } catch (err) {
-    throw new StarterMissing(err);
+    throw new StarterUnusable(
+      `gatehouse's process starter (${NATIVE_PATH}) cannot be loaded (${codeOf(err)}): run npm ci, then npm run build`,
+      err,
+    );
   }
+  try {
+    loaded.probe();
+  } catch (err) {
+    throw new StarterUnusable(
+      `workers cannot be supervised on this machine: ${(err as Error).message} (gatehouse needs Linux 5.3 or later, and pidfd_open allowed by any seccomp filter)`,
+      err,
+    );
+  }
+  native = loaded;
 }
 
-const SIGNAL_NAMES = new Map(
-  Object.entries(constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]),
-);
+const codeOf = (err: unknown) =>
+  (err as NodeJS.ErrnoException).code ?? (err as Error).message ?? String(err);
+
+/** Each signal's name, the first of its aliases (SIGABRT, not SIGIOT), as child_process says. */
+const SIGNAL_NAMES = new Map<number, NodeJS.Signals>();
+for (const [name, n] of Object.entries(constants.signals))
+  if (!SIGNAL_NAMES.has(n)) SIGNAL_NAMES.set(n, name as NodeJS.Signals);
 
 /** Starts `spec`; throws (an error with the errno's code: ENOENT, EACCES) when nothing started. */
 export function startProcess(spec: StartSpec): StartedProcess {
@@ -89,15 +111,23 @@ function startNative(spec: StartSpec, argv: string[], envp: string[]): StartedPr
   loadStarter();
   let listener: ((end: ProcessEnd) => void) | null = null;
   let ended: ProcessEnd | null = null;
-  const pid = native!.start(spec.file, argv, envp, spec.cwd, spec.output, (code, signal) => {
-    ended = {
-      code: code >= 0 ? code : null,
-      signal: signal > 0 ? (SIGNAL_NAMES.get(signal) ?? null) : null,
-    };
-    const told = listener;
-    listener = null;
-    told?.(ended);
-  });
+  const pid = native!.start(
+    spec.file,
+    argv,
+    envp,
+    spec.cwd,
+    spec.output,
+    (code, signal, reaped) => {
+      ended = {
+        code: code >= 0 ? code : null,
+        signal: signal > 0 ? (SIGNAL_NAMES.get(signal) ?? null) : null,
+        reaped,
+      };
+      const told = listener;
+      listener = null;
+      told?.(ended);
+    },
+  );
   return {
     pid,
     onExit(fn) {
@@ -125,14 +155,22 @@ function startChild(spec: StartSpec): StartedProcess {
     });
   }
   child.unref();
+  let listener: ((end: ProcessEnd) => void) | null = null;
+  let ended: ProcessEnd | null = null;
+  child.once('exit', (code, signal) => {
+    ended = { code, signal, reaped: true };
+    const told = listener;
+    listener = null;
+    told?.(ended);
+  });
   return {
     pid: child.pid,
     onExit(fn) {
-      child.removeAllListeners('exit');
-      child.once('exit', (code, signal) => fn({ code, signal }));
+      if (ended) fn(ended);
+      else listener = fn;
     },
     ignoreExit() {
-      child.removeAllListeners('exit');
+      listener = null;
     },
   };
 }

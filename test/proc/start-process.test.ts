@@ -1,69 +1,92 @@
 // Starting a worker's process (src/proc/start-process.ts): what the started program finds (its
 // own session and group, stdin from /dev/null, only its three standard descriptors, default
 // signals, exactly the environment and directory given) and how its end is told.
-import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { readProcStat, startProcess, type ProcessEnd } from '../../src/proc/index.js';
+import { readCmdline, readProcStat, startProcess, type ProcessEnd } from '../../src/proc/index.js';
 import { tempDir } from '../helpers/daemon.js';
 import { TEST_MARK } from '../helpers/procs.js';
+import { waitFor } from '../helpers/wait.js';
 
 const [markName, markValue] = TEST_MARK.split('=') as [string, string];
 const ENV = { PATH: '/usr/bin:/bin', [markName]: markValue };
 
-/** Runs `script` in sh to its end: how it ended and what it printed. */
-async function run(script: string, env: Record<string, string> = ENV, cwd = '/') {
+/**
+ * A started process as it is once it runs `sleep` (which changes nothing of what it was given),
+ * read from /proc by this test: a shell's own view of itself is blurred by what it does as it
+ * runs a command (dash blocks every signal while it vforks, and holds a pipeline's descriptors).
+ */
+async function sleeping(env: Record<string, string>, cwd: string) {
   const out = join(tempDir(), 'out');
   const fd = openSync(out, 'a');
   let started;
   try {
-    started = startProcess({ file: '/bin/sh', args: ['-c', script], env, cwd, output: fd });
+    started = startProcess({
+      file: '/bin/sh',
+      args: ['-c', 'echo out; echo err >&2; exec sleep 30'],
+      env,
+      cwd,
+      output: fd,
+    });
   } finally {
     closeSync(fd);
   }
-  const end = await new Promise<ProcessEnd>((resolve) => started.onExit(resolve));
-  return { pid: started.pid, end, output: readFileSync(out, 'utf8') };
+  const { pid } = started;
+  await waitFor('it to be sleep', () => readCmdline(pid)?.[0] === 'sleep');
+  return { started, pid, out };
 }
 
 describe('startProcess', () => {
-  it('starts the program as the leader of a new session and group, and tells its exit status', async () => {
-    // Fields 1, 5 and 6 of its stat: its pid, group and session (sh's comm has no space).
-    const { pid, end, output } = await run('cut -d" " -f1,5,6 /proc/$$/stat | tr " " :; exit 7');
-    expect(output.trim()).toBe(`${pid}:${pid}:${pid}`);
-    expect(end).toEqual({ code: 7, signal: null });
-  });
-
-  it('gives it /dev/null for stdin, one output for stdout and stderr, and no other descriptor of the daemon', async () => {
-    const { output } = await run(
-      'readlink /proc/$$/fd/0; echo out; echo err >&2; ls /proc/$$/fd | tr "\\n" " "',
-    );
-    const lines = output.trim().split('\n');
-    expect(lines.slice(0, 3)).toEqual(['/dev/null', 'out', 'err']);
-    expect(lines[3]!.trim().split(' ').sort()).toEqual(['0', '1', '2']);
-  });
-
-  it('gives it exactly the environment and directory asked for, with no signal ignored or blocked', async () => {
+  it('starts the program in a session and group of its own, with /dev/null for stdin, one output, no other descriptor, default signals, and exactly the environment and directory given', async () => {
     const cwd = tempDir();
-    const { output } = await run(
-      'pwd; env | sort | tr "\\n" " "; echo; grep -E "^Sig(Ign|Blk)" /proc/$$/status',
-      { ...ENV, ONLY: 'this' },
-      cwd,
-    );
-    const [dir, env, blocked, ignored] = output.trim().split('\n');
-    expect(dir).toBe(cwd);
-    // sh adds PWD (and on some shells OLDPWD) itself.
-    expect(
-      env!
-        .trim()
-        .split(' ')
-        .filter((v) => !/^(PWD|OLDPWD)=/.test(v)),
-    ).toEqual(
-      Object.entries({ ...ENV, ONLY: 'this' })
-        .map(([k, v]) => `${k}=${v}`)
-        .sort(),
-    );
-    expect(ignored).toMatch(/^SigIgn:\s+0+$/);
-    expect(blocked).toMatch(/^SigBlk:\s+0+$/);
+    const env = { ...ENV, ONLY: 'this' };
+    const { started, pid, out } = await sleeping(env, cwd);
+    try {
+      const stat = readProcStat(pid)!;
+      expect([stat.pgid, stat.sid]).toEqual([pid, pid]);
+      expect(readdirSync(`/proc/${pid}/fd`).sort()).toEqual(['0', '1', '2']);
+      expect(readlinkSync(`/proc/${pid}/fd/0`)).toBe('/dev/null');
+      expect(readFileSync(out, 'utf8')).toBe('out\nerr\n');
+      expect(readlinkSync(`/proc/${pid}/cwd`)).toBe(cwd);
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      expect(status).toMatch(/^SigBlk:\s+0+$/m);
+      expect(status).toMatch(/^SigIgn:\s+0+$/m);
+      // sh adds PWD itself.
+      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+      expect(environ.filter((v) => !/^(PWD|OLDPWD)=/.test(v)).sort()).toEqual(
+        Object.entries(env)
+          .map(([k, v]) => `${k}=${v}`)
+          .sort(),
+      );
+    } finally {
+      process.kill(pid, 'SIGKILL');
+    }
+    const end = await new Promise<ProcessEnd>((resolve) => started.onExit(resolve));
+    expect(end).toEqual({ code: null, signal: 'SIGKILL', reaped: true });
+  });
+
+  it('tells the exit status it ended with', async () => {
+    const fd = openSync('/dev/null', 'a');
+    const started = startProcess({
+      file: '/bin/sh',
+      args: ['-c', 'exit 7'],
+      env: ENV,
+      cwd: '/',
+      output: fd,
+    });
+    closeSync(fd);
+    const end = await new Promise<ProcessEnd>((resolve) => started.onExit(resolve));
+    expect(end).toEqual({ code: 7, signal: null, reaped: true });
   });
 
   it('tells the signal that ended it, and keeps it unreaped (its identity readable) until then', async () => {
@@ -71,7 +94,8 @@ describe('startProcess', () => {
     const fd = openSync(out, 'a');
     const started = startProcess({
       file: '/bin/sh',
-      args: ['-c', 'kill -USR1 $$'],
+      // SIGABRT, not its alias SIGIOT: the names child_process gives.
+      args: ['-c', 'ulimit -c 0; kill -ABRT $$'],
       env: ENV,
       cwd: '/',
       output: fd,
@@ -80,8 +104,32 @@ describe('startProcess', () => {
     // Read in the same turn as the start: a zombie at worst, never another process.
     expect(readProcStat(started.pid)?.pid).toBe(started.pid);
     const end = await new Promise<ProcessEnd>((resolve) => started.onExit(resolve));
-    expect(end).toEqual({ code: null, signal: 'SIGUSR1' });
+    expect(end).toEqual({ code: null, signal: 'SIGABRT', reaped: true });
     expect(readProcStat(started.pid)).toBeNull();
+  });
+
+  it('lets a worker thread end while a process it started still runs (its watch closes with it)', () => {
+    // Without that, Node aborts the whole process as the thread's event loop closes (exit 134).
+    const starter = pathToFileURL(join(import.meta.dirname, '../../dist/proc/index.js')).href;
+    const child = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `const { Worker } = require('node:worker_threads');
+         const w = new Worker(${JSON.stringify(`
+           import(${JSON.stringify(starter)}).then(({ startProcess }) => {
+             const fd = require('node:fs').openSync('/dev/null', 'a');
+             const p = startProcess({ file: '/bin/sh', args: ['-c', 'sleep 0.5'], env: ${JSON.stringify(ENV)}, cwd: '/', output: fd });
+             require('node:worker_threads').parentPort.postMessage(p.pid);
+           });`)}, { eval: true });
+         w.on('message', (pid) => { process.stdout.write(String(pid)); w.terminate(); });
+         w.on('exit', () => setTimeout(() => process.exit(0), 100));`,
+      ],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+    expect(child.stderr).toBe('');
+    expect(child.status).toBe(0);
+    expect(Number(child.stdout)).toBeGreaterThan(0);
   });
 
   it('throws the errno when nothing can be started, and refuses a NUL byte', () => {

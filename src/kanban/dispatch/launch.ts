@@ -161,9 +161,10 @@ export class Launcher {
       log,
     };
     this.deps.live.add(worker);
-    child.onExit(({ code, signal }) => {
-      // Its group cannot have been reused yet: whatever is in it now started while it was ours.
-      worker.groupHeldUntil = startTimeNow();
+    child.onExit(({ code, signal, reaped }) => {
+      // Reaped just now, its group cannot have been reused yet: whatever is in it now started
+      // while it was ours.
+      if (reaped) worker.groupHeldUntil = startTimeNow();
       worker.exit =
         readExitRecord(runDir(config.dataDir, worker.runId)) ??
         (code !== null ? decodeStatus(code) : { exitCode: null, signal });
