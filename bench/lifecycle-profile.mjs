@@ -12,8 +12,10 @@ import { printTable, removeDir, tempDir } from './lib.mjs';
 /** Innermost first: a sample goes to the first phase found walking from its leaf to the root. */
 const PHASES = [
   [
-    'spawn (fork and exec of the wrapper)',
-    (f) => f.functionName === 'spawn' && f.url === 'node:child_process',
+    'spawn (the wrapper started: posix_spawn, until its exec)',
+    (f) =>
+      (f.functionName === 'spawn' && f.url === 'node:child_process') ||
+      /proc\/start-process\.js$/.test(f.url),
   ],
   [
     'leftover check (process table)',

@@ -9,6 +9,7 @@ const SUITES = [
   'startup',
   'api',
   'dispatcher',
+  'starter',
   'postgres',
   'hosts',
   'hosts-claims',
