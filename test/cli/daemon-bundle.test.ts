@@ -45,6 +45,29 @@ function loadInChild(cache: string, trial: string, then = '') {
   );
 }
 
+/** Runs `gatehouse run` from `bundle` in a node of its own: the exit error it threw, if any. */
+function runBundle(bundle: string, overrides: object) {
+  const child = spawnSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import { loadDaemon } from '${LOADER}';
+       const d = loadDaemon(${JSON.stringify(bundle)}, ${JSON.stringify(`${bundle}.cache`)}, null);
+       try {
+         await d.runDaemon({ overrides: ${JSON.stringify({ ...overrides, port: 0 })}, replace: false });
+       } catch (err) {
+         process.stdout.write(JSON.stringify({ exitCode: err.exitCode, message: err.message }));
+       }`,
+    ],
+    { encoding: 'utf8', timeout: 30_000 },
+  );
+  return {
+    ...(JSON.parse(child.stdout || '{}') as { exitCode?: number; message?: string }),
+    stderr: child.stderr,
+  };
+}
+
 describe("the daemon's bundle", () => {
   it('is loaded from the code cache the build recorded, with the flags the unit gives node', () => {
     const trial = join(tempDir(), 'code-cache.trial');
@@ -97,23 +120,8 @@ describe("the daemon's bundle", () => {
         config,
         JSON.stringify({ store: { kind: 'postgres', url: 'postgres://gh@127.0.0.1:1/none' } }),
       );
-      const child = spawnSync(
-        process.execPath,
-        [
-          '--input-type=module',
-          '-e',
-          `import { loadDaemon } from '${LOADER}';
-           const d = loadDaemon(${JSON.stringify(bundle)}, ${JSON.stringify(`${bundle}.cache`)}, null);
-           try {
-             await d.runDaemon({ overrides: { dataDir: ${JSON.stringify(dataDir)}, config: ${JSON.stringify(config)}, port: 0 }, replace: false });
-           } catch (err) {
-             process.stdout.write(JSON.stringify({ exitCode: err.exitCode, message: err.message }));
-           }`,
-        ],
-        { encoding: 'utf8', timeout: 30_000 },
-      );
-      const out = JSON.parse(child.stdout || '{}');
-      expect(out.exitCode, child.stderr).toBe(78);
+      const out = runBundle(bundle, { dataDir, config });
+      expect(out.exitCode, out.stderr).toBe(78);
       expect(out.message).toContain('MODULE_NOT_FOUND');
       expect(out.message).toContain('npm run build');
     } finally {
@@ -133,23 +141,8 @@ describe("the daemon's bundle", () => {
       copyFileSync(join(ROOT, 'package.json'), join(outer, 'package.json'));
       cpSync(join(ROOT, 'public'), join(outer, 'public'), { recursive: true });
       const dataDir = tempDir();
-      const child = spawnSync(
-        process.execPath,
-        [
-          '--input-type=module',
-          '-e',
-          `import { loadDaemon } from '${LOADER}';
-           const d = loadDaemon(${JSON.stringify(bundle)}, ${JSON.stringify(`${bundle}.cache`)}, null);
-           try {
-             await d.runDaemon({ overrides: { dataDir: ${JSON.stringify(dataDir)}, port: 0 }, replace: false });
-           } catch (err) {
-             process.stdout.write(JSON.stringify({ exitCode: err.exitCode, message: err.message }));
-           }`,
-        ],
-        { encoding: 'utf8', timeout: 30_000 },
-      );
-      const out = JSON.parse(child.stdout || '{}');
-      expect(out.exitCode, child.stderr).toBe(78);
+      const out = runBundle(bundle, { dataDir });
+      expect(out.exitCode, out.stderr).toBe(78);
       expect(out.message).toMatch(
         /process starter \(.*start_process\.node\) cannot be loaded \(.*\): run npm ci, then npm run build/,
       );

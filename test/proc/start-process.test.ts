@@ -21,6 +21,16 @@ import { waitFor } from '../helpers/wait.js';
 const [markName, markValue] = TEST_MARK.split('=') as [string, string];
 const ENV = { PATH: '/usr/bin:/bin', [markName]: markValue };
 
+/** `script` started in sh, its output to /dev/null. */
+function shell(script: string) {
+  const fd = openSync('/dev/null', 'a');
+  try {
+    return startProcess({ file: '/bin/sh', args: ['-c', script], env: ENV, cwd: '/', output: fd });
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * A started process as it is once it runs `sleep` (which changes nothing of what it was given),
  * read from /proc by this test: a shell's own view of itself is blurred by what it does as it
@@ -76,31 +86,14 @@ describe('startProcess', () => {
   });
 
   it('tells the exit status it ended with', async () => {
-    const fd = openSync('/dev/null', 'a');
-    const started = startProcess({
-      file: '/bin/sh',
-      args: ['-c', 'exit 7'],
-      env: ENV,
-      cwd: '/',
-      output: fd,
-    });
-    closeSync(fd);
+    const started = shell('exit 7');
     const end = await new Promise<ProcessEnd>((resolve) => started.onExit(resolve));
     expect(end).toEqual({ code: 7, signal: null, reaped: true });
   });
 
   it('tells the signal that ended it, and keeps it unreaped (its identity readable) until then', async () => {
-    const out = join(tempDir(), 'out');
-    const fd = openSync(out, 'a');
-    const started = startProcess({
-      file: '/bin/sh',
-      // SIGABRT, not its alias SIGIOT: the names child_process gives.
-      args: ['-c', 'ulimit -c 0; kill -ABRT $$'],
-      env: ENV,
-      cwd: '/',
-      output: fd,
-    });
-    closeSync(fd);
+    // SIGABRT, not its alias SIGIOT: the names child_process gives.
+    const started = shell('ulimit -c 0; kill -ABRT $$');
     // Read in the same turn as the start: a zombie at worst, never another process.
     expect(readProcStat(started.pid)?.pid).toBe(started.pid);
     const end = await new Promise<ProcessEnd>((resolve) => started.onExit(resolve));
