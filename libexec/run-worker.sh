@@ -21,7 +21,9 @@
 # With --io (an agent run, SPEC 11), the worker reads its prompt from STDIN and its stdout goes
 # to STDOUT (agent.jsonl), held by this wrapper, so a daemon that restarts loses none of it.
 until=
+deadline=
 if [ "$1" = --until ]; then
+  deadline=1
   until=$2
   shift 2
 fi
@@ -38,9 +40,17 @@ if [ "$1" = --io ]; then
 fi
 exit_json=$1
 shift
-if [ -n "$until" ] && read -r up _ 2>/dev/null </proc/uptime; then
-  # Seconds with two decimals ("12.34"): its digits and a 0 are milliseconds (12340).
-  if [ "${up%.*}${up#*.}0" -ge "$until" ]; then
+if [ -n "$deadline" ]; then
+  # The kernel prints seconds with exactly two decimals ("12.34"): its digits and a 0 are
+  # milliseconds (12340). A clock that cannot be read, or a deadline that is not a number,
+  # refuses the start as a deadline passed would (the test fails, status 2, and so starts nothing).
+  up=
+  read -r up _ 2>/dev/null </proc/uptime
+  case $up in
+    [0-9]*.[0-9][0-9]) now=${up%.*}${up#*.}0 ;;
+    *) now= ;;
+  esac
+  if ! [ -n "$now" ] || ! [ "$now" -lt "$until" ] 2>/dev/null; then
     echo "gatehouse: not started: its host's lease ran out before the worker could start"
     printf '{"status":125,"started":false}\n' >"$exit_json"
     exit 125

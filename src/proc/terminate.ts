@@ -101,7 +101,8 @@ export interface RunProof {
  * Everything alive that is provably the run's: while the leader lives (same identity) every
  * member of its group; after that, members that started while the group was still ours; and,
  * anywhere on the machine, processes that started after the leader in this boot and carry the
- * run's marker (background jobs that called setsid). Anything else is left alone.
+ * run's marker (background jobs that called setsid). A run whose leader is not known has the
+ * groups its marked session leaders lead (see groupsLedByMarked). Anything else is left alone.
  */
 function provenRunProcesses(
   leader: ProcessIdentity,
@@ -113,9 +114,11 @@ function provenRunProcesses(
   const found: ProcStat[] = [];
   // Whatever is provably the run's started no earlier than its leader (its group's members too:
   // only the leader's descendants are in its session): the older ones are not read at all.
-  for (const p of sameBoot ? table.since(leader.startTime) : table.processes) {
+  const candidates = sameBoot ? table.since(leader.startTime) : table.processes;
+  const led = leader.pid === 0 ? groupsLedByMarked(candidates, proof.marker, table) : null;
+  for (const p of candidates) {
     if (isZombie(p)) continue;
-    if (p.pgid === leader.pid && holds) {
+    if ((p.pgid === leader.pid && holds) || led?.has(p.pgid)) {
       found.push(p);
       continue;
     }
@@ -126,6 +129,32 @@ function provenRunProcesses(
       found.push(p);
   }
   return found;
+}
+
+/**
+ * For a run whose leader is not known (its spawn not recorded yet, or never): the groups led by
+ * live session leaders that carry its marker (its wrapper, a worker that called setsid). Their
+ * members are the run's, those without the marker too (a child started with `env -i`): a
+ * session's groups hold only that session's processes, and a live leader keeps its group from
+ * being reused.
+ */
+function groupsLedByMarked(
+  processes: readonly ProcStat[],
+  marker: string | null,
+  table: ProcessTable,
+): Set<number> {
+  const led = new Set<number>();
+  if (marker === null) return led;
+  for (const p of processes)
+    if (
+      !isZombie(p) &&
+      p.pid === p.pgid &&
+      p.pid === p.sid &&
+      p.pid !== process.pid &&
+      (table.environ(p.pid)?.includes(marker) ?? false)
+    )
+      led.add(p.pid);
+  return led;
 }
 
 function leaderHoldsGroup(leader: ProcessIdentity): boolean {

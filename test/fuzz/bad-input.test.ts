@@ -279,6 +279,12 @@ describe('bad input at scale changes nothing', () => {
       expect(readExitRecord(dir), text).toBeNull();
       expect(typeof readVerdict(dir), text).toBe('string');
     }
+    // "Not started" is the wrapper's refusal, status 125 only: a worker cannot turn its own
+    // exit into an uncounted one by writing it.
+    writeFileSync(join(dir, 'exit.json'), '{"status":1,"started":false}');
+    expect(readExitRecord(dir)).toEqual({ exitCode: 1, signal: null });
+    writeFileSync(join(dir, 'exit.json'), '{"status":125,"started":false}');
+    expect(readExitRecord(dir)).toEqual({ exitCode: 125, signal: null, notStarted: true });
   });
 });
 

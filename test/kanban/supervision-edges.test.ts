@@ -57,6 +57,25 @@ describe('never two workers', () => {
     );
   });
 
+  it('counts a worker that forged its wrapper\'s "not started" record and killed the wrapper as the crash it is', async () => {
+    const gw = await gatewayWith({
+      forger: {
+        command: [
+          '/bin/sh',
+          '-c',
+          `printf '{"status":125,"started":false}' > "$GATEHOUSE_RUN_DIR/exit.json"; kill -9 $PPID; exit 0`,
+        ],
+      },
+    });
+    const task = await createTask(gw, { title: 'forger', assignee: 'forger', maxRetries: 1 });
+    const run = await waitFor('the run ended', async () => {
+      const r = (await getTask(gw, task.id)).runs[0];
+      return r?.endedAt ? r : null;
+    });
+    expect(run).toMatchObject({ outcome: 'crashed', signal: 'SIGKILL' });
+    expect((await getTask(gw, task.id)).status).toBe('blocked');
+  });
+
   it('keeps the claim with reclaim_deferred while a leftover of an ended worker survives', async () => {
     let survive = true;
     const real = runTerminator({ graceMs: 300, killWaitMs: 2000 });

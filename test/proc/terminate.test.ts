@@ -5,6 +5,7 @@ import {
   readCmdline,
   readProcStat,
   startTimeNow,
+  terminateMarkedRun,
   terminateProcess,
   terminateRun,
 } from '../../src/proc/index.js';
@@ -134,5 +135,20 @@ describe('terminateRun', () => {
     expect(result).toMatchObject({ terminated: true, survived: false });
     expect(result.ended).toContain(orphan.pid);
     await waitFor('all of it gone', () => !pidExists(orphan.pid));
+  });
+
+  it('ends, with its leader not recorded, a member of its group that dropped the run id (env -i)', async () => {
+    // A fence keeper told of a run before its fork (its leader unknown yet): the wrapper, a
+    // session leader carrying the run id, has a child started with a clean environment.
+    const runId = 'r_ba9876543210';
+    const wrapper = spawnTracked(['sh', '-c', 'env -i /bin/sleep 60 & echo $!; wait'], {
+      env: { ...process.env, GATEHOUSE_RUN_ID: runId },
+    });
+    const member = Number(await waitFor('member pid', () => wrapper.output().trim() || null));
+    await waitFor('the member to be sleep', () => readCmdline(member)?.[0] === '/bin/sleep');
+    const result = await terminateMarkedRun(runId, null, null, fast);
+    expect(result).toMatchObject({ terminated: true, survived: false });
+    expect(result.ended).toEqual(expect.arrayContaining([wrapper.pid, member]));
+    await waitFor('the member to be gone', () => !pidExists(member));
   });
 });

@@ -33,9 +33,15 @@ export class Fence {
     private readonly env: Record<string, string>,
   ) {}
 
-  /** A keeper runs, or may be started now: a run started now would be guarded. */
+  /**
+   * A keeper runs and has been handed everything sent to it, or one may be started now: a run
+   * started now would be guarded. Not once closed (a stop), and not while the keeper's pipe
+   * holds messages back (a starved keeper): a guard sent then would not be its before a fork.
+   */
   get guarding(): boolean {
-    return this.child !== null || bootNowMs() >= this.retryAt;
+    if (this.closed) return false;
+    if (this.child) return (this.child.stdin?.writableLength ?? 0) === 0;
+    return bootNowMs() >= this.retryAt;
   }
 
   /** The keeper's deadline for every run it guards: TERM at termAt, KILL at killAt (boot clock). */

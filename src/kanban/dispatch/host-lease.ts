@@ -123,6 +123,11 @@ export class HostLease {
     if (!this.claimable()) return null;
     if (!this.fence) return { until: null };
     this.fence.guard(runId, null, cgroup);
+    // Handed to the keeper's pipe now, or (its pipe full) not guarded before the fork.
+    if (!this.fence.guarding) {
+      this.fence.release(runId);
+      return null;
+    }
     return { until: this.termAt };
   }
 

@@ -165,9 +165,11 @@ export class Launcher {
       // Reaped just now, its group cannot have been reused yet: whatever is in it now started
       // while it was ours.
       if (reaped) worker.groupHeldUntil = startTimeNow();
+      const seen = code !== null ? decodeStatus(code) : { exitCode: null, signal };
+      const recorded = readExitRecord(runDir(config.dataDir, worker.runId));
+      // "Not started" only when the wrapper itself ended so: a worker can write exit.json too.
       worker.exit =
-        readExitRecord(runDir(config.dataDir, worker.runId)) ??
-        (code !== null ? decodeStatus(code) : { exitCode: null, signal });
+        recorded?.notStarted && !(code === 125 && signal === null) ? seen : (recorded ?? seen);
       this.deps.onExit(worker);
     });
     // Supervised first: if recording it fails (a full disk), its exit still ends the run, from

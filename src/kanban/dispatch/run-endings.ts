@@ -112,7 +112,8 @@ export class RunEndings {
       // the verdict, and only its leftovers remain. exit.json was read when its exit was seen;
       // an adopted leader's is read now.
       const exit = worker.exit ?? readExitRecord(dir);
-      await board.transact((tx) => recordExitStatus(tx, run.id, exit));
+      // A wrapper that started nothing (its host's lease ran out) has no exit of a worker to add.
+      if (!exit?.notStarted) await board.transact((tx) => recordExitStatus(tx, run.id, exit));
       await this.deps.reaper.reap(run, worker.groupHeldUntil);
       live.remove(worker);
       this.deps.wake();

@@ -138,7 +138,8 @@ export function readExitRecord(dir: string): ExitRecord | null {
   ) {
     return null;
   }
-  return v.started === false
+  // Written by the wrapper only with its own status 125 (run-worker.sh's --until).
+  return v.started === false && v.status === 125
     ? { ...decodeStatus(v.status), notStarted: true }
     : decodeStatus(v.status);
 }

@@ -1,0 +1,79 @@
+// When the fence keeper guards what this daemon starts (src/kanban/dispatch/fence.ts): only while
+// every message sent to it has reached its pipe, and never once the fence is closed at a stop.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Fence } from '../../src/kanban/dispatch/fence.js';
+import { bootNowMs } from '../../src/proc/index.js';
+import { KEEPERS_DIR } from '../../src/proc/fence-protocol.js';
+import { tempDir } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
+
+const log = pino({ level: 'silent' });
+const fences: { fence: Fence; dataDir: string }[] = [];
+
+/** The keepers' pids this fence started (their files in the data dir). */
+function keeperPids(dataDir: string): number[] {
+  try {
+    return readdirSync(join(dataDir, KEEPERS_DIR)).map((f) => Number.parseInt(f, 10));
+  } catch {
+    return [];
+  }
+}
+
+function newFence() {
+  const dataDir = tempDir();
+  const fence = new Fence(dataDir, log, { PATH: process.env.PATH ?? '/usr/bin:/bin' });
+  fences.push({ fence, dataDir });
+  return { fence, dataDir };
+}
+
+afterEach(async () => {
+  for (const { fence, dataDir } of fences.splice(0)) {
+    for (const pid of keeperPids(dataDir)) {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // gone
+      }
+    }
+    // Its keeper goes once the daemon's side is closed and it guards nothing.
+    fence.set(bootNowMs() + 60_000, bootNowMs() + 61_000);
+    fence.close();
+    await waitFor('the keeper gone', () => keeperPids(dataDir).length === 0, 10_000);
+  }
+});
+
+describe("the fence's guard", () => {
+  it('guards while the keeper takes its messages, not once the fence is closed', async () => {
+    const { fence, dataDir } = newFence();
+    fence.set(bootNowMs() + 60_000, bootNowMs() + 61_000);
+    await waitFor('a keeper', () => keeperPids(dataDir).length === 1);
+    expect(fence.guarding).toBe(true);
+    fence.close();
+    expect(fence.guarding).toBe(false);
+  });
+
+  it('does not guard while the keeper’s pipe holds messages back (a starved keeper)', async () => {
+    const { fence, dataDir } = newFence();
+    fence.set(bootNowMs() + 60_000, bootNowMs() + 61_000);
+    const [keeper] = await waitFor('a keeper', () => {
+      const pids = keeperPids(dataDir);
+      return pids.length === 1 ? pids : null;
+    });
+    process.kill(keeper!, 'SIGSTOP');
+    await waitFor('it stopped', () =>
+      /^\d+ \(.*\) T/.test(readFileSync(`/proc/${keeper}/stat`, 'utf8')),
+    );
+    // Guards and releases until the pipe (64 KiB) is full and Node holds the rest.
+    let sent = 0;
+    while (fence.guarding && sent < 100_000) {
+      fence.guard(`r_${String(sent).padStart(12, '0')}`, null, null);
+      fence.release(`r_${String(sent++).padStart(12, '0')}`);
+    }
+    expect(fence.guarding).toBe(false);
+    process.kill(keeper!, 'SIGCONT');
+    await waitFor('the keeper caught up', () => fence.guarding, 10_000);
+  });
+});
