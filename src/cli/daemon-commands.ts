@@ -1,11 +1,9 @@
-// `gatehouse run`, `status` and `stop`: the daemon's own lifecycle from the command line.
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { locateDataDir } from '../config/locate.js';
+// `gatehouse status` and `stop`: the daemon's own lifecycle from the command line (`run` is
+// run-command.ts).
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
 import { pidExists, waitUntil } from '../proc/index.js';
 import { callApi, type Schemas } from './api-client.js';
-import { parseFlags, parseInteger } from './args.js';
+import { parseFlags } from './args.js';
 import {
   cliConfig,
   notRunning,
@@ -15,39 +13,7 @@ import {
   unauthorized,
 } from './instance-client.js';
 import { formatDuration, print } from './output.js';
-
-const configFlags = {
-  config: { type: 'string' },
-  'data-dir': { type: 'string' },
-} as const;
-
-export async function runCommand(args: string[]): Promise<void> {
-  const { values } = parseFlags(args, {
-    ...configFlags,
-    host: { type: 'string' },
-    port: { type: 'string' },
-    replace: { type: 'boolean' },
-  });
-  const overrides = {
-    config: values.config,
-    dataDir: values['data-dir'],
-    host: values.host,
-    port: values.port === undefined ? undefined : parseInteger('--port', values.port, 0, 65535),
-  };
-  // Loaded here so that status and stop start without the daemon's modules.
-  const loader = await import('./daemon-loader.js');
-  const dataDir = locateDataDir(overrides);
-  const trial =
-    dataDir !== null && existsSync(dataDir) ? join(dataDir, loader.CACHE_TRIAL_FILE) : null;
-  const daemon = loader.loadDaemon(loader.DAEMON_BUNDLE, loader.DAEMON_CODE_CACHE, trial);
-  if (daemon.cacheSkipped !== null && trial !== null)
-    process.stderr.write(`gatehouse: the code cache was not used: ${daemon.cacheSkipped}\n`);
-  // Any ending of its own (a stop during the crash-loop backoff, a configuration error, an
-  // exception) shows the code ran: only a native crash or a kill leaves the mark.
-  process.on('exit', () => daemon.trialPassed());
-  await daemon.runDaemon({ overrides, replace: values.replace ?? false });
-  daemon.trialPassed();
-}
+import { configFlags } from './run-command.js';
 
 export async function statusCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const { values } = parseFlags(args, { ...targetFlags, json: { type: 'boolean' } });

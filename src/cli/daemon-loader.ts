@@ -15,7 +15,7 @@ import { Script } from 'node:vm';
 import { PACKAGE_ROOT } from '../config/defaults.js';
 import type { runDaemon } from '../gateway/daemon.js';
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
-import { identityOf } from '../proc/index.js';
+import { identityOf } from '../proc/identity.js';
 
 export const DAEMON_BUNDLE = join(PACKAGE_ROOT, 'dist/bundle/daemon.cjs');
 export const DAEMON_CODE_CACHE = `${DAEMON_BUNDLE}.cache`;

@@ -96,7 +96,7 @@ type Command = (args: string[], env: NodeJS.ProcessEnv) => Promise<number | void
 // Each command loads only its own modules: a worker's `gatehouse worker complete` or a
 // `gatehouse status` starts without the daemon's server, database and schemas.
 const COMMANDS: Record<string, () => Promise<Command>> = {
-  run: async () => (await import('./daemon-commands.js')).runCommand,
+  run: async () => (await import('./run-command.js')).runCommand,
   status: async () => (await import('./daemon-commands.js')).statusCommand,
   stop: async () => (await import('./daemon-commands.js')).stopCommand,
   task: async () => (await import('./task-commands.js')).taskCommand,

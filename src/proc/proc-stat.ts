@@ -1,5 +1,5 @@
 // The kernel's facts about one process (state, parent, group, session, start time), from /proc or ps.
-import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import {
   closeSync,
   constants,
@@ -12,6 +12,17 @@ import {
 } from 'node:fs';
 import { endianness } from 'node:os';
 import { uptimeSeconds } from './boot-clock.js';
+
+/**
+ * A command's output, where there is no /proc (ps, sysctl). child_process is loaded only then:
+ * `gatehouse run` reads identities before the daemon's bundle, which loads its own.
+ */
+function runForText(command: string, args: string[]): string {
+  const { execFileSync } = createRequire(import.meta.url)(
+    'node:child_process',
+  ) as typeof import('node:child_process');
+  return execFileSync(command, args, { encoding: 'utf8' });
+}
 
 export interface ProcStat {
   pid: number;
@@ -208,7 +219,7 @@ export function readCmdline(pid: number): string[] | null {
       const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       return raw.split('\0').filter((part) => part.length > 0);
     }
-    const out = execFileSync('ps', ['-o', 'command=', '-p', String(pid)], { encoding: 'utf8' });
+    const out = runForText('ps', ['-o', 'command=', '-p', String(pid)]);
     return out.trim().split(/\s+/);
   } catch {
     return null;
@@ -229,7 +240,7 @@ export function readEnviron(pid: number): string[] | null {
 export function readBootId(): string {
   try {
     if (hasProc) return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    return execFileSync('sysctl', ['-n', 'kern.boottime'], { encoding: 'utf8' }).trim();
+    return runForText('sysctl', ['-n', 'kern.boottime']).trim();
   } catch {
     return 'unknown';
   }
@@ -299,7 +310,7 @@ const PS_COLUMNS = ['-o', 'pid=,ppid=,pgid=,sess=,rss=,time=,stat=,lstart='];
 
 function readPsStat(pid: number): ProcStat | null {
   try {
-    const out = execFileSync('ps', [...PS_COLUMNS, '-p', String(pid)], { encoding: 'utf8' });
+    const out = runForText('ps', [...PS_COLUMNS, '-p', String(pid)]);
     return parsePsLine(out);
   } catch {
     return null;
@@ -308,7 +319,7 @@ function readPsStat(pid: number): ProcStat | null {
 
 function listPs(): ProcStat[] {
   try {
-    const out = execFileSync('ps', ['-A', ...PS_COLUMNS], { encoding: 'utf8' });
+    const out = runForText('ps', ['-A', ...PS_COLUMNS]);
     return out
       .split('\n')
       .map(parsePsLine)
