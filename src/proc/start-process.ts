@@ -107,37 +107,41 @@ export function startProcess(spec: StartSpec): StartedProcess {
   return LINUX ? startNative(spec, argv, envp) : startChild(spec);
 }
 
-function startNative(spec: StartSpec, argv: string[], envp: string[]): StartedProcess {
-  loadStarter();
+/**
+ * How a started process's end is heard: `tell` is called once with it, and a listener set
+ * before or after that hears it once.
+ */
+function exitTeller() {
   let listener: ((end: ProcessEnd) => void) | null = null;
   let ended: ProcessEnd | null = null;
-  const pid = native!.start(
-    spec.file,
-    argv,
-    envp,
-    spec.cwd,
-    spec.output,
-    (code, signal, reaped) => {
-      ended = {
-        code: code >= 0 ? code : null,
-        signal: signal > 0 ? (SIGNAL_NAMES.get(signal) ?? null) : null,
-        reaped,
-      };
-      const told = listener;
-      listener = null;
-      told?.(ended);
-    },
-  );
   return {
-    pid,
-    onExit(fn) {
+    onExit: (fn: (end: ProcessEnd) => void) => {
       if (ended) fn(ended);
       else listener = fn;
     },
-    ignoreExit() {
+    ignoreExit: () => {
       listener = null;
     },
+    tell: (end: ProcessEnd) => {
+      ended = end;
+      const told = listener;
+      listener = null;
+      told?.(end);
+    },
   };
+}
+
+function startNative(spec: StartSpec, argv: string[], envp: string[]): StartedProcess {
+  loadStarter();
+  const { onExit, ignoreExit, tell } = exitTeller();
+  const pid = native!.start(spec.file, argv, envp, spec.cwd, spec.output, (code, signal, reaped) =>
+    tell({
+      code: code >= 0 ? code : null,
+      signal: signal > 0 ? (SIGNAL_NAMES.get(signal) ?? null) : null,
+      reaped,
+    }),
+  );
+  return { pid, onExit, ignoreExit };
 }
 
 function startChild(spec: StartSpec): StartedProcess {
@@ -155,22 +159,7 @@ function startChild(spec: StartSpec): StartedProcess {
     });
   }
   child.unref();
-  let listener: ((end: ProcessEnd) => void) | null = null;
-  let ended: ProcessEnd | null = null;
-  child.once('exit', (code, signal) => {
-    ended = { code, signal, reaped: true };
-    const told = listener;
-    listener = null;
-    told?.(ended);
-  });
-  return {
-    pid: child.pid,
-    onExit(fn) {
-      if (ended) fn(ended);
-      else listener = fn;
-    },
-    ignoreExit() {
-      listener = null;
-    },
-  };
+  const { onExit, ignoreExit, tell } = exitTeller();
+  child.once('exit', (code, signal) => tell({ code, signal, reaped: true }));
+  return { pid: child.pid, onExit, ignoreExit };
 }

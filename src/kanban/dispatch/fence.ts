@@ -34,14 +34,19 @@ export class Fence {
   ) {}
 
   /**
-   * A keeper runs and has been handed everything sent to it, or one may be started now: a run
-   * started now would be guarded. Not once closed (a stop), and not while the keeper's pipe
+   * A keeper runs and its pipe has taken everything sent to it, or one may be started now: a
+   * run started now would be guarded. Not once closed (a stop), and not while the keeper's pipe
    * holds messages back (a starved keeper): a guard sent then would not be its before a fork.
    */
   get guarding(): boolean {
     if (this.closed) return false;
     if (this.child) return (this.child.stdin?.writableLength ?? 0) === 0;
     return bootNowMs() >= this.retryAt;
+  }
+
+  /** The last deadline's TERM (boot clock), or 0 before any: no run may start past it. */
+  get termAt(): number {
+    return this.last?.termAt ?? 0;
   }
 
   /** The keeper's deadline for every run it guards: TERM at termAt, KILL at killAt (boot clock). */

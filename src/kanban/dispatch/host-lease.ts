@@ -57,8 +57,6 @@ export class HostLease {
   private sweeping: Promise<void> | null = null;
   /** Local time (ms) until which claiming is safe: before the fence would end the workers. */
   private claimUntil = 0;
-  /** The fence's TERM (boot clock): no worker of this host may start past it. */
-  private termAt = 0;
   /** When the lease ends at the earliest, on the boot clock (a shared board). */
   private leaseEnd = Infinity;
   /** Why the lease is gone, until this host has joined again; null while it holds. */
@@ -128,7 +126,7 @@ export class HostLease {
       this.fence.release(runId);
       return null;
     }
-    return { until: this.termAt };
+    return { until: this.fence.termAt };
   }
 
   /** The lease is gone and the host has not joined again yet. */
@@ -153,7 +151,8 @@ export class HostLease {
     if (this.fence && !this.fence.guarding)
       return {
         status: 'degraded',
-        detail: 'its fence keeper is being started again; no new claims meanwhile',
+        detail:
+          'its fence keeper is being started again, or has not yet taken what it was sent; no new claims meanwhile',
       };
     if (!this.leaseHolds())
       return {
@@ -246,7 +245,6 @@ export class HostLease {
   private loseLease(why: string): void {
     this.lostWhy = why;
     this.claimUntil = 0;
-    this.termAt = 0;
     this.fence?.set(0, 0);
     this.writeLegacyFence('0 0');
     this.deps.onLost(why);
@@ -326,7 +324,6 @@ export class HostLease {
     const killAt = sentAt + leaseMs - FENCE_MARGIN_S * 1000;
     const termAt = Math.max(killAt - this.deps.config.workers.killGraceSeconds * 1000, sentAt);
     this.fence.set(termAt, killAt);
-    this.termAt = termAt;
     // A worker started just before its TERM would be ended at once: a renewal's worth earlier.
     this.claimUntil = termAt - this.deps.config.cluster.renewSeconds * 1000;
     const wall = Date.now() - bootNowMs();

@@ -123,18 +123,21 @@ export class Launcher {
         inheritedEnv: config.workerEnv,
         workspace: workspace && { cwd: workspace.record.path, env: workspace.env },
       });
-      if (prepared.ok) await this.spawnTurn();
-      // A freeze (SIGSTOP, a starved machine) while the folder was written may have cost the
-      // lease, and the run may be another host's by now: checked again in the fork's own turn.
-      const admitted = prepared.ok ? this.deps.admit(claim.run.id, cgroup) : null;
-      if (prepared.ok && !admitted) {
-        closeSync(prepared.run.logFd);
-        await cgroups?.ended(cgroup, false);
-        await this.settleUnstarted(claim, 'interrupted', LEASE_LOST_BEFORE_START);
-        return;
+      if (!prepared.ok) spawned = prepared;
+      else {
+        await this.spawnTurn();
+        // A freeze (SIGSTOP, a starved machine) while the folder was written may have cost the
+        // lease, and the run may be another host's by now: checked again in the fork's own turn.
+        const admitted = this.deps.admit(claim.run.id, cgroup);
+        if (!admitted) {
+          closeSync(prepared.run.logFd);
+          await cgroups?.ended(cgroup, false);
+          await this.settleUnstarted(claim, 'interrupted', LEASE_LOST_BEFORE_START);
+          return;
+        }
+        spawned = spawnWorker(prepared.run, admitted.until);
+        if (!spawned.ok) this.deps.withdraw(claim.run.id);
       }
-      spawned = prepared.ok ? spawnWorker(prepared.run, admitted!.until) : prepared;
-      if (!spawned.ok && admitted) this.deps.withdraw(claim.run.id);
     } catch (err) {
       // The run folder could not be written (ENOSPC, EACCES): nothing was started.
       spawned = { ok: false, error: `cannot prepare the run folder: ${(err as Error).message}` };
