@@ -108,6 +108,52 @@ describe('moves', () => {
     expect(await f.claim(task.id)).toBeNull();
   });
 
+  it('detail: the task, its runs as the run table reads them, and the tasks waiting on it', async () => {
+    const f = await fixture();
+    const task = await f.board.create({ title: 'a' }, { kind: 'api' });
+    const child = await f.board.create({ title: 'c', parents: [task.id] }, { kind: 'api' });
+    const first = await f.claim(task.id);
+    await f.board.transact(async (tx) => {
+      await tx.store.runs.recordProcess(first.run.id, {
+        pid: 4242,
+        pgid: 4242,
+        startTime: 987_654,
+        bootId: 'b0a7-1d',
+      });
+      await tx.store.runs.recordSample(first.run.id, 12.5, 3 * 2 ** 30);
+    });
+    await f.board.transact((tx) =>
+      settleRun(tx, policy, {
+        taskId: task.id,
+        runId: first.run.id,
+        outcome: 'interrupted',
+        exitCode: 3,
+        signal: 'SIGSEGV',
+        error: 'ended "badly" — ünïcode\nand a new line',
+        summary: null,
+        procGone: true,
+      }),
+    );
+    const second = await f.claim(task.id);
+    const detail = await f.board.detail(task.id);
+    // Each value as it is stored: a real peak stays a real, text stays text, null stays null.
+    expect(detail.runs).toEqual(await f.store.runs.forTask(task.id));
+    expect(detail.runs.map((r) => r.id)).toEqual([first.run.id, second.run.id]);
+    expect(detail.runs[0]).toMatchObject({
+      pid: 4242,
+      cpuPercentMax: 12.5,
+      rssBytesMax: 3 * 2 ** 30,
+      outcome: 'interrupted',
+      exitCode: 3,
+      signal: 'SIGSEGV',
+      error: 'ended "badly" — ünïcode\nand a new line',
+    });
+    expect(detail.task).toEqual(await f.board.get(task.id));
+    expect(detail.children).toEqual([child.id]);
+    const alone = await f.board.detail(child.id);
+    expect(alone).toMatchObject({ runs: [], children: [] });
+  });
+
   it('claim: refused while a parent is not done', async () => {
     const f = await fixture();
     const parent = await f.board.create({ title: 'p' }, { kind: 'api' });

@@ -49,8 +49,22 @@ export interface RunRecord extends Run {
   hostId: number | null;
 }
 
-/** A task's runs, oldest first (read by the run table, and with its task by the task table). */
+/** A task's runs, oldest first (read by the run table). */
 export const RUNS_OF_TASK = 'SELECT * FROM runs WHERE task_id = ? ORDER BY seq';
+
+/**
+ * An expression giving the runs of the task `taskId` names, oldest first, as a JSON array of
+ * RunRow objects: every column of the table, as SELECT * reads it (the column names are read from
+ * the table itself). Every run column is an integer, real, text or null, so JSON keeps each value.
+ */
+export function runsAsJson(db: Db, taskId: string): string {
+  const columns = db
+    .prepare<[], string>("SELECT name FROM pragma_table_info('runs')")
+    .pluck()
+    .all();
+  const object = columns.map((c) => `'${c}', ${c}`).join(', ');
+  return `(SELECT json_group_array(json_object(${object}) ORDER BY seq) FROM runs WHERE task_id = ${taskId})`;
+}
 
 /** A run as a claim creates it. */
 export interface NewRun {

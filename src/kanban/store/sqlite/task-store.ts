@@ -8,7 +8,7 @@ import {
 } from '../../model/types.js';
 import type { WorkspaceRecord } from '../../../workspaces/types.js';
 import type { Db } from './db.js';
-import { RUNS_OF_TASK, toRecord, type RunRecord, type RunRow } from './run-store.js';
+import { runsAsJson, toRecord, type RunRecord, type RunRow } from './run-store.js';
 
 /**
  * What a task is read from, in this order; `parents` is an expression giving its parent ids (in
@@ -112,7 +112,7 @@ interface QueuedTask {
 
 export class TaskStore {
   private readonly byId;
-  private readonly runsOf;
+  private readonly detailOf;
   private readonly childrenOf;
   private readonly countByStatus;
   private readonly readyQueue;
@@ -130,7 +130,15 @@ export class TaskStore {
     this.byId = db
       .prepare<[string], TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ?`)
       .raw(true);
-    this.runsOf = db.prepare<[string], RunRow>(RUNS_OF_TASK);
+    // The task, its runs and the tasks waiting on it in one statement: three statements cost
+    // half as much again, each starting its own read of the database.
+    this.detailOf = db
+      .prepare<[string], [...TaskRow, string, string]>(
+        `SELECT ${TASK_COLUMNS}, ${runsAsJson(db, 'tasks.id')},
+          (SELECT json_group_array(task_id) FROM task_parents WHERE parent_id = tasks.id)
+        FROM tasks WHERE id = ?`,
+      )
+      .raw(true);
     this.toRetire = db.prepare<[number, number], { id: string }>(
       `SELECT id FROM tasks WHERE workspace IS NOT NULL AND json_extract(workspace, '$.state') = 'active'
         AND (status = 'archived' OR (status = 'done' AND completed_at < ?)) ORDER BY updated_at LIMIT ?`,
@@ -183,14 +191,11 @@ export class TaskStore {
 
   /** The task, its runs and the tasks that wait on it, read together (one snapshot), or null. */
   async detail(id: string): Promise<TaskDetail | null> {
-    // The statements run before any other code: no commit comes between them.
-    const row = this.byId.get(id);
+    const row = this.detailOf.get(id);
     if (!row) return null;
-    return {
-      task: toTask(row),
-      runs: this.runsOf.all(id).map(toRecord),
-      children: this.childrenOf.all(id).map((r) => r.task_id),
-    };
+    const children = JSON.parse(row.pop() as string) as string[];
+    const runs = JSON.parse(row.pop() as string) as RunRow[];
+    return { task: toTask(row as unknown as TaskRow), runs: runs.map(toRecord), children };
   }
 
   /** The task's comments written since `since` (the newest `limit`), oldest first. */
