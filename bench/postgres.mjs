@@ -90,7 +90,7 @@ export async function run() {
         value: avg(loads.gh.get),
         baselineName: 'bare fastify + pg select by key',
         baseline: avg(loads.bare.get),
-        goal: '>= 0.5x',
+        goal: '>= 0.6x',
       },
       {
         figure: `task lifecycles on PostgreSQL, trivial worker, 8 at a time (${N} tasks, median of 3 interleaved)`,

@@ -114,13 +114,13 @@ export async function run() {
         figure: `cold start to /health 200 (p99 ${p99(cold).toFixed(0)} ms)`,
         value: median(cold),
         ...base,
-        goal: '<= 3x',
+        goal: '<= 2.5x',
       },
       {
         figure: `--replace over a live owner (p99 ${p99(live).toFixed(0)} ms)`,
         value: median(live),
         ...base,
-        goal: '<= 3.5x',
+        goal: '<= 2.5x',
       },
       {
         figure: `--replace over a zombie owner (p99 ${p99(zombie).toFixed(0)} ms)`,
