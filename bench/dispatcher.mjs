@@ -3,7 +3,7 @@
 // run's process structure), interleaved, one tick's cost with 1,000 adopted workers, and the
 // wrapper's memory.
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WRAPPER } from '../dist/kanban/dispatch/worker-spawn.js';
 import {
@@ -124,6 +124,28 @@ export async function lifecycles(n, concurrency, store = { kind: 'sqlite' }) {
 }
 
 /**
+ * The daemon's CPU (this process's) to make `n` run folders as a run's start does, in the same
+ * temp dir as the lifecycles: the folder and the three files the daemon writes in it (task.json,
+ * proc.json, the log). The kernel's inode allocation is most of it, and it depends on the disk: an
+ * ext4 without a journal checks every free inode it finds against recent deletions.
+ */
+function runFolders(n) {
+  const dir = tempDir();
+  const task = JSON.stringify({ id: 't_000000000000', title: 'life 0', pad: 'x'.repeat(500) });
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) {
+    const run = join(dir, `r_${String(i).padStart(12, '0')}`);
+    mkdirSync(run);
+    writeFileSync(join(run, 'task.json'), task);
+    closeSync(openSync(join(run, 'log'), 'a'));
+    writeFileSync(join(run, 'proc.json'), '{"pid":1234567,"pgid":1234567,"startTime":12345678}');
+  }
+  const cpu = process.cpuUsage(cpu0);
+  removeDir(dir);
+  return (cpu.user + cpu.system) / 1000 / n;
+}
+
+/**
  * The same worker, forked and exec'd `n` times, `concurrency` at a time, by xargs; `wrapped`
  * runs each under gatehouse's wrapper (libexec/run-worker.sh) with its own exit.json, as the
  * dispatcher does: the process structure of a run, with nothing of the daemon's bookkeeping.
@@ -231,10 +253,15 @@ export async function run() {
   const life = [];
   const native = [];
   const wrapped = [];
+  const folders = [];
+  // A daemon runs for days: one round unmeasured first, so that what is measured is its steady
+  // state, not V8 compiling the dispatcher's code while it runs.
+  await lifecycles(N, 8);
   for (let round = 0; round < 3; round++) {
     native.push(await nativeSpawns(N, 8));
     wrapped.push(await nativeSpawns(N, 8, true));
     life.push(await lifecycles(N, 8));
+    folders.push(runFolders(N));
   }
   const adopt = await adoptedTick(Number(process.env.BENCH_ADOPTED ?? 1000));
   const mib = (b) => b / 1024 / 1024;
@@ -276,6 +303,14 @@ export async function run() {
       baselineName: 'CPU per task, the worker run by xargs',
       baseline: median(native.map((x) => x.cpu)),
       goal: '<= 2 ms',
+    },
+    {
+      figure:
+        "the floor on this disk: a run's folder and its three files alone, the daemon's CPU, median",
+      unit: 'ms',
+      value: median(folders),
+      baselineName: "CPU per lifecycle, the daemon's own",
+      baseline: median(life.map((l) => l.daemonCpu)),
     },
     {
       figure: `dispatcher tick with 1,000 adopted workers, median (p99 ${p99(adopt.ticks).toFixed(1)} ms)`,
