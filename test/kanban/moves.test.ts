@@ -132,9 +132,37 @@ describe('moves', () => {
         error: 'ended "badly" — ünïcode\nand a new line',
         summary: null,
         procGone: true,
+        // Stored as JSON text: read back as text, then parsed, not as nested JSON.
+        workspace: {
+          headBefore: 'a1',
+          headAfter: 'b2',
+          dirty: true,
+          filesChanged: 2,
+          insertions: 10,
+          deletions: 1,
+        },
+        agent: {
+          kind: 'claude',
+          model: null,
+          sessionId: 's-1',
+          resumed: null,
+          resumeFailed: false,
+          usage: null,
+        },
       }),
     );
-    const second = await f.claim(task.id);
+    const hostId = await testHostId(f.board);
+    const second = (await f.board.transact((tx) =>
+      claimTask(tx, {
+        taskId: task.id,
+        profile: 'demo',
+        host: 'test-host',
+        hostId,
+        leaseMs: 60_000,
+        keepDescendants: true,
+        logPathFor: (id) => `/tmp/${id}.log`,
+      }),
+    ))!;
     const detail = await f.board.detail(task.id);
     // Each value as it is stored: a real peak stays a real, text stays text, null stays null.
     expect(detail.runs).toEqual(await f.store.runs.forTask(task.id));
@@ -147,7 +175,11 @@ describe('moves', () => {
       exitCode: 3,
       signal: 'SIGSEGV',
       error: 'ended "badly" — ünïcode\nand a new line',
+      workspace: { headAfter: 'b2', filesChanged: 2 },
+      agent: { kind: 'claude', sessionId: 's-1' },
+      keepDescendants: false,
     });
+    expect(detail.runs[1]).toMatchObject({ keepDescendants: true, workspace: null, agent: null });
     expect(detail.task).toEqual(await f.board.get(task.id));
     expect(detail.children).toEqual([child.id]);
     const alone = await f.board.detail(child.id);

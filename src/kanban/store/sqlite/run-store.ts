@@ -53,17 +53,18 @@ export interface RunRecord extends Run {
 export const RUNS_OF_TASK = 'SELECT * FROM runs WHERE task_id = ? ORDER BY seq';
 
 /**
- * An expression giving the runs of the task `taskId` names, oldest first, as a JSON array of
- * RunRow objects: every column of the table, as SELECT * reads it (the column names are read from
- * the table itself). Every run column is an integer, real, text or null, so JSON keeps each value.
+ * An expression giving the runs of the task a query reads from `tasks`, oldest first, as a JSON
+ * array of RunRow objects: every column SELECT * reads (their names read from the table itself,
+ * generated ones too). Every run column is an integer, real, text or null, which JSON keeps.
  */
-export function runsAsJson(db: Db, taskId: string): string {
+export function runsOfTaskAsJson(db: Db): string {
   const columns = db
-    .prepare<[], string>("SELECT name FROM pragma_table_info('runs')")
+    .prepare<[], string>("SELECT name FROM pragma_table_xinfo('runs') WHERE hidden <> 1")
     .pluck()
     .all();
-  const object = columns.map((c) => `'${c}', ${c}`).join(', ');
-  return `(SELECT json_group_array(json_object(${object}) ORDER BY seq) FROM runs WHERE task_id = ${taskId})`;
+  const fields = columns.map((c) => `'${c.replaceAll("'", "''")}', "${c.replaceAll('"', '""')}"`);
+  return `(SELECT json_group_array(json_object(${fields.join(', ')}) ORDER BY seq)
+    FROM runs WHERE task_id = tasks.id)`;
 }
 
 /** A run as a claim creates it. */

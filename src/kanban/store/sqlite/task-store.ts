@@ -8,7 +8,7 @@ import {
 } from '../../model/types.js';
 import type { WorkspaceRecord } from '../../../workspaces/types.js';
 import type { Db } from './db.js';
-import { runsAsJson, toRecord, type RunRecord, type RunRow } from './run-store.js';
+import { runsOfTaskAsJson, toRecord, type RunRecord, type RunRow } from './run-store.js';
 
 /**
  * What a task is read from, in this order; `parents` is an expression giving its parent ids (in
@@ -134,7 +134,7 @@ export class TaskStore {
     // half as much again, each starting its own read of the database.
     this.detailOf = db
       .prepare<[string], [...TaskRow, string, string]>(
-        `SELECT ${TASK_COLUMNS}, ${runsAsJson(db, 'tasks.id')},
+        `SELECT ${TASK_COLUMNS}, ${runsOfTaskAsJson(db)},
           (SELECT json_group_array(task_id) FROM task_parents WHERE parent_id = tasks.id)
         FROM tasks WHERE id = ?`,
       )
