@@ -127,22 +127,27 @@ export async function lifecycles(n, concurrency, store = { kind: 'sqlite' }) {
  * The daemon's CPU (this process's) to make `n` run folders as a run's start does, in the same
  * temp dir as the lifecycles: the folder and the three files the daemon writes in it (task.json,
  * proc.json, the log). The kernel's inode allocation is most of it, and it depends on the disk: an
- * ext4 without a journal checks every free inode it finds against recent deletions.
+ * ext4 without a journal checks every free inode it finds against recent deletions. Made right
+ * after a round of lifecycles, whose folders were just deleted: as a daemon's would be after
+ * retention's batch.
  */
 function runFolders(n) {
   const dir = tempDir();
   const task = JSON.stringify({ id: 't_000000000000', title: 'life 0', pad: 'x'.repeat(500) });
-  const cpu0 = process.cpuUsage();
-  for (let i = 0; i < n; i++) {
-    const run = join(dir, `r_${String(i).padStart(12, '0')}`);
-    mkdirSync(run);
-    writeFileSync(join(run, 'task.json'), task);
-    closeSync(openSync(join(run, 'log'), 'a'));
-    writeFileSync(join(run, 'proc.json'), '{"pid":1234567,"pgid":1234567,"startTime":12345678}');
+  try {
+    const cpu0 = process.cpuUsage();
+    for (let i = 0; i < n; i++) {
+      const run = join(dir, `r_${String(i).padStart(12, '0')}`);
+      mkdirSync(run);
+      writeFileSync(join(run, 'task.json'), task);
+      closeSync(openSync(join(run, 'log'), 'a'));
+      writeFileSync(join(run, 'proc.json'), '{"pid":1234567,"pgid":1234567,"startTime":12345678}');
+    }
+    const cpu = process.cpuUsage(cpu0);
+    return (cpu.user + cpu.system) / 1000 / n;
+  } finally {
+    removeDir(dir);
   }
-  const cpu = process.cpuUsage(cpu0);
-  removeDir(dir);
-  return (cpu.user + cpu.system) / 1000 / n;
 }
 
 /**
