@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline';
 import { bootNowMs } from './boot-clock.js';
 import { cgroupPopulated, killCgroup, signalCgroup } from './cgroup.js';
 import { identityOf, type ProcessIdentity } from './identity.js';
-import { KEEPERS_DIR, type KeeperMessage } from './fence-protocol.js';
+import { KEEPER_UP, KEEPERS_DIR, type KeeperMessage } from './fence-protocol.js';
 import { terminateMarkedRun } from './terminate.js';
 
 interface Guarded {
@@ -77,6 +77,9 @@ function main(dataDir: string): void {
     daemonGone = true;
     check();
   });
+  // Said once: a daemon gone before it reads this must not end the keeper (EPIPE).
+  process.stdout.on('error', () => {});
+  process.stdout.write(`${KEEPER_UP}\n`);
 
   const check = () => {
     if (daemonGone && runs.size === 0) return leave(0);

@@ -1,6 +1,6 @@
 // When the fence keeper guards what this daemon starts (src/kanban/dispatch/fence.ts): only while
 // every message sent to it has reached its pipe, and never once the fence is closed at a stop.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -22,9 +22,9 @@ function keeperPids(dataDir: string): number[] {
   }
 }
 
-function newFence() {
+function newFence(env: Record<string, string> = {}) {
   const dataDir = tempDir();
-  const fence = new Fence(dataDir, log, { PATH: process.env.PATH ?? '/usr/bin:/bin' });
+  const fence = new Fence(dataDir, log, { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env });
   fences.push({ fence, dataDir });
   return { fence, dataDir };
 }
@@ -49,8 +49,10 @@ describe("the fence's guard", () => {
   it('guards while the keeper takes its messages, not once the fence is closed', async () => {
     const { fence, dataDir } = newFence();
     fence.set(bootNowMs() + 60_000, bootNowMs() + 61_000);
-    await waitFor('a keeper', () => keeperPids(dataDir).length === 1);
-    expect(fence.guarding).toBe(true);
+    expect(fence.guarding).toBe(false);
+    // Guarding once the keeper it started says it is up.
+    await waitFor('the keeper up', () => fence.guarding);
+    expect(keeperPids(dataDir)).toHaveLength(1);
     fence.close();
     expect(fence.guarding).toBe(false);
   });
@@ -58,10 +60,8 @@ describe("the fence's guard", () => {
   it('does not guard while the keeper’s pipe holds messages back (a starved keeper)', async () => {
     const { fence, dataDir } = newFence();
     fence.set(bootNowMs() + 60_000, bootNowMs() + 61_000);
-    const [keeper] = await waitFor('a keeper', () => {
-      const pids = keeperPids(dataDir);
-      return pids.length === 1 ? pids : null;
-    });
+    await waitFor('the keeper up', () => fence.guarding);
+    const [keeper] = keeperPids(dataDir);
     process.kill(keeper!, 'SIGSTOP');
     await waitFor('it stopped', () =>
       /^\d+ \(.*\) T/.test(readFileSync(`/proc/${keeper}/stat`, 'utf8')),
@@ -75,5 +75,33 @@ describe("the fence's guard", () => {
     expect(fence.guarding).toBe(false);
     process.kill(keeper!, 'SIGCONT');
     await waitFor('the keeper caught up', () => fence.guarding, 10_000);
+  });
+
+  it('does not guard with a keeper that has not said it is up: one that dies at every start guards nothing', async () => {
+    const dir = tempDir();
+    const starts = join(dir, 'starts');
+    const crash = join(dir, 'crash.cjs');
+    // Node runs it before the keeper's own code: each keeper dies as it starts.
+    writeFileSync(
+      crash,
+      `require('fs').appendFileSync(${JSON.stringify(starts)}, 'x'); process.exit(1);\n`,
+    );
+    const { fence } = newFence({ NODE_OPTIONS: `--require=${crash}` });
+    let guarded = 0;
+    const sampler = setInterval(() => (guarded += fence.guarding ? 1 : 0), 1);
+    try {
+      fence.set(bootNowMs() + 60_000, bootNowMs() + 61_000);
+      fence.guard('r_000000000001', null, null);
+      // Three keepers started and dead, the fence trying again after each.
+      await waitFor(
+        'three keepers dead at their start',
+        () => existsSync(starts) && readFileSync(starts, 'utf8').length >= 3,
+        15_000,
+      );
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(guarded).toBe(0);
+    expect(fence.guarding).toBe(false);
   });
 });

@@ -7,7 +7,7 @@ import { closeSync, openSync, readdirSync, readFileSync, realpathSync, rmSync } 
 import { basename, join } from 'node:path';
 import { PACKAGE_ROOT } from '../../config/defaults.js';
 import { bootNowMs, identityOf, sameIdentity, type ProcessIdentity } from '../../proc/index.js';
-import { KEEPERS_DIR, type KeeperMessage } from '../../proc/fence-protocol.js';
+import { KEEPER_UP, KEEPERS_DIR, type KeeperMessage } from '../../proc/fence-protocol.js';
 import { readCmdline } from '../../proc/proc-stat.js';
 import type { DispatcherLog } from './log.js';
 
@@ -17,6 +17,8 @@ const RETRY_MS = 1000;
 
 export class Fence {
   private child: ChildProcess | null = null;
+  /** The keeper said it is up (it reads its pipe): until then it guards nothing. */
+  private up = false;
   private last: { termAt: number; killAt: number } | null = null;
   private readonly guarded = new Map<
     string,
@@ -34,14 +36,15 @@ export class Fence {
   ) {}
 
   /**
-   * A keeper runs and its pipe has taken everything sent to it, or one may be started now: a
-   * run started now would be guarded. Not once closed (a stop), and not while the keeper's pipe
-   * holds messages back (a starved keeper): a guard sent then would not be its before a fork.
+   * A keeper runs, has said it is up, and its pipe has taken everything sent to it: a run
+   * started now is guarded. Not once closed (a stop); not while a keeper is being started (one
+   * that dies as it starts guards nothing, and its pipe's messages die with it); and not while
+   * the keeper's pipe holds messages back (a starved keeper): a guard sent then would not be
+   * its before a fork.
    */
   get guarding(): boolean {
-    if (this.closed) return false;
-    if (this.child) return (this.child.stdin?.writableLength ?? 0) === 0;
-    return bootNowMs() >= this.retryAt;
+    if (this.closed || !this.child || !this.up) return false;
+    return (this.child.stdin?.writableLength ?? 0) === 0;
   }
 
   /** The last deadline's TERM (boot clock), or 0 before any: no run may start past it. */
@@ -118,7 +121,7 @@ export class Fence {
       try {
         child = spawn(process.execPath, [KEEPER, this.dataDir], {
           detached: true,
-          stdio: ['pipe', 'ignore', log],
+          stdio: ['pipe', 'pipe', log],
           env: this.env,
         });
       } finally {
@@ -128,18 +131,33 @@ export class Fence {
       return this.retryLater(err, 'the keeper cannot be started');
     }
     this.child = child;
+    this.up = false;
     child.unref();
     (child.stdin as { unref?: () => void } | null)?.unref?.();
     child.stdin?.on('error', () => undefined);
+    const said = child.stdout;
+    (said as { unref?: () => void } | null)?.unref?.();
+    let heard = '';
+    const onSaid = (chunk: Buffer) => {
+      heard += chunk.toString('latin1');
+      if (!heard.includes('\n')) return;
+      said?.off('data', onSaid);
+      // Nothing else is read from it: what a keeper says after this is let go.
+      said?.resume();
+      if (this.child === child && heard.split('\n', 1)[0] === KEEPER_UP) this.up = true;
+    };
+    said?.on('data', onSaid);
     // A spawn that fails (EAGAIN, EMFILE) says so here, not by throwing.
     child.once('error', (err) => {
       if (this.child !== child) return;
       this.child = null;
+      this.up = false;
       this.retryLater(err, 'the keeper cannot be started');
     });
     child.once('exit', (code, signal) => {
       if (this.child !== child) return;
       this.child = null;
+      this.up = false;
       this.retryLater({ code, signal }, 'the keeper ended');
     });
     const lines: KeeperMessage[] = [
@@ -164,7 +182,9 @@ export class Fence {
   close(): void {
     this.closed = true;
     this.child?.stdin?.end();
+    this.child?.stdout?.destroy();
     this.child = null;
+    this.up = false;
   }
 }
 

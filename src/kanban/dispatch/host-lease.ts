@@ -152,7 +152,7 @@ export class HostLease {
       return {
         status: 'degraded',
         detail:
-          'its fence keeper is being started again, or has not yet taken what it was sent; no new claims meanwhile',
+          'its fence keeper is being started (again), has not said it is up yet, or has not yet taken what it was sent; no new claims meanwhile',
       };
     if (!this.leaseHolds())
       return {
