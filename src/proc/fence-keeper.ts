@@ -77,9 +77,10 @@ function main(dataDir: string): void {
     daemonGone = true;
     check();
   });
-  // Said once: a daemon gone before it reads this must not end the keeper (EPIPE).
+  // Said once, on a line of its own whatever a preload printed before: a daemon gone before it
+  // reads this must not end the keeper (EPIPE).
   process.stdout.on('error', () => {});
-  process.stdout.write(`${KEEPER_UP}\n`);
+  process.stdout.write(`\n${KEEPER_UP}\n`);
 
   const check = () => {
     if (daemonGone && runs.size === 0) return leave(0);

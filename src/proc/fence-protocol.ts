@@ -5,8 +5,9 @@ import type { ProcessIdentity } from './identity.js';
 export const KEEPERS_DIR = 'keepers';
 
 /**
- * The keeper's one line on its stdout, once it reads its stdin: what the daemon wrote to the pipe
- * before it is read by a live keeper from then on.
+ * The keeper's one line on its stdout (after a newline, so that it is a line of its own), once it
+ * reads its stdin: what the daemon wrote to the pipe before it is read by a live keeper from then
+ * on.
  */
 export const KEEPER_UP = 'up';
 

@@ -1,5 +1,6 @@
-// When the fence keeper guards what this daemon starts (src/kanban/dispatch/fence.ts): only while
-// every message sent to it has reached its pipe, and never once the fence is closed at a stop.
+// When the fence keeper guards what this daemon starts (src/kanban/dispatch/fence.ts): only once
+// the keeper has said it is up, while every message sent to it has reached its pipe, and never
+// once the fence is closed at a stop.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -103,5 +104,20 @@ describe("the fence's guard", () => {
     }
     expect(guarded).toBe(0);
     expect(fence.guarding).toBe(false);
+  });
+
+  it('hears the keeper say it is up after whatever a preload printed first', async () => {
+    const dir = tempDir();
+    const chatty = join(dir, 'chatty.cjs');
+    writeFileSync(
+      chatty,
+      `process.stdout.write('a banner\\nup-to-date\\n' + 'x'.repeat(10000));\n`,
+    );
+    const { fence } = newFence({ NODE_OPTIONS: `--require=${chatty}` });
+    let told = 0;
+    fence.whenUp(() => told++);
+    fence.set(bootNowMs() + 60_000, bootNowMs() + 61_000);
+    await waitFor('the keeper up', () => fence.guarding, 10_000);
+    expect(told).toBe(1);
   });
 });

@@ -92,6 +92,7 @@ export class Dispatcher {
         deps.log.error({}, `${why}: ending its runs, then joining the board again as a new host`);
         this.rejoin();
       },
+      onGuarding: () => this.wake(),
     });
 
     this.reaper = new RunReaper(

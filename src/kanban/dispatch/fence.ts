@@ -14,11 +14,15 @@ import type { DispatcherLog } from './log.js';
 const KEEPER = join(PACKAGE_ROOT, 'dist/proc/fence-keeper.js');
 /** Between attempts to start a keeper that failed or ended. */
 const RETRY_MS = 1000;
+/** What is kept of a keeper's stdout line by line before `up` (a preload may print first). */
+const LINE_MAX = 4096;
 
 export class Fence {
   private child: ChildProcess | null = null;
   /** The keeper said it is up (it reads its pipe): until then it guards nothing. */
   private up = false;
+  /** Done once a keeper is up (now, if one is). */
+  private waitingUp: (() => void)[] = [];
   private last: { termAt: number; killAt: number } | null = null;
   private readonly guarded = new Map<
     string,
@@ -33,6 +37,8 @@ export class Fence {
     private readonly log: DispatcherLog,
     /** The keeper's environment: the workers' (none of the daemon's own secrets). */
     private readonly env: Record<string, string>,
+    /** Told each time a keeper says it is up: new claims may be safe again. */
+    private readonly onUp: () => void = () => {},
   ) {}
 
   /**
@@ -44,7 +50,16 @@ export class Fence {
    */
   get guarding(): boolean {
     if (this.closed || !this.child || !this.up) return false;
-    return (this.child.stdin?.writableLength ?? 0) === 0;
+    const stdin = this.child.stdin;
+    // A pipe that failed (EPIPE: the keeper is gone, its exit not heard yet) takes nothing.
+    return stdin !== null && !stdin.destroyed && stdin.writableLength === 0;
+  }
+
+  /** Runs `fn` once a keeper is up: now if one is, else when the next one says so. */
+  whenUp(fn: () => void): void {
+    if (this.closed) return;
+    if (this.child && this.up) fn();
+    else this.waitingUp.push(fn);
   }
 
   /** The last deadline's TERM (boot clock), or 0 before any: no run may start past it. */
@@ -140,11 +155,14 @@ export class Fence {
     let heard = '';
     const onSaid = (chunk: Buffer) => {
       heard += chunk.toString('latin1');
-      if (!heard.includes('\n')) return;
+      const lines = heard.split('\n');
+      // The last piece is a line not ended yet; a line longer than any `up` is not kept whole.
+      heard = (lines.pop() ?? '').slice(-LINE_MAX);
+      if (!lines.includes(KEEPER_UP)) return;
       said?.off('data', onSaid);
       // Nothing else is read from it: what a keeper says after this is let go.
       said?.resume();
-      if (this.child === child && heard.split('\n', 1)[0] === KEEPER_UP) this.up = true;
+      if (this.child === child && !this.closed) this.keeperUp();
     };
     said?.on('data', onSaid);
     // A spawn that fails (EAGAIN, EMFILE) says so here, not by throwing.
@@ -167,6 +185,12 @@ export class Fence {
     child.stdin?.write(lines.map((m) => `${JSON.stringify(m)}\n`).join(''));
   }
 
+  private keeperUp(): void {
+    this.up = true;
+    for (const fn of this.waitingUp.splice(0)) fn();
+    this.onUp();
+  }
+
   /** No new claims meanwhile (HostLease.claimable); the next keeper is told everything. */
   private retryLater(err: unknown, what: string): void {
     if (this.closed) return;
@@ -185,6 +209,7 @@ export class Fence {
     this.child?.stdout?.destroy();
     this.child = null;
     this.up = false;
+    this.waitingUp = [];
   }
 }
 

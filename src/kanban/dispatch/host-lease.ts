@@ -42,6 +42,8 @@ export interface HostLeaseDeps {
    * then join again as a new host (rejoin()).
    */
   onLost: (why: string) => void;
+  /** New claims may have become safe: a fence keeper just said it is up. */
+  onGuarding: () => void;
 }
 
 /** What /ready says of this host: ok, degraded (cannot renew: no new claims) or down. */
@@ -73,7 +75,7 @@ export class HostLease {
 
   constructor(private readonly deps: HostLeaseDeps) {
     this.fence = deps.board.shared
-      ? new Fence(deps.config.dataDir, deps.log, deps.config.workerEnv)
+      ? new Fence(deps.config.dataDir, deps.log, deps.config.workerEnv, deps.onGuarding)
       : null;
   }
 
@@ -188,7 +190,8 @@ export class HostLease {
    * and they finish ending what was theirs).
    */
   adopted(): void {
-    if (this.kept) this.fence?.relieveEarlier();
+    const fence = this.fence;
+    if (this.kept && fence) fence.whenUp(() => fence.relieveEarlier());
   }
 
   /**
