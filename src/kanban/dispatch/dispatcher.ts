@@ -92,7 +92,11 @@ export class Dispatcher {
         deps.log.error({}, `${why}: ending its runs, then joining the board again as a new host`);
         this.rejoin();
       },
-      onGuarding: () => this.wake(),
+      // Only once started: before that (adoption under way) nothing may be claimed, and the end
+      // of start() dispatches anyway.
+      onGuarding: () => {
+        if (this.running) this.wake();
+      },
     });
 
     this.reaper = new RunReaper(
