@@ -1,10 +1,10 @@
 // What each kind's own faults become (SPEC 11), with the real programs: claude's refused tools,
 // overload, max turns and subscription reset time; codex's usage limit with its local time;
 // an agent ended mid-tool. Both engines.
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { api, startGateway } from '../helpers/app.js';
 import { ENDS_AGENTS, claudeProfile, codexProfile, shellCall } from '../helpers/agents.js';
 import { makeRepo } from '../helpers/git.js';
@@ -13,6 +13,16 @@ import { waitFor } from '../helpers/wait.js';
 import { createTask, eventsOf, getTask, settledIn } from '../helpers/workers.js';
 
 const fast = { tickSeconds: 0.1, killGraceSeconds: 0.5, failureLimit: 2 };
+/** The scripts' folders, removed once the file's tests (and their gateways' agents) are over. */
+const scratch: string[] = [];
+afterAll(() => {
+  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+const scratchDir = (prefix: string) => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
+};
 
 /** A gateway whose default profile `agent` is `profile`, beside `others`. */
 async function gateway(profile: object, workers: object = {}, others: object = {}) {
@@ -189,7 +199,7 @@ describe("a task's own model", () => {
 describe("an agent's own files", () => {
   it('are no verdict: result.json and a removed agent.json are not read for an agent run', async () => {
     // A prompt-injected tool writing a worker's verdict, and taking the agent path away.
-    const dir = mkdtempSync(join(tmpdir(), 'gh-forge-'));
+    const dir = scratchDir('gh-forge-');
     const bin = join(dir, 'claude');
     writeFileSync(
       bin,
@@ -233,7 +243,7 @@ describe("a task's model moved to another profile", () => {
 describe('an agent that does not exit after its final event', () => {
   it('is settled by what it printed, and ended after killGraceSeconds', async () => {
     // Some CLI versions linger after their result: played by a script that prints one and waits.
-    const dir = mkdtempSync(join(tmpdir(), 'gh-linger-'));
+    const dir = scratchDir('gh-linger-');
     const bin = join(dir, 'claude');
     const result = JSON.stringify({
       type: 'result',
@@ -262,7 +272,7 @@ describe('an agent that does not exit after its final event', () => {
 
 describe('a daemon stopped in container mode (shutdown.workers: terminate)', () => {
   it('ends an agent still in its grace after its final line, leaving nothing behind', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gh-linger-'));
+    const dir = scratchDir('gh-linger-');
     const bin = join(dir, 'claude');
     const seconds = `${300 + Math.floor(Math.random() * 1000)}.5`;
     const result = JSON.stringify({

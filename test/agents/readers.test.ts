@@ -1,16 +1,22 @@
 // Reading what an agent printed (SPEC 11's table), from agent.jsonl as it grows or whole: the
 // final event is the verdict, nothing on the way is; exit codes are not trusted; a cut line,
 // garbage and huge lines are passed over.
-import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { agentKind } from '../../src/agents/kinds.js';
 import { AgentOutput, readAgentOutput } from '../../src/agents/output.js';
 import { resetFromMessage } from '../../src/agents/codex.js';
 
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
 const file = (lines: unknown[]) => {
-  const path = join(mkdtempSync(join(tmpdir(), 'gh-agent-')), 'agent.jsonl');
+  const dir = mkdtempSync(join(tmpdir(), 'gh-agent-'));
+  dirs.push(dir);
+  const path = join(dir, 'agent.jsonl');
   writeFileSync(
     path,
     lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n',

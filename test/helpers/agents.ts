@@ -1,8 +1,9 @@
 // Agent profiles for the real CLIs the suite installed (test/agents-setup.ts), each talking to a
 // local double of its provider (model-doubles.ts), with a HOME (and CODEX_HOME) of its own.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import type { ModelDouble } from './model-doubles.js';
 
 export type Kind = 'claude' | 'codex';
@@ -13,7 +14,17 @@ export type Kind = 'claude' | 'codex';
  */
 export const ENDS_AGENTS = { shutdown: { workers: 'terminate' } } as const;
 
-const home = (kind: string) => mkdtempSync(join(tmpdir(), `gh-${kind}-home-`));
+const homes: string[] = [];
+const home = (kind: string) => {
+  const dir = mkdtempSync(join(tmpdir(), `gh-${kind}-home-`));
+  homes.push(dir);
+  return dir;
+};
+// Once the file's tests (and the agents their gateways ended) are over: an agent keeps writing
+// its HOME while it runs.
+afterAll(() => {
+  for (const dir of homes.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
 
 /** The suite's mark (test/global-setup.ts), so a process an agent leaves is found. */
 const mark = () => ({ GH_TEST_SUITE: process.env.GH_TEST_SUITE ?? '' });
