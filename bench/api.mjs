@@ -93,7 +93,7 @@ export async function interleaved(servers) {
  * GET /tasks/:id of one task, on gatehouse and on the bare server giving the same answer from the
  * same board (bench/bare-detail-server.mjs), in turn, ROUNDS times.
  */
-export async function detailFloor(url, boardPath) {
+async function detailFloor(url, boardPath) {
   const id = (await (await postTask(url)).json()).id;
   const floor = await startChild('bench/bare-detail-server.mjs', [boardPath]);
   const out = { gh: [], floor: [], bytes: {} };

@@ -21,10 +21,9 @@
 # With --io (an agent run, SPEC 11), the worker reads its prompt from STDIN and its stdout goes
 # to STDOUT (agent.jsonl), held by this wrapper, so a daemon that restarts loses none of it.
 until=
-deadline=
 if [ "$1" = --until ]; then
-  deadline=1
-  until=$2
+  # Given empty, it is no number: refused below, as a deadline passed.
+  until=${2:-none}
   shift 2
 fi
 if [ "$1" = --cgroup ]; then
@@ -40,7 +39,7 @@ if [ "$1" = --io ]; then
 fi
 exit_json=$1
 shift
-if [ -n "$deadline" ]; then
+if [ -n "$until" ]; then
   # The kernel prints seconds with exactly two decimals ("12.34"): its digits and a 0 are
   # milliseconds (12340). A clock that cannot be read, or a deadline that is not a number,
   # refuses the start as a deadline passed would (the test fails, status 2, and so starts nothing).

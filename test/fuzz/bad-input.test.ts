@@ -1,4 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
@@ -8,6 +9,8 @@ import {
   readProcRecord,
   readVerdict,
 } from '../../src/kanban/dispatch/run-files.js';
+import { WRAPPER } from '../../src/kanban/dispatch/worker-spawn.js';
+import { bootNowMs } from '../../src/proc/index.js';
 import { api, boardSnapshot, startGateway } from '../helpers/app.js';
 import { claim } from '../helpers/board.js';
 import { tempDir, writeConfig } from '../helpers/daemon.js';
@@ -285,6 +288,24 @@ describe('bad input at scale changes nothing', () => {
     expect(readExitRecord(dir)).toEqual({ exitCode: 1, signal: null });
     writeFileSync(join(dir, 'exit.json'), '{"status":125,"started":false}');
     expect(readExitRecord(dir)).toEqual({ exitCode: 125, signal: null, notStarted: true });
+  });
+
+  it('has the run wrapper refuse a start deadline it cannot read, as one passed', () => {
+    const dir = tempDir();
+    const wrapped = (until: string) => {
+      const started = join(dir, `started-${until.length}-${until.replace(/\W/g, '_')}`);
+      const exit = `${started}.exit.json`;
+      const run = spawnSync('/bin/sh', [WRAPPER, '--until', until, exit, '/bin/touch', started]);
+      return { status: run.status, started: existsSync(started), exit: readFileSync(exit, 'utf8') };
+    };
+    const refused = { status: 125, started: false, exit: '{"status":125,"started":false}\n' };
+    for (const until of ['', 'soon', '-1x', '1e99', ' 5', String(Math.floor(bootNowMs()) - 1000)])
+      expect(wrapped(until), JSON.stringify(until)).toEqual(refused);
+    expect(wrapped(String(Math.floor(bootNowMs()) + 60_000))).toEqual({
+      status: 0,
+      started: true,
+      exit: '{"status":0}\n',
+    });
   });
 });
 

@@ -19,7 +19,7 @@ const LINE_MAX = 4096;
 
 export class Fence {
   private child: ChildProcess | null = null;
-  /** The keeper said it is up (it reads its pipe): until then it guards nothing. */
+  /** The keeper running now said it is up (it reads its pipe): until then it guards nothing. */
   private up = false;
   /** Done once a keeper is up (now, if one is). */
   private waitingUp: (() => void)[] = [];
@@ -58,7 +58,7 @@ export class Fence {
   /** Runs `fn` once a keeper is up: now if one is, else when the next one says so. */
   whenUp(fn: () => void): void {
     if (this.closed) return;
-    if (this.child && this.up) fn();
+    if (this.up) fn();
     else this.waitingUp.push(fn);
   }
 
@@ -146,7 +146,6 @@ export class Fence {
       return this.retryLater(err, 'the keeper cannot be started');
     }
     this.child = child;
-    this.up = false;
     child.unref();
     (child.stdin as { unref?: () => void } | null)?.unref?.();
     child.stdin?.on('error', () => undefined);
@@ -165,19 +164,15 @@ export class Fence {
       if (this.child === child && !this.closed) this.keeperUp();
     };
     said?.on('data', onSaid);
+    const gone = (err: unknown, what: string) => {
+      if (this.child !== child) return;
+      this.child = null;
+      this.up = false;
+      this.retryLater(err, what);
+    };
     // A spawn that fails (EAGAIN, EMFILE) says so here, not by throwing.
-    child.once('error', (err) => {
-      if (this.child !== child) return;
-      this.child = null;
-      this.up = false;
-      this.retryLater(err, 'the keeper cannot be started');
-    });
-    child.once('exit', (code, signal) => {
-      if (this.child !== child) return;
-      this.child = null;
-      this.up = false;
-      this.retryLater({ code, signal }, 'the keeper ended');
-    });
+    child.once('error', (err) => gone(err, 'the keeper cannot be started'));
+    child.once('exit', (code, signal) => gone({ code, signal }, 'the keeper ended'));
     const lines: KeeperMessage[] = [
       ...(this.last ? [{ fence: this.last }] : []),
       ...[...this.guarded].map(([runId, run]) => ({ guard: { runId, ...run } })),
