@@ -1,5 +1,6 @@
 // The real daemon on PostgreSQL: configured by its config file and GATEHOUSE_DATABASE_URL, a
 // task to done, a worker adopted across a restart, and the errors an operator meets at start.
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { api } from '../helpers/app.js';
@@ -48,6 +49,30 @@ async function tcpProxy(from: number, to: number): Promise<{ close: () => Promis
 
 async function task(url: string, id: string) {
   return (await api(url, 'GET', `/tasks/${id}`)).body;
+}
+
+/**
+ * The local TCP ports of process `pid`'s sockets: its connections, told apart from the other test
+ * files' on the same cluster (by their client_port in pg_stat_activity).
+ */
+function tcpPortsOf(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const socket = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (socket) inodes.add(socket[1]!);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports: number[] = [];
+  for (const table of ['tcp', 'tcp6'])
+    for (const line of readFileSync(`/proc/${pid}/net/${table}`, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length > 9 && inodes.has(fields[9]!))
+        ports.push(Number.parseInt(fields[1]!.split(':')[1]!, 16));
+    }
+  return ports;
 }
 
 describe('the daemon on PostgreSQL', () => {
@@ -183,10 +208,16 @@ describe('the daemon on PostgreSQL', () => {
     await waitFor('ready', async () => (await api(base, 'GET', '/ready')).status === 200, 30_000);
     const answered: string[] = [];
     const statuses = new Map<string, number>();
-    const terminate = () =>
-      pool.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gatehouse' AND pid <> pg_backend_pid()",
+    // This daemon's connections only: other test files share the cluster, and cutting theirs
+    // failed them (a board copy's store, opening as this cut came).
+    let cutOff = 0;
+    const terminate = async () => {
+      const { rows } = await pool.query(
+        "SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE application_name = 'gatehouse' AND client_port = ANY($1::int[])",
+        [tcpPortsOf(daemon.pid)],
       );
+      cutOff += rows.filter((r: { cut: boolean }) => r.cut).length;
+    };
     // A request whose connection was reset got no answer at all (neither a 503 nor a 500): the
     // client sends it again, as any would, with an Idempotency-Key so that a POST the daemon
     // did handle is answered as the first, never made twice. Seen under a full suite's load.
@@ -238,6 +269,7 @@ describe('the daemon on PostgreSQL', () => {
       );
     }
     if (resets > 0) console.log(`connections reset and sent again: ${resets}`);
+    expect(cutOff).toBeGreaterThan(0);
     // Every answer was a success or a clear 503, and the daemon lived through it.
     for (const key of statuses.keys())
       expect(key).toMatch(/^(200|201) $|^503 STORAGE_UNAVAILABLE$/);
