@@ -66,6 +66,29 @@ describe('the board database', () => {
     expect(promoted.at(-1)).toMatchObject({ kind: 'promoted' });
   });
 
+  it('an upgrade that fails part of the way leaves the board as the older version had it', () => {
+    const path = join(tempDir(), 'gatehouse.db');
+    const old = openDatabase(path, { migrateTo: 2 });
+    old
+      .prepare(
+        "INSERT INTO tasks (id, title, status, created_at, updated_at, origin) VALUES ('t_000000000001', 'kept', 'ready', 1, 1, '{\"kind\":\"api\"}')",
+      )
+      .run();
+    // Migration 5 adds this column: it fails there, after 3 and 4 ran.
+    old.exec('ALTER TABLE runs ADD COLUMN host TEXT');
+    old.close();
+    expect(() => openDatabase(path)).toThrow(/duplicate column name: host/);
+    const after = openDatabase(path, { migrateTo: 2 });
+    expect(after.pragma('user_version', { simple: true })).toBe(2);
+    // Nothing of migrations 3 and 4 is left half-made beside the older schema.
+    const tables = after
+      .prepare("SELECT name FROM sqlite_master WHERE name IN ('inbound_deliveries', 'write_probe')")
+      .all();
+    expect(tables).toEqual([]);
+    expect(after.prepare('SELECT title FROM tasks').get()).toEqual({ title: 'kept' });
+    after.close();
+  });
+
   it('refuses a file that is not a database, naming it and leaving it untouched', () => {
     const path = join(tempDir(), 'gatehouse.db');
     writeFileSync(path, "this is not sqlite, but it is somebody's data".repeat(100));

@@ -111,6 +111,29 @@ describe('the board on PostgreSQL', () => {
     }
   });
 
+  it('an upgrade that fails part of the way leaves the schema as the older version had it', async () => {
+    const { pool, schema } = testSchema(1);
+    const client = await pool.connect();
+    try {
+      // Migration 3 adds runs.host: it fails there, after migration 2 (task_parents.ord) ran.
+      const addsHost = PG_MIGRATIONS.findIndex((m) => m.includes('runs ADD COLUMN host text'));
+      const addsOrd = PG_MIGRATIONS.findIndex((m) => m.includes('task_parents ADD COLUMN ord'));
+      expect(addsOrd).toBe(addsHost - 1);
+      expect(await migratePostgres(client, schema, addsOrd)).toBe(addsOrd);
+      await client.query(`ALTER TABLE "${schema}".runs ADD COLUMN host text`);
+      await expect(migratePostgres(client, schema)).rejects.toThrow(/"host" .*already exists/);
+      const version = await client.query(`SELECT version FROM "${schema}".schema_version`);
+      expect(version.rows).toEqual([{ version: addsOrd }]);
+      const ord = await client.query(
+        "SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'task_parents' AND column_name = 'ord'",
+        [schema],
+      );
+      expect(ord.rowCount).toBe(0);
+    } finally {
+      client.release();
+    }
+  });
+
   it('gives event ids in commit order: a transaction that asked first commits first', async () => {
     const { pool, schema } = testSchema();
     const setup = await pool.connect();

@@ -40,8 +40,9 @@ async function currentVersion(client: ClientBase, ident: string): Promise<number
 }
 
 /**
- * Creates `schema` if needed and applies every migration above its version, each in its own
- * transaction. Returns the version it is at.
+ * Creates `schema` if needed and applies every migration above its version, all in one
+ * transaction (an upgrade that fails leaves the schema as the version before had it, as on
+ * SQLite). Returns the version it is at.
  */
 export async function migratePostgres(
   client: ClientBase,
@@ -58,21 +59,20 @@ export async function migratePostgres(
     await client.query(
       `INSERT INTO ${ident}.schema_version SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM ${ident}.schema_version)`,
     );
-    let version = await currentVersion(client, ident);
+    const version = await currentVersion(client, ident);
     if (version > PG_MIGRATIONS.length) throw new SchemaTooNewError(schema, version);
-    for (; version < upTo; version++) {
-      await client.query('BEGIN');
-      try {
-        await client.query(`SET LOCAL search_path TO ${ident}`);
-        await client.query(PG_MIGRATIONS[version]!);
-        await client.query(`UPDATE ${ident}.schema_version SET version = $1`, [version + 1]);
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK');
-        throw err;
-      }
+    if (version >= upTo) return version;
+    await client.query('BEGIN');
+    try {
+      await client.query(`SET LOCAL search_path TO ${ident}`);
+      for (let next = version; next < upTo; next++) await client.query(PG_MIGRATIONS[next]!);
+      await client.query(`UPDATE ${ident}.schema_version SET version = $1`, [upTo]);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK');
+      throw err;
     }
-    return version;
+    return upTo;
   } finally {
     await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`gatehouse.migrate.${schema}`]);
   }

@@ -56,10 +56,11 @@ const WRITER_CACHE = 'cache_size = -2048';
 const READER_CACHE = 'cache_size = -8192';
 
 /**
- * Applies every migration above the file's user_version, each in its own transaction. Foreign
- * keys are off meanwhile (a table rebuild drops and renames a referenced table, which would
- * otherwise cascade) and every reference is checked before each commit. `note` is told of
- * every row it had to repair.
+ * Applies every migration above the file's user_version, all in one transaction: an upgrade
+ * that fails leaves the board as the version before had it (which can still run it), and a new
+ * board is made with one sync, not one per migration. Foreign keys are off meanwhile (a table
+ * rebuild drops and renames a referenced table, which would otherwise cascade) and every
+ * reference is checked after each migration. `note` is told of every row it had to repair.
  */
 export function migrate(
   db: Db,
@@ -74,15 +75,15 @@ export function migrate(
   }
   db.pragma('foreign_keys = OFF');
   if (current > 0 && current < upTo) dropDanglingReferences(db, note);
-  for (let version = current; version < upTo; version++) {
-    db.transaction(() => {
+  db.transaction(() => {
+    for (let version = current; version < upTo; version++) {
       db.exec(MIGRATIONS[version]!);
       const broken = db.pragma('foreign_key_check') as unknown[];
       if (broken.length > 0)
         throw new Error(`migration ${version + 1} broke ${broken.length} references`);
-      db.pragma(`user_version = ${version + 1}`);
-    }).immediate();
-  }
+    }
+    if (upTo > current) db.pragma(`user_version = ${upTo}`);
+  }).immediate();
   db.pragma('foreign_keys = ON');
 }
 
