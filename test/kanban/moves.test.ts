@@ -91,6 +91,39 @@ describe('moves', () => {
     expect(await rawQuery(f.dataDir, 'SELECT id FROM tasks WHERE id = ?', [id])).toEqual([]);
   });
 
+  it('create: the task it answers is the task the board then reads, odd text included', async () => {
+    const f = await fixture();
+    const parent = await f.board.create({ title: 'parent' }, { kind: 'api' });
+    const inputs = [
+      { title: 'plain' },
+      {
+        // U+0000 (PostgreSQL's text cannot hold it), a lone surrogate (UTF-8 cannot), an emoji.
+        title: 'nul \0 lone \uD800 pair 😀 end',
+        body: 'body \0 \uDC00 ünïcode\nline',
+        assignee: 'ann\0e',
+        priority: -3,
+        parents: [parent.id, parent.id],
+        maxRuntimeSeconds: 90,
+        maxRetries: 0,
+        repo: 'app',
+        model: 'opus \uD83D',
+        review: true,
+      },
+      { title: 'no review', review: false, assignee: null, repo: null, model: null },
+    ];
+    const origin = { kind: 'api', note: 'nul \0 lone \uD800' } as never;
+    // Together, in one group commit, and alone.
+    const together = await Promise.all(inputs.map((input) => f.board.create(input, origin)));
+    const alone = [];
+    for (const input of inputs) alone.push(await f.board.create(input, origin));
+    for (const answered of [...together, ...alone]) {
+      expect(await f.board.tasks.get(answered.id)).toEqual(answered);
+      expect((await f.board.tasks.detail(answered.id))?.task).toEqual(answered);
+    }
+    expect(together[1]).toMatchObject({ status: 'todo', parents: [parent.id], review: true });
+    expect(together[2]).toMatchObject({ status: 'ready', parents: [], review: false });
+  });
+
   it('claim: ready → running with a run, a lease and a claimed event', async () => {
     const f = await fixture();
     const task = await f.board.create({ title: 'a' }, { kind: 'api' });

@@ -11,11 +11,21 @@ const names = new Map<string, string>();
  * PostgreSQL's text cannot hold U+0000, which SQLite stores (a worker's log tail may have one):
  * it is written as U+FFFD, and a lookup by a key holding one finds nothing, as on SQLite.
  */
+const withoutNul = (text: string) => (text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text);
+
 function storable(value: unknown): unknown {
-  if (typeof value === 'string')
-    return value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value;
+  if (typeof value === 'string') return withoutNul(value);
   if (Array.isArray(value)) return value.map(storable);
   return value;
+}
+
+/**
+ * A text as PostgreSQL gives it back: U+0000 as U+FFFD (see storable), and a lone surrogate
+ * (a string JSON can carry and UTF-8 cannot) as U+FFFD, as the driver encodes it.
+ */
+export function stored(text: string): string {
+  const kept = withoutNul(text);
+  return /[\uD800-\uDFFF]/.test(kept) ? Buffer.from(kept, 'utf8').toString('utf8') : kept;
 }
 
 /** A statement's name (PostgreSQL keeps 63 bytes of one: a digest of the text, not the text). */

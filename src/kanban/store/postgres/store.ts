@@ -76,7 +76,7 @@ function txTables(tx: PgTransaction, schema: string): TxTables {
   const db = tx.db;
   return {
     ...tables(db, schema),
-    [WRITES]: new PgTaskWrites(db),
+    [WRITES]: new PgTaskWrites(db, tx.answerLater),
     probeWrite: async (at: number) => {
       await run(
         db,
@@ -147,10 +147,17 @@ class PgTransaction implements TxHandle {
    * for every piped answer first.
    */
   pipe(text: string): void {
-    const answer = this.db.query(text);
+    this.answerLater(this.db.query(text));
+  }
+
+  /**
+   * A statement already sent whose answer nothing waits for: the commit waits for it, and its
+   * failure (which aborts the transaction) is the transaction's.
+   */
+  readonly answerLater = (answer: Promise<unknown>): void => {
     answer.catch(() => undefined);
     this.piped.push(answer);
-  }
+  };
 
   commitAfterNext(): void {
     if (!this.commit && !this.lost) this.commitNext = true;

@@ -10,19 +10,65 @@ import {
   type RunningColumns,
 } from '../sqlite/task-writes.js';
 import type { Task } from '../../model/types.js';
-import { taskColumns, toTask, type TaskRow } from '../sqlite/task-store.js';
-import { arrays, rows, run, type Queryable } from './query.js';
+import { toTask, type TaskRow } from '../sqlite/task-store.js';
+import { arrays, rows, run, stored, type Queryable } from './query.js';
 import { COLUMNS } from './task-store.js';
 
-export class PgTaskWrites {
-  constructor(private readonly db: Queryable) {}
+/** A new task as the board holds it: what was written, the board's defaults for the rest. */
+function createdTask(task: NewTask, status: 'ready' | 'todo', parents: readonly string[]): Task {
+  const maybe = (text: string | null) => (text === null ? null : stored(text));
+  return {
+    id: task.id,
+    title: stored(task.title),
+    body: stored(task.body),
+    assignee: maybe(task.assignee),
+    status,
+    priority: task.priority,
+    parents: parents.map(stored),
+    createdAt: task.at,
+    updatedAt: task.at,
+    startedAt: null,
+    completedAt: null,
+    maxRuntimeSeconds: task.maxRuntimeSeconds,
+    maxRetries: task.maxRetries,
+    consecutiveFailures: 0,
+    lastFailureError: null,
+    result: null,
+    summary: null,
+    currentRunId: null,
+    blockReason: null,
+    notBefore: null,
+    // Written as JSON, which escapes what text cannot hold: read back as it was.
+    origin: task.origin,
+    repo: maybe(task.repo),
+    instructions: null,
+    model: maybe(task.model),
+    review: task.review,
+    workspace: null,
+  };
+}
 
+export class PgTaskWrites {
+  constructor(
+    private readonly db: Queryable,
+    /** The transaction waits for this statement's answer before it commits. */
+    private readonly answerLater: (answer: Promise<unknown>) => void,
+  ) {}
+
+  /**
+   * A task without parents is sent without waiting for the answer (the commit waits for it): a
+   * POST's transaction is one round trip, not two, and the moves of a group do not wait for
+   * each other's. Such an INSERT fails only on what no input reaches (a task id drawn twice):
+   * it would then take its group's other moves with it. Links to parents are waited for: a
+   * parent deleted meanwhile by another host refuses this move alone. The task is what was
+   * written, with the board's defaults for the rest, as PostgreSQL stores the text.
+   */
   async create(task: NewTask, status: 'ready' | 'todo', parents: readonly string[]): Promise<Task> {
-    const [row] = await arrays<TaskRow>(
+    const inserted = run(
       this.db,
       `INSERT INTO tasks (id, title, body, assignee, status, priority, created_at, updated_at,
         max_runtime_seconds, max_retries, origin, repo, model, review)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $12, $13, $14) RETURNING ${taskColumns('$11::text')}`,
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12, $13)`,
       [
         task.id,
         task.title,
@@ -34,21 +80,24 @@ export class PgTaskWrites {
         task.maxRuntimeSeconds,
         task.maxRetries,
         JSON.stringify(task.origin),
-        JSON.stringify(parents),
         task.repo,
         task.model,
         task.review,
       ],
     );
-    if (parents.length > 0)
-      // One statement for every link, numbered (ord) in the order given.
-      await run(
-        this.db,
-        `INSERT INTO task_parents (task_id, parent_id)
-          SELECT $1, parent FROM unnest($2::text[]) WITH ORDINALITY AS p (parent, n) ORDER BY n`,
-        [task.id, parents],
-      );
-    return toTask(row!);
+    if (parents.length === 0) this.answerLater(inserted);
+    else
+      await Promise.all([
+        inserted,
+        // One statement for every link, numbered (ord) in the order given.
+        run(
+          this.db,
+          `INSERT INTO task_parents (task_id, parent_id)
+            SELECT $1, parent FROM unnest($2::text[]) WITH ORDINALITY AS p (parent, n) ORDER BY n`,
+          [task.id, parents],
+        ),
+      ]);
+    return createdTask(task, status, parents);
   }
 
   async unlinkParent(taskId: string, parentId: string): Promise<void> {
