@@ -91,11 +91,12 @@ export async function interleaved(servers) {
 
 /**
  * GET /tasks/:id of one task, on gatehouse and on the bare server giving the same answer from the
- * same board (bench/bare-detail-server.mjs), in turn, ROUNDS times.
+ * same board (bench/bare-detail-server.mjs, started with `board`: the board file, or the
+ * PostgreSQL URL and schema), in turn, ROUNDS times.
  */
-async function detailFloor(url, boardPath) {
+export async function detailFloor(url, board) {
   const id = (await (await postTask(url)).json()).id;
-  const floor = await startChild('bench/bare-detail-server.mjs', [boardPath]);
+  const floor = await startChild('bench/bare-detail-server.mjs', board);
   const out = { gh: [], floor: [], bytes: {} };
   for (const [name, base] of [
     ['gh', url],
@@ -265,7 +266,7 @@ export async function run() {
     ]);
     const loads = await interleaved({ gh: gh.url, bare: bare.url, bareNormal: bareNormal.url });
     const bareOneByOne = await postsOneAtATime(bare.url, 250);
-    const detail = await detailFloor(gh.url, join(dirs[0], 'gatehouse.db'));
+    const detail = await detailFloor(gh.url, [join(dirs[0], 'gatehouse.db')]);
     gh.proc.kill('SIGTERM');
     bare.proc.kill('SIGTERM');
     bareNormal.proc.kill('SIGTERM');

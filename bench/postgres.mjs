@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { startCluster } from '../scripts/pg-cluster.mjs';
-import { interleaved, startChild, startGatehouse } from './api.mjs';
+import { detailFloor, interleaved, startChild, startGatehouse } from './api.mjs';
 import { lifecycles } from './dispatcher.mjs';
 import { median, printTable, removeDir, stopAll, tempDir } from './lib.mjs';
 
@@ -60,11 +60,13 @@ export async function run() {
   const postgres = () => ({ kind: 'postgres', url: cluster.url, schema: schema(), poolSize: 10 });
   const dirs = [tempDir()];
   try {
-    const gh = await startGatehouse(dirs[0], { maxConcurrent: 0 }, postgres());
+    const board = postgres();
+    const gh = await startGatehouse(dirs[0], { maxConcurrent: 0 }, board);
     const bare = await startChild('bench/bare-pg-server.mjs', [cluster.url, schema(), '10']);
     const loads = await interleaved({ gh: gh.url, bare: bare.url });
-    gh.proc.kill('SIGTERM');
     bare.proc.kill('SIGTERM');
+    const detail = await detailFloor(gh.url, [cluster.url, board.schema]);
+    gh.proc.kill('SIGTERM');
     const avg = (results) => results.reduce((sum, r) => sum + r.requests.average, 0) / ROUNDS;
 
     const N = Number(process.env.BENCH_TASKS ?? 200);
@@ -91,6 +93,14 @@ export async function run() {
         baselineName: 'bare fastify + pg select by key',
         baseline: avg(loads.bare.get),
         goal: '>= 0.6x',
+      },
+      {
+        figure: `GET /tasks/:id on PostgreSQL, a task's whole detail (${detail.bytes.gh} bytes), in turn with its floor`,
+        unit: 'req/s',
+        value: avg(detail.gh),
+        baselineName: `the floor: bare fastify, the same detail by the board's own read (${detail.bytes.floor} bytes)`,
+        baseline: avg(detail.floor),
+        goal: '-',
       },
       {
         figure: `task lifecycles on PostgreSQL, trivial worker, 8 at a time (${N} tasks, median of 3 interleaved)`,
