@@ -18,6 +18,7 @@ import { Transactor } from '../../src/kanban/moves/tx.js';
 import { unblockTask } from '../../src/kanban/moves/unblock.js';
 import { openDatabase } from '../../src/kanban/store/sqlite/db.js';
 import { openStore } from '../../src/kanban/store/sqlite/store.js';
+import { WRITES } from '../../src/kanban/store/sqlite/task-writes.js';
 import type { BoardStore } from '../../src/kanban/store/contract.js';
 import { ENGINE, openTestStore, rawQuery } from '../helpers/store.js';
 import { testHostId } from '../helpers/board.js';
@@ -122,6 +123,49 @@ describe('moves', () => {
     }
     expect(together[1]).toMatchObject({ status: 'todo', parents: [parent.id], review: true });
     expect(together[2]).toMatchObject({ status: 'ready', parents: [], review: false });
+  });
+
+  it('a write refused after its move returned (its answer not waited for) refuses the move, and nothing of it is committed', async () => {
+    const f = await fixture();
+    const first = await f.board.create({ title: 'first' }, { kind: 'api' });
+    const claim = await f.claim(first.id);
+    let other = '';
+    await expect(
+      f.board.transact(async (tx) => {
+        other = (await createTask(tx, { title: 'other' }, { kind: 'api' })).id;
+        await tx.store.runs.recordProcess(claim.run.id, {
+          pid: 77,
+          pgid: 77,
+          startTime: 1,
+          bootId: 'b',
+        });
+        // The same id again: refused by the key, on PostgreSQL only when the answer comes.
+        await tx.store[WRITES].create(
+          {
+            id: first.id,
+            title: 'again',
+            body: '',
+            assignee: null,
+            priority: 0,
+            maxRuntimeSeconds: null,
+            maxRetries: null,
+            repo: null,
+            model: null,
+            review: null,
+            origin: { kind: 'api' },
+            at: NOW,
+          },
+          'ready',
+          [],
+        );
+      }),
+    ).rejects.toThrow(/unique|duplicate key/i);
+    expect(other).not.toBe('');
+    expect(await f.board.tasks.get(other)).toBeNull();
+    expect((await f.board.runs.get(claim.run.id))?.pid).toBeNull();
+    expect(f.kinds()).toEqual(['created', 'claimed']);
+    // The board takes the next move as before.
+    expect((await f.board.create({ title: 'next' }, { kind: 'api' })).title).toBe('next');
   });
 
   it('claim: ready → running with a run, a lease and a claimed event', async () => {

@@ -76,6 +76,7 @@ function txTables(tx: PgTransaction, schema: string): TxTables {
   const db = tx.db;
   return {
     ...tables(db, schema),
+    runs: new PgRunStore(db, tx.answerLater),
     [WRITES]: new PgTaskWrites(db, tx.answerLater),
     probeWrite: async (at: number) => {
       await run(
@@ -155,9 +156,15 @@ class PgTransaction implements TxHandle {
    * failure (which aborts the transaction) is the transaction's.
    */
   readonly answerLater = (answer: Promise<unknown>): void => {
-    answer.catch(() => undefined);
+    answer.catch((err: unknown) => (this.failure ??= err));
     this.piped.push(answer);
   };
+
+  /**
+   * The first statement sent without waiting that failed: the transaction's error (every
+   * statement after it fails only because it did: "current transaction is aborted").
+   */
+  failure: unknown = null;
 
   commitAfterNext(): void {
     if (!this.commit && !this.lost) this.commitNext = true;
@@ -171,15 +178,23 @@ class PgTransaction implements TxHandle {
   async savepoint<T>(fn: () => Promise<T>): Promise<T> {
     const name = `move${++this.savepoints}`;
     this.pipe(`SAVEPOINT ${name}`);
+    const mark = this.piped.length;
+    const failedBefore = this.failure;
     try {
       const value = await fn();
       this.pipe(`RELEASE SAVEPOINT ${name}`);
       return value;
-    } catch (err) {
+    } catch (thrown) {
+      const err = this.failure !== failedBefore ? this.failure : thrown;
       if (connectionLost(err)) this.lost = true;
       // A savepoint that cannot be rolled back to leaves nothing of the transaction usable.
       if (this.open)
         await this.client.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => (this.lost = true));
+      // Undone with it: what this move sent is not the transaction's to wait for any more.
+      if (this.open) {
+        this.piped.length = mark;
+        this.failure = failedBefore;
+      }
       throw err;
     }
   }
@@ -248,7 +263,8 @@ export class PgStore implements BoardStore {
       if (committed.command !== 'COMMIT')
         throw new Error(`the transaction was rolled back (${committed.command})`);
       return value;
-    } catch (err) {
+    } catch (thrown) {
+      const err = tx.failure ?? thrown;
       if (connectionLost(err)) tx.lost = true;
       else if (!tx.lost) await client.query('ROLLBACK').catch(() => (tx.lost = true));
       throw err;
