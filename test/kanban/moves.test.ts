@@ -540,6 +540,60 @@ describe('group commit', () => {
     expect(await g.eventCount()).toBe(2);
   });
 
+  it('refuses only the move at fault when its failure shows at the group’s end, not in its move', async () => {
+    const g = await groupFixture();
+    const taken = await g.create('taken');
+    // Queued in one turn: one group. Each bad move's failure comes after it returned: its
+    // events cannot be written (the group's last statement), or (on PostgreSQL) its INSERT,
+    // sent without waiting, is refused when the answer comes.
+    const moves = [
+      g.create('first'),
+      g.transactor.run(async (tx) => {
+        await createTask(tx, { title: 'bad events' }, { kind: 'api' });
+        tx.emit({ taskId: taken.id, runId: null, kind: 'created', payload: { n: 1n } as never });
+      }),
+      g.create('middle'),
+      g.transactor.run(async (tx) => {
+        await createTask(tx, { title: 'beside a taken id' }, { kind: 'api' });
+        await tx.store[WRITES].create(
+          {
+            id: taken.id,
+            title: 'again',
+            body: '',
+            assignee: null,
+            priority: 0,
+            maxRuntimeSeconds: null,
+            maxRetries: null,
+            repo: null,
+            model: null,
+            review: null,
+            origin: { kind: 'api' },
+            at: NOW,
+          },
+          'ready',
+          [],
+        );
+      }),
+      g.create('last'),
+    ];
+    const outcomes = await Promise.allSettled(moves);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/BigInt/);
+    expect(String((outcomes[3] as PromiseRejectedResult).reason)).toMatch(/unique|duplicate key/i);
+    expect(await g.titles()).toEqual(['taken', 'first', 'middle', 'last']);
+    expect(g.published.map((e) => e.kind)).toEqual(['created', 'created', 'created', 'created']);
+    expect(await g.eventCount()).toBe(4);
+    // In the order they were asked, then the next moves as before.
+    await g.create('next');
+    expect((await g.titles()).at(-1)).toBe('next');
+  });
+
   it('undoes a move alone in its group that throws after writing, and answers with its own error', async () => {
     const g = await groupFixture();
     const lone = g.transactor.run(async (tx) => {

@@ -51,6 +51,11 @@ type Settled = { ok: true; value: unknown } | { ok: false; err: unknown };
 export class Transactor {
   /** Moves waiting for the next group commit. */
   private queued: Queued[] = [];
+  /**
+   * The moves of a group that failed as a whole, each to be tried again alone, in order, within
+   * what is left of the group's time for a lock held elsewhere (`since`).
+   */
+  private alone: { move: Queued; since: number }[] = [];
   /** A group is being committed (or waits out another process's lock): the next one waits. */
   private committing = false;
   private scheduled = false;
@@ -70,7 +75,9 @@ export class Transactor {
   /**
    * Runs `fn` in the next group commit: the moves queued during one turn of the event loop
    * commit in one transaction (a commit's sync is most of a small move's cost), one move at a
-   * time, each in a savepoint of its own, so one that throws is undone and rejected alone.
+   * time, each in a savepoint of its own, so one that throws is undone and rejected alone; a
+   * group that fails as a whole is tried again a move at a time, so that only the move at fault
+   * is refused (moves must be safe to run again, as a retry on a busy board runs them again).
    * Resolves once the group has committed, its events published. One group at a time: a move
    * queued meanwhile goes in the next. `fn` must not wait for another move (it would wait for
    * its own group).
@@ -102,13 +109,16 @@ export class Transactor {
   }
 
   private schedule(): void {
-    if (this.committing || this.scheduled || this.queued.length === 0) return;
+    if (this.committing || this.scheduled) return;
+    if (this.queued.length === 0 && this.alone.length === 0) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
+      this.committing = true;
+      const retried = this.alone.shift();
+      if (retried) return void this.commitGroup([retried.move], retried.since, 0);
       const group = this.queued;
       this.queued = [];
-      this.committing = true;
       void this.commitGroup(group, Date.now(), 0);
     });
   }
@@ -155,6 +165,16 @@ export class Transactor {
         // The lone move's own failure, answered as if it had had its savepoint.
         this.done(group);
         group[0]!.reject(storageError(this.store, err.cause));
+        return;
+      }
+      // One move's failure took the others with it (a write PostgreSQL answers only at the end,
+      // sent without waiting and its move already over; events that cannot be written; a lock
+      // held elsewhere). Each move is tried again alone, before the moves queued since, so that
+      // only the one at fault is refused. Not when the board cannot be reached.
+      if (group.length > 1 && this.store.failureOf(err)?.kind !== 'unavailable') {
+        this.alone.push(...group.map((move) => ({ move, since })));
+        this.committing = false;
+        this.schedule();
         return;
       }
       if (this.store.failureOf(err)?.kind === 'busy' && Date.now() - since < BUSY_RETRY_MS) {

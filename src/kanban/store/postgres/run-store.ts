@@ -21,7 +21,8 @@ export class PgRunStore {
   /**
    * A write whose answer nothing reads: in a transaction it goes out with the statements after
    * it (the samples of every live worker, a spawn with its event and the COMMIT) in one round
-   * trip, and the commit waits for it; on the pool, it is waited for.
+   * trip, and the commit waits for it (if it fails, its group fails and is tried again a move
+   * at a time: see the Transactor); on the pool, it is waited for.
    */
   private async write(text: string, values: unknown[]): Promise<void> {
     const sent = run(this.db, text, values);
