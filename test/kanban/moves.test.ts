@@ -19,7 +19,7 @@ import { unblockTask } from '../../src/kanban/moves/unblock.js';
 import { openDatabase } from '../../src/kanban/store/sqlite/db.js';
 import { openStore } from '../../src/kanban/store/sqlite/store.js';
 import { WRITES } from '../../src/kanban/store/sqlite/task-writes.js';
-import type { BoardStore } from '../../src/kanban/store/contract.js';
+import type { BoardStore, TxTables } from '../../src/kanban/store/contract.js';
 import { ENGINE, openTestStore, rawQuery } from '../helpers/store.js';
 import { testHostId } from '../helpers/board.js';
 import { waitFor } from '../helpers/wait.js';
@@ -61,6 +61,25 @@ async function fixture() {
     ))!;
   const kinds = () => events.map((e) => e.kind);
   return { dataDir, store, board, events, kinds, claim };
+}
+
+/** A new task under an id the board already has: refused by the key. */
+function again(id: string): Parameters<TxTables[typeof WRITES]['create']> {
+  const task = {
+    id,
+    title: 'again',
+    body: '',
+    assignee: null,
+    priority: 0,
+    maxRuntimeSeconds: null,
+    maxRetries: null,
+    repo: null,
+    model: null,
+    review: null,
+    origin: { kind: 'api' as const },
+    at: NOW,
+  };
+  return [task, 'ready', []];
 }
 
 /** The columns a status implies, as stored. */
@@ -140,24 +159,7 @@ describe('moves', () => {
           bootId: 'b',
         });
         // The same id again: refused by the key, on PostgreSQL only when the answer comes.
-        await tx.store[WRITES].create(
-          {
-            id: first.id,
-            title: 'again',
-            body: '',
-            assignee: null,
-            priority: 0,
-            maxRuntimeSeconds: null,
-            maxRetries: null,
-            repo: null,
-            model: null,
-            review: null,
-            origin: { kind: 'api' },
-            at: NOW,
-          },
-          'ready',
-          [],
-        );
+        await tx.store[WRITES].create(...again(first.id));
       }),
     ).rejects.toThrow(/unique|duplicate key/i);
     expect(other).not.toBe('');
@@ -555,24 +557,7 @@ describe('group commit', () => {
       g.create('middle'),
       g.transactor.run(async (tx) => {
         await createTask(tx, { title: 'beside a taken id' }, { kind: 'api' });
-        await tx.store[WRITES].create(
-          {
-            id: taken.id,
-            title: 'again',
-            body: '',
-            assignee: null,
-            priority: 0,
-            maxRuntimeSeconds: null,
-            maxRetries: null,
-            repo: null,
-            model: null,
-            review: null,
-            origin: { kind: 'api' },
-            at: NOW,
-          },
-          'ready',
-          [],
-        );
+        await tx.store[WRITES].create(...again(taken.id));
       }),
       g.create('last'),
     ];
