@@ -20,7 +20,7 @@ import { openDatabase } from '../../src/kanban/store/sqlite/db.js';
 import { openStore } from '../../src/kanban/store/sqlite/store.js';
 import { WRITES } from '../../src/kanban/store/sqlite/task-writes.js';
 import type { BoardStore, TxTables } from '../../src/kanban/store/contract.js';
-import { ENGINE, openTestStore, rawQuery } from '../helpers/store.js';
+import { ENGINE, holdBoard, openTestStore, rawQuery } from '../helpers/store.js';
 import { testHostId } from '../helpers/board.js';
 import { waitFor } from '../helpers/wait.js';
 import { tempDir } from '../helpers/daemon.js';
@@ -518,7 +518,7 @@ async function groupFixture() {
     Number((await rawQuery(dataDir, 'SELECT count(*) AS n FROM events'))[0]!.n);
   // The connection the transactor writes through (a page limit is a connection's own).
   const writer = (store as unknown as { writer: Database.Database }).writer;
-  return { writer, transactor, published, create, titles, eventCount };
+  return { dataDir, store, writer, transactor, published, create, titles, eventCount };
 }
 
 describe('group commit', () => {
@@ -577,6 +577,34 @@ describe('group commit', () => {
     // In the order they were asked, then the next moves as before.
     await g.create('next');
     expect((await g.titles()).at(-1)).toBe('next');
+  });
+
+  it('refuses a group under a lock held elsewhere as one, within the busy window, not a move at a time', async () => {
+    const g = await groupFixture();
+    // As the daemon serves: SQLite's writer does not wait for a lock itself (the Transactor
+    // retries), PostgreSQL's waits up to lock_timeout.
+    g.store.serving();
+    const release = await holdBoard(g.dataDir, 'tasks');
+    try {
+      const t0 = Date.now();
+      const outcomes = await Promise.allSettled(['a', 'b', 'c', 'd'].map((t) => g.create(t)));
+      const took = Date.now() - t0;
+      expect(outcomes.map((o) => o.status)).toEqual([
+        'rejected',
+        'rejected',
+        'rejected',
+        'rejected',
+      ]);
+      for (const o of outcomes)
+        expect((o as PromiseRejectedResult).reason).toMatchObject({ code: 'STORAGE_BUSY' });
+      // One wait for the lock (PostgreSQL's lock_timeout, 2 s; SQLite's retries, 2 s), not one
+      // per move: four moves tried alone after it would have waited about 10 s on PostgreSQL.
+      expect(took).toBeLessThan(ENGINE === 'postgres' ? 6_000 : 4_000);
+    } finally {
+      await release();
+    }
+    await g.create('after');
+    expect(await g.titles()).toEqual(['after']);
   });
 
   it('undoes a move alone in its group that throws after writing, and answers with its own error', async () => {

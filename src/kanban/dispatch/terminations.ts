@@ -85,18 +85,17 @@ export class Terminations {
     // Only the operator's explicit force releases a task whose worker would not die.
     const defer = result.survived && op !== 'reclaim_force';
     const key = `${run.id}:${op}`;
+    let kept = false;
     const task = await this.board.transact(async (tx) => {
       if (defer) {
-        const announce = !this.announced.has(key);
-        const kept = await deferTermination(
+        kept = await deferTermination(
           tx,
           run,
           op,
           { ...report, pids: result.survivors },
           this.policy.reclaimDeferMs,
-          announce,
+          !this.announced.has(key),
         );
-        if (kept) this.announced.add(key);
         return kept ? tx.store.tasks.get(run.taskId) : null;
       }
       // The group is gone: the wrapper has recorded how the worker ended, unless it was killed.
@@ -117,6 +116,8 @@ export class Terminations {
         procGone: true,
       });
     });
+    // Once committed: a move run again (its group retried, see the Transactor) announces again.
+    if (kept) this.announced.add(key);
     if (!task)
       throw new AppError(
         'INVALID_TRANSITION',

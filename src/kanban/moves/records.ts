@@ -15,12 +15,17 @@ export async function recordSpawn(
   tx.emit({ taskId, runId, kind: 'spawned', payload: { pid: proc.pid, profile } });
 }
 
-/** Resource samples of live workers: each run keeps its peaks. */
+/**
+ * Resource samples of live workers: each run keeps its peaks. Asked together: on PostgreSQL
+ * they go out in one write and are answered in one round trip, not one each.
+ */
 export async function recordSamples(
   tx: Tx,
   samples: readonly { runId: string; cpu: number; rss: number }[],
 ): Promise<void> {
-  for (const { runId, cpu, rss } of samples) await tx.store.runs.recordSample(runId, cpu, rss);
+  await Promise.all(
+    samples.map(({ runId, cpu, rss }) => tx.store.runs.recordSample(runId, cpu, rss)),
+  );
 }
 
 /** A run's process known only from its folder (its spawn was never recorded): stored now. */

@@ -168,10 +168,12 @@ export class Transactor {
         return;
       }
       // One move's failure took the others with it (a write PostgreSQL answers only at the end,
-      // sent without waiting and its move already over; events that cannot be written; a lock
-      // held elsewhere). Each move is tried again alone, before the moves queued since, so that
-      // only the one at fault is refused. Not when the board cannot be reached.
-      if (group.length > 1 && this.store.failureOf(err)?.kind !== 'unavailable') {
+      // sent without waiting and its move already over; events that cannot be written). Each
+      // move is tried again alone, before the moves queued since, so that only the one at fault
+      // is refused. Not for a storage failure: a board that cannot be reached refuses them all,
+      // and a lock held elsewhere is waited out by the group as a whole (alone, each move would
+      // wait for it again).
+      if (group.length > 1 && this.store.failureOf(err) === null) {
         this.alone.push(...group.map((move) => ({ move, since })));
         this.committing = false;
         this.schedule();

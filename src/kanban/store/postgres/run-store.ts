@@ -12,23 +12,7 @@ import {
 import { rows, run, type Queryable } from './query.js';
 
 export class PgRunStore {
-  constructor(
-    private readonly db: Queryable,
-    /** In a transaction: it waits for a statement's answer before it commits. */
-    private readonly answerLater: ((answer: Promise<unknown>) => void) | null = null,
-  ) {}
-
-  /**
-   * A write whose answer nothing reads: in a transaction it goes out with the statements after
-   * it (the samples of every live worker, a spawn with its event and the COMMIT) in one round
-   * trip, and the commit waits for it (if it fails, its group fails and is tried again a move
-   * at a time: see the Transactor); on the pool, it is waited for.
-   */
-  private async write(text: string, values: unknown[]): Promise<void> {
-    const sent = run(this.db, text, values);
-    if (this.answerLater) this.answerLater(sent);
-    else await sent;
-  }
+  constructor(private readonly db: Queryable) {}
 
   /** Inserts the run; the run as it was written. */
   async create(r: NewRun): Promise<RunRecord> {
@@ -74,7 +58,8 @@ export class PgRunStore {
     id: string,
     proc: { pid: number; pgid: number; startTime: number; bootId: string },
   ): Promise<void> {
-    await this.write(
+    await run(
+      this.db,
       'UPDATE runs SET pid = $2, pgid = $3, start_time = $4, boot_id = $5 WHERE id = $1',
       [id, proc.pid, proc.pgid, Math.floor(proc.startTime), proc.bootId],
     );
@@ -119,7 +104,8 @@ export class PgRunStore {
     id: string,
     exit: { exitCode: number | null; signal: string | null },
   ): Promise<void> {
-    await this.write(
+    await run(
+      this.db,
       `UPDATE runs SET exit_code = $2, signal = $3
         WHERE id = $1 AND ended_at IS NOT NULL AND exit_code IS NULL AND signal IS NULL`,
       [id, exit.exitCode, exit.signal],
@@ -127,14 +113,15 @@ export class PgRunStore {
   }
 
   async markGone(id: string, at: number): Promise<void> {
-    await this.write('UPDATE runs SET proc_gone_at = $2 WHERE id = $1 AND proc_gone_at IS NULL', [
+    await run(this.db, 'UPDATE runs SET proc_gone_at = $2 WHERE id = $1 AND proc_gone_at IS NULL', [
       id,
       at,
     ]);
   }
 
   async recordSample(id: string, cpu: number, rss: number): Promise<void> {
-    await this.write(
+    await run(
+      this.db,
       `UPDATE runs SET cpu_percent_max = greatest(coalesce(cpu_percent_max, 0), $2),
         rss_bytes_max = greatest(coalesce(rss_bytes_max, 0), $3) WHERE id = $1`,
       [id, cpu, Math.round(rss)],
@@ -170,7 +157,7 @@ export class PgRunStore {
   }
 
   async markPruned(id: string, at: number): Promise<void> {
-    await this.write('UPDATE runs SET files_pruned_at = $2 WHERE id = $1', [id, at]);
+    await run(this.db, 'UPDATE runs SET files_pruned_at = $2 WHERE id = $1', [id, at]);
   }
 
   async unreaped(): Promise<RunRecord[]> {
@@ -182,7 +169,8 @@ export class PgRunStore {
   }
 
   async assignHost(id: string, hostId: number, host: string): Promise<void> {
-    await this.write(
+    await run(
+      this.db,
       'UPDATE runs SET host_id = $2, host = $3 WHERE id = $1 AND host_id IS DISTINCT FROM $2',
       [id, hostId, host],
     );

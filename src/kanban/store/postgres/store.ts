@@ -76,7 +76,6 @@ function txTables(tx: PgTransaction, schema: string): TxTables {
   const db = tx.db;
   return {
     ...tables(db, schema),
-    runs: new PgRunStore(db, tx.answerLater),
     [WRITES]: new PgTaskWrites(db, tx.answerLater),
     probeWrite: async (at: number) => {
       await run(

@@ -58,10 +58,10 @@ export class PgTaskWrites {
   /**
    * A task without parents is sent without waiting for the answer (the commit waits for it): a
    * POST's transaction is one round trip, not two, and the moves of a group do not wait for
-   * each other's. Such an INSERT fails only on what no input reaches (a task id drawn twice, a
-   * lock held elsewhere): its group then fails, and is tried again a move at a time (see the
-   * Transactor). Links to parents are waited for. The task is what was written, with the
-   * board's defaults for the rest, as PostgreSQL stores the text.
+   * each other's. Such an INSERT fails only on what no input reaches (a task id drawn twice):
+   * its group then fails, and is tried again a move at a time (see the Transactor). Links to
+   * parents are waited for. The task is what was written, with the board's defaults for the
+   * rest, as PostgreSQL stores the text.
    */
   async create(task: NewTask, status: 'ready' | 'todo', parents: readonly string[]): Promise<Task> {
     const inserted = run(
