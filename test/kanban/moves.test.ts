@@ -14,6 +14,7 @@ import { giveUpReady } from '../../src/kanban/moves/give-up.js';
 import { extendLease, heartbeat } from '../../src/kanban/moves/lease.js';
 import { settleRun } from '../../src/kanban/moves/settle.js';
 import { beginTermination, deferTermination } from '../../src/kanban/moves/termination.js';
+import { Terminations } from '../../src/kanban/dispatch/terminations.js';
 import { Transactor } from '../../src/kanban/moves/tx.js';
 import { unblockTask } from '../../src/kanban/moves/unblock.js';
 import { openDatabase } from '../../src/kanban/store/sqlite/db.js';
@@ -454,6 +455,38 @@ describe('moves', () => {
     const busy = await f.board.create({ title: 'busy' }, { kind: 'api' });
     await f.claim(busy.id);
     await expect(f.board.transact((tx) => archiveIdle(tx, busy.id))).rejects.toThrow(/running/);
+  });
+
+  it('termination: a deferral is announced once committed, even when its move had to run again', async () => {
+    const f = await fixture();
+    const task = await f.board.create({ title: 't' }, { kind: 'api' });
+    await f.claim(task.id);
+    const run = await f.board.transact((tx) => beginTermination(tx, task.id, 'reclaim', true));
+    const other = await f.board.create({ title: 'other' }, { kind: 'api' });
+    let failing: Promise<unknown> | null = null;
+    // What the process table would say of a worker that survived SIGKILL. The terminator ends
+    // in the turn that queues the deferral, beside a move whose events cannot be written: the
+    // group fails as a whole and each move runs again alone.
+    const survived = async () => {
+      failing = f.board.transact(async (tx) => {
+        tx.emit({ taskId: other.id, runId: null, kind: 'created', payload: { n: 1n } as never });
+      });
+      failing.catch(() => undefined);
+      return { terminated: false, sigkill: true, survived: true, ended: [], survivors: [4242] };
+    };
+    const terminations = new Terminations(
+      f.board,
+      { ...policy, reclaimDeferMs: 120_000 },
+      survived,
+      f.dataDir,
+    );
+    const outcome = await terminations.finish(run!, 'reclaim');
+    expect(outcome.deferred).toBe(true);
+    await expect(failing).rejects.toThrow(/BigInt/);
+    expect(f.kinds().filter((k) => k === 'reclaim_deferred')).toHaveLength(1);
+    // The next tick's try does not announce it again.
+    await terminations.finish(run!, 'reclaim');
+    expect(f.kinds().filter((k) => k === 'reclaim_deferred')).toHaveLength(1);
   });
 
   it('termination: begin claims the right once; defer keeps the claim and extends the lease', async () => {
