@@ -41,6 +41,9 @@ const CONNECTION_CODES = new Set([
   'EAI_AGAIN',
 ]);
 
+/** A statement refused because an earlier one failed: "current transaction is aborted". */
+const ABORTED = '25P02';
+
 function sqlState(err: unknown): string | null {
   return err instanceof pg.DatabaseError && typeof err.code === 'string' ? err.code : null;
 }
@@ -155,15 +158,22 @@ class PgTransaction implements TxHandle {
    * failure (which aborts the transaction) is the transaction's.
    */
   readonly answerLater = (answer: Promise<unknown>): void => {
-    answer.catch((err: unknown) => (this.failure ??= err));
+    answer.catch(() => undefined);
     this.piped.push(answer);
   };
 
   /**
-   * The first statement sent without waiting that failed: the transaction's error (every
-   * statement after it fails only because it did: "current transaction is aborted").
+   * Why the transaction failed, `thrown` being what its caller saw: the first statement sent
+   * since piped place `from` that failed of its own (in the order sent, not the order their
+   * failures reach this process), else `thrown`. The statements after a failure fail only
+   * because of it ("current transaction is aborted", 25P02), and are never the cause.
    */
-  failure: unknown = null;
+  async rootCause(thrown: unknown, from = 0): Promise<unknown> {
+    const answers = await Promise.allSettled(this.piped.slice(from));
+    for (const answer of answers)
+      if (answer.status === 'rejected' && sqlState(answer.reason) !== ABORTED) return answer.reason;
+    return thrown;
+  }
 
   commitAfterNext(): void {
     if (!this.commit && !this.lost) this.commitNext = true;
@@ -178,22 +188,18 @@ class PgTransaction implements TxHandle {
     const name = `move${++this.savepoints}`;
     this.pipe(`SAVEPOINT ${name}`);
     const mark = this.piped.length;
-    const failedBefore = this.failure;
     try {
       const value = await fn();
       this.pipe(`RELEASE SAVEPOINT ${name}`);
       return value;
     } catch (thrown) {
-      const err = this.failure !== failedBefore ? this.failure : thrown;
+      const err = await this.rootCause(thrown, mark);
       if (connectionLost(err)) this.lost = true;
       // A savepoint that cannot be rolled back to leaves nothing of the transaction usable.
       if (this.open)
         await this.client.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => (this.lost = true));
       // Undone with it: what this move sent is not the transaction's to wait for any more.
-      if (this.open) {
-        this.piped.length = mark;
-        this.failure = failedBefore;
-      }
+      if (this.open) this.piped.length = mark;
       throw err;
     }
   }
@@ -263,7 +269,7 @@ export class PgStore implements BoardStore {
         throw new Error(`the transaction was rolled back (${committed.command})`);
       return value;
     } catch (thrown) {
-      const err = tx.failure ?? thrown;
+      const err = await tx.rootCause(thrown);
       if (connectionLost(err)) tx.lost = true;
       else if (!tx.lost) await client.query('ROLLBACK').catch(() => (tx.lost = true));
       throw err;
