@@ -1,13 +1,11 @@
 // CPU and memory of processes where there is no /proc (macOS): pidusage, which asks ps and keeps
-// each pid's previous reading to turn CPU time into a percentage. Loaded on first use: on Linux
-// it is never needed, and loading it (it loads child_process) was 11 ms of every cold start.
-// Required, not imported: the daemon's bundle leaves it out and runs as CommonJS.
+// each pid's previous reading to turn CPU time into a percentage. Required on first use, not
+// imported: on Linux it is never needed, and loading it (with child_process) took 5 to 9 ms of
+// every start; the daemon's bundle leaves it out and runs as CommonJS.
 import { createRequire } from 'node:module';
 import type pidusage from 'pidusage';
 
-let loaded: typeof pidusage | null = null;
-const pidusageModule = () =>
-  (loaded ??= createRequire(import.meta.url)('pidusage') as typeof pidusage);
+const load = createRequire(import.meta.url);
 
 export interface Usage {
   /** Percent of one core since the previous reading (the first: since the process started). */
@@ -19,7 +17,7 @@ export interface Usage {
 export async function processUsage(pids: readonly number[]): Promise<Map<number, Usage>> {
   const out = new Map<number, Usage>();
   if (pids.length === 0) return out;
-  const pidusage = pidusageModule();
+  const pidusage = load('pidusage') as typeof import('pidusage');
   let stats: Record<string, pidusage.Status | undefined>;
   try {
     stats = await pidusage([...pids]);

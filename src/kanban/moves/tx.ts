@@ -173,13 +173,14 @@ export class Transactor {
       // is refused. Not for a storage failure: a board that cannot be reached refuses them all,
       // and a lock held elsewhere is waited out by the group as a whole (alone, each move would
       // wait for it again).
-      if (group.length > 1 && this.store.failureOf(err) === null) {
+      const failure = this.store.failureOf(err);
+      if (group.length > 1 && failure === null) {
         this.alone.push(...group.map((move) => ({ move, since })));
         this.committing = false;
         this.schedule();
         return;
       }
-      if (this.store.failureOf(err)?.kind === 'busy' && Date.now() - since < BUSY_RETRY_MS) {
+      if (failure?.kind === 'busy' && Date.now() - since < BUSY_RETRY_MS) {
         const delay = BUSY_BACKOFF_MS[Math.min(attempt, BUSY_BACKOFF_MS.length - 1)]!;
         setTimeout(() => void this.commitGroup(group, since, attempt + 1), delay);
         return;

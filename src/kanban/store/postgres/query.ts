@@ -7,12 +7,12 @@ export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 
 const names = new Map<string, string>();
 
+const withoutNul = (text: string) => (text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text);
+
 /**
  * PostgreSQL's text cannot hold U+0000, which SQLite stores (a worker's log tail may have one):
  * it is written as U+FFFD, and a lookup by a key holding one finds nothing, as on SQLite.
  */
-const withoutNul = (text: string) => (text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text);
-
 function storable(value: unknown): unknown {
   if (typeof value === 'string') return withoutNul(value);
   if (Array.isArray(value)) return value.map(storable);

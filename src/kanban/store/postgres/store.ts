@@ -179,7 +179,7 @@ class PgTransaction implements TxHandle {
     if (!this.commit && !this.lost) this.commitNext = true;
   }
 
-  /** Every piped statement's answer: the first failure among them is thrown. */
+  /** Every piped statement's answer; one that failed is thrown (rootCause: which was first). */
   async answered(): Promise<void> {
     await Promise.all(this.piped);
   }
