@@ -95,6 +95,8 @@ export async function acquireInstance(opts: AcquireOptions): Promise<Instance> {
       });
       opts.log(`previous instance (pid ${owner.pid}) ended${sigkill ? ' after SIGKILL' : ''}`);
       deadline = Date.now() + opts.replaceTimeoutMs;
+      // Its lock went with it: take it now rather than a poll later.
+      continue;
     } else if (Date.now() > deadline) {
       throw new ExitError(
         ExitCode.alreadyRunning,
