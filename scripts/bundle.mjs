@@ -40,6 +40,11 @@ await build({
     },
     format: 'cjs',
     strict: true,
+    // ASCII only: V8 then keeps the source as one byte a character, and Node decodes it without
+    // a UTF-8 pass (non-ASCII text in 95 lines made it two: 5 ms more each start). Comments go
+    // for the same reason, and are not read by anyone in a build artifact.
+    charset: 'ascii',
+    comments: false,
   },
   logLevel: 'warn',
 });
