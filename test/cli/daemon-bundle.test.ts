@@ -243,7 +243,9 @@ describe("the daemon's bundle", () => {
     );
     // A bundle cut short (a full disk during the build, a copy interrupted) is a build error too,
     // not a crash with a source excerpt.
-    const truncated = fakeBundle(readFileSync(DAEMON_BUNDLE).subarray(0, 1_000_000).toString());
+    // Cut just inside a block halfway through: a cut between two modules would still compile.
+    const text = readFileSync(DAEMON_BUNDLE, 'utf8');
+    const truncated = fakeBundle(text.slice(0, text.indexOf('{\n', text.length / 2) + 2));
     expect(() => loadDaemon(truncated.bundle, truncated.cache)).toThrow(
       expect.objectContaining({
         exitCode: 78,
