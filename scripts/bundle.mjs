@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { build } from 'rolldown';
+import { lazyBuiltins } from './lazy-builtins.mjs';
 
 const ROOT = join(import.meta.dirname, '..');
 const OUT = join(ROOT, 'dist/bundle/daemon.cjs');
@@ -16,6 +17,7 @@ rmSync(join(ROOT, 'dist/bundle'), { recursive: true, force: true });
 await build({
   input: join(ROOT, 'dist/gateway/daemon.js'),
   platform: 'node',
+  plugins: [lazyBuiltins()],
   // Native code, packages that serve their own files, and what is loaded only to explain an
   // error or only for PostgreSQL stay where npm put them.
   external: [
