@@ -3,8 +3,13 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 
 const shared = { allErrors: false, removeAdditional: false, useDefaults: true } as const;
-const strictAjv = new Ajv({ ...shared, coerceTypes: false });
-const coercingAjv = new Ajv({ ...shared, coerceTypes: 'array' });
+// Made at the first request that needs one, as the schemas are: not in the time to serve.
+let strictAjv: Ajv | undefined;
+let coercingAjv: Ajv | undefined;
+const ajvFor = (httpPart: string | undefined): Ajv =>
+  httpPart === 'body'
+    ? (strictAjv ??= new Ajv({ ...shared, coerceTypes: false }))
+    : (coercingAjv ??= new Ajv({ ...shared, coerceTypes: 'array' }));
 
 /** A number in a query or a path: decimal digits only, within what a safe integer holds. */
 const DECIMAL = /^-?(0|[1-9]\d{0,15})$/;
@@ -40,10 +45,9 @@ function nonDecimalNumber(
  * was the largest part of the time to serve. Fastify reads `errors` off the function it is given.
  */
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  const ajv = httpPart === 'body' ? strictAjv : coercingAjv;
   let compiled: ValidateFunction | undefined;
   const validate = (data: unknown): boolean => {
-    compiled ??= ajv.compile(schema);
+    compiled ??= ajvFor(httpPart).compile(schema);
     const coerced = httpPart !== 'body' && typeof data === 'object' && data !== null;
     const raw = coerced ? { ...(data as Record<string, unknown>) } : null;
     let ok = compiled(data);
