@@ -39,4 +39,4 @@ EXPOSE 8787
 # Asks /health on the port the instance actually bound (from its pid file).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s \
   CMD ["node", "libexec/healthcheck.mjs"]
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=1", "bin/gatehouse.js", "run"]
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "bin/gatehouse.js", "run"]

@@ -106,7 +106,7 @@ export function start(argv, opts = {}) {
 
 /** The daemon as contrib/gatehouse.service, the Dockerfile and `npm start` run it. */
 export function gatehouse(args, opts) {
-  return start([process.execPath, '--max-semi-space-size=1', BIN, ...args], opts);
+  return start([process.execPath, BIN, ...args], opts);
 }
 
 export function stopAll() {

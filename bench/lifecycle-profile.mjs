@@ -126,6 +126,7 @@ function phases(profile) {
  */
 function bareSpawn() {
   const script = `
+    require('node:v8').setFlagsFromString('--semi-space-growth-factor=1');
     const { spawn } = require('node:child_process');
     const { mkdtempSync, readFileSync, rmSync } = require('node:fs');
     const dir = mkdtempSync(require('node:os').tmpdir() + '/spawn-');
@@ -144,7 +145,7 @@ function bareSpawn() {
       console.log(JSON.stringify({ ms: took[50], anonMiB: anon / 1024 }));
     })();
   `;
-  const out = spawnSync(process.execPath, ['--max-semi-space-size=1', '-e', script], {
+  const out = spawnSync(process.execPath, ['-e', script], {
     encoding: 'utf8',
   });
   if (out.status !== 0) throw new Error(`bare spawn failed: ${out.stderr}`);

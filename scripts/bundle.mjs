@@ -51,11 +51,10 @@ await build({
   logLevel: 'warn',
 });
 
-const trained = spawnSync(
-  process.execPath,
-  ['--max-semi-space-size=1', join(ROOT, 'scripts/train-code-cache.mjs')],
-  { stdio: ['ignore', 'ignore', 'inherit'], timeout: 60_000 },
-);
+const trained = spawnSync(process.execPath, [join(ROOT, 'scripts/train-code-cache.mjs')], {
+  stdio: ['ignore', 'ignore', 'inherit'],
+  timeout: 60_000,
+});
 if (trained.status !== 0)
   process.stderr.write(
     `warning: the daemon's code cache was not recorded (${trained.error?.message ?? `exit ${trained.status}`}); gatehouse run starts without it\n`,

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { DAEMON_CODE_CACHE, loadDaemon } from '../dist/cli/daemon-loader.js';
 import { PID_FILE, readPidFile } from '../dist/gateway/pid-file.js';
 import { waitUntil } from '../dist/proc/index.js';
+import { releaseYoungGeneration } from '../dist/gateway/young-generation.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-train-'));
 for (const name of Object.keys(process.env))
@@ -18,6 +19,8 @@ const daemon = loadDaemon();
 let recorded = false;
 process.on('exit', () => {
   // Only a start that went all the way is worth recording (the build says when it did not).
+  // Under the flags the next start reads it with (the daemon changed one as it served).
+  releaseYoungGeneration();
   if (recorded) writeFileSync(DAEMON_CODE_CACHE, daemon.codeCache());
   rmSync(dataDir, { recursive: true, force: true });
 });

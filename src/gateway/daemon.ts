@@ -20,6 +20,7 @@ import { serviceManager, type ServiceManager } from './service-manager.js';
 import { Shutdown } from './shutdown.js';
 import { WaitingServer } from './waiting-server.js';
 import { TAKEOVER_FILE, readTakeover } from './takeover.js';
+import { holdYoungGeneration } from './young-generation.js';
 
 export interface RunOptions {
   overrides: ConfigOverrides;
@@ -38,6 +39,7 @@ function readConfig(overrides: ConfigOverrides): Config {
 
 /** Runs the daemon until a signal, a stop request or a fatal error ends the process. */
 export async function runDaemon(opts: RunOptions): Promise<void> {
+  holdYoungGeneration();
   const config = readConfig(opts.overrides);
   prepareDataDir(config.dataDir);
   try {

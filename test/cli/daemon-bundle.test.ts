@@ -33,7 +33,6 @@ function loadInChild(cache: string, trial: string, then = '') {
   return spawnSync(
     process.execPath,
     [
-      '--max-semi-space-size=1',
       '--input-type=module',
       '-e',
       `import { loadDaemon, DAEMON_BUNDLE } from '${LOADER}';
@@ -69,12 +68,11 @@ function runBundle(bundle: string, overrides: object) {
 }
 
 describe("the daemon's bundle", () => {
-  it('is loaded from the code cache the build recorded, with the flags the unit gives node', () => {
+  it('is loaded from the code cache the build recorded, by a node started as the unit starts it', () => {
     const trial = join(tempDir(), 'code-cache.trial');
     const out = execFileSync(
       process.execPath,
       [
-        '--max-semi-space-size=1',
         '--input-type=module',
         '-e',
         `import { loadDaemon, DAEMON_BUNDLE, DAEMON_CODE_CACHE } from '${LOADER}'; const d = loadDaemon(DAEMON_BUNDLE, DAEMON_CODE_CACHE, ${JSON.stringify(trial)}); process.stdout.write(String(d.cached) + ' ' + typeof d.runDaemon)`,
