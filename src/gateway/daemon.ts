@@ -20,7 +20,7 @@ import { serviceManager, type ServiceManager } from './service-manager.js';
 import { Shutdown } from './shutdown.js';
 import { WaitingServer } from './waiting-server.js';
 import { TAKEOVER_FILE, readTakeover } from './takeover.js';
-import { holdYoungGeneration } from './young-generation.js';
+import { holdYoungGeneration, releaseYoungGeneration } from './young-generation.js';
 
 export interface RunOptions {
   overrides: ConfigOverrides;
@@ -186,6 +186,7 @@ async function openBoardStore(
         waiting(why);
       },
       onIdleError: (err) => log.warn({ err }, 'an idle board database connection failed'),
+      driverLoading: { before: releaseYoungGeneration, after: holdYoungGeneration },
       olderDaemons: {
         onWait: (why) => {
           log.warn(why);
