@@ -2,7 +2,8 @@
 // chat.postMessage) and Socket Mode's websocket, shaped as Slack documents them. An envelope
 // that is not acknowledged is sent again, on the open connection and on every new one, until
 // it is: as Slack retries.
-import { createServer } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { listen, readBody } from './doubles.js';
 import { slackSign } from '../../src/platforms/slack-signature.js';
@@ -42,7 +43,8 @@ export interface SlackDouble {
   drop(): void;
 }
 
-export async function slackDouble(): Promise<SlackDouble> {
+/** `tls`: the Web API over HTTPS and Socket Mode over wss, with this key and certificate. */
+export async function slackDouble(tls?: { key: string; cert: string }): Promise<SlackDouble> {
   const pending = new Map<string, object>();
   let sockets: WebSocket[] = [];
   let envelopes = 0;
@@ -113,7 +115,7 @@ export async function slackDouble(): Promise<SlackDouble> {
         }),
       );
   };
-  const server = createServer((req, res) => {
+  const handle: RequestListener = (req, res) => {
     void (async () => {
       const method = (req.url ?? '').replace(/^\/api\//, '');
       const body = JSON.parse((await readBody(req)).toString() || '{}') as Record<string, unknown>;
@@ -133,7 +135,11 @@ export async function slackDouble(): Promise<SlackDouble> {
       if (method === 'apps.connections.open') {
         const address = server.address();
         const port = typeof address === 'object' && address ? address.port : 0;
-        return reply(200, { ok: true, url: `ws://127.0.0.1:${port}/link?ticket=${envelopes}` });
+        const scheme = tls ? 'wss' : 'ws';
+        return reply(200, {
+          ok: true,
+          url: `${scheme}://127.0.0.1:${port}/link?ticket=${envelopes}`,
+        });
       }
       if (method === 'chat.postMessage') {
         if (double.mode === 'limited') {
@@ -151,7 +157,9 @@ export async function slackDouble(): Promise<SlackDouble> {
       }
       return reply(200, { ok: false, error: 'unknown_method' });
     })();
-  });
+  };
+  // An HTTPS server is an HTTP server to everything here but its sockets.
+  const server = tls ? (createTlsServer(tls, handle) as unknown as Server) : createServer(handle);
   const wss = new WebSocketServer({ server, path: '/link' });
   wss.on('connection', (ws) => {
     double.connections++;
@@ -170,10 +178,11 @@ export async function slackDouble(): Promise<SlackDouble> {
     for (const ws of sockets) for (const eventId of pending.keys()) send(ws, eventId);
   }, 1000);
   retry.unref();
-  double.url = `${await listen(server, () => {
+  const base = await listen(server, () => {
     clearInterval(retry);
     for (const ws of sockets) ws.terminate();
     wss.close();
-  })}/api`;
+  });
+  double.url = `${tls ? base.replace(/^http:/, 'https:') : base}/api`;
   return double;
 }
