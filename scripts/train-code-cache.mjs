@@ -19,7 +19,7 @@ const daemon = loadDaemon();
 let recorded = false;
 process.on('exit', () => {
   // Only a start that went all the way is worth recording (the build says when it did not).
-  // Under the flags the next start reads it with (the daemon changed one as it served).
+  // Under the flags the next start reads it with (the daemon changed one as it started).
   releaseYoungGeneration();
   if (recorded) writeFileSync(DAEMON_CODE_CACHE, daemon.codeCache());
   rmSync(dataDir, { recursive: true, force: true });
