@@ -146,6 +146,8 @@ describe('a host held up at the fork of a worker, past its lease', () => {
         await a.exited;
       }
     },
-    90_000,
+    // More than its waits' own deadlines together (about 190 s): a phase that is slow fails with
+    // its own message, not as the test's timeout (one CI run timed out at 90 s, saying nothing).
+    200_000,
   );
 });
