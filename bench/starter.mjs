@@ -18,7 +18,7 @@ async function viaChildProcess(fd) {
 }
 
 async function viaStarter(fd) {
-  const p = startProcess({ file: '/bin/sh', args: ARGS, env: ENV, cwd: '/', output: fd });
+  const p = await startProcess({ file: '/bin/sh', args: ARGS, env: ENV, cwd: '/', output: fd });
   await new Promise((resolve) => p.onExit(resolve));
 }
 

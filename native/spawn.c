@@ -51,6 +51,8 @@ typedef struct watches {
   watch_t *first;
   /** libuv handles of its watches not yet closed (two a watch). */
   int handles;
+  /** Starts queued and not yet back on the event loop. */
+  int starting;
   /** The environment is ending, and waits for `handles` to reach 0 (see on_env_cleanup). */
   napi_async_cleanup_hook_handle ending;
 } watches_t;
@@ -102,15 +104,21 @@ static void unlist(watch_t *w) {
   w->prev = w->next = NULL;
 }
 
+/** Ends a watch list whose environment has ended, once nothing of it is left. */
+static void maybe_free_list(watches_t *list) {
+  if (list->ending && list->handles == 0 && list->starting == 0) {
+    napi_remove_async_cleanup_hook(list->ending);
+    free(list);
+  }
+}
+
 static void on_closed(uv_handle_t *handle) {
   watch_t *w = handle->data;
   watches_t *list = w->list;
   if (--w->open_handles == 0) free(w);
-  if (--list->handles == 0 && list->ending) {
-    // The last: the environment may go on ending (and unload this code).
-    napi_remove_async_cleanup_hook(list->ending);
-    free(list);
-  }
+  // The last: the environment may go on ending (and unload this code).
+  list->handles -= 1;
+  maybe_free_list(list);
 }
 
 /**
@@ -187,10 +195,7 @@ static void on_env_cleanup(napi_async_cleanup_hook_handle hook, void *data) {
   watches_t *list = data;
   list->ending = hook;
   while (list->first) end_watch(list->first, 0);
-  if (list->handles == 0) {
-    napi_remove_async_cleanup_hook(hook);
-    free(list);
-  }
+  maybe_free_list(list);
 }
 
 /** Ends and reaps a process just started that cannot be watched: it is ours, not yet reaped. */
@@ -232,6 +237,156 @@ static napi_value probe(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/** One start: made on the event loop, spawned on the threadpool, its watch set up back on the loop. */
+typedef struct start_job {
+  napi_async_work work;
+  napi_deferred deferred;
+  napi_ref on_exit;
+  watches_t *list;
+  char *file, **argv, **envp, *cwd;
+  /** The caller's output, duplicated: the caller may close its own as soon as start returns. */
+  int out;
+  /** What failed (0: nothing), and in which step. */
+  int err;
+  const char *step;
+  pid_t pid;
+  int pidfd;
+} start_job_t;
+
+static void free_job(start_job_t *job) {
+  if (job->out >= 0) close(job->out);
+  free(job->file);
+  free_strings(job->argv);
+  free_strings(job->envp);
+  free(job->cwd);
+  free(job);
+}
+
+/** The start itself, on a thread of the pool: the event loop goes on while the child execs. */
+static void start_on_thread(napi_env env, void *data) {
+  (void)env;
+  start_job_t *job = data;
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  int actions_made = posix_spawn_file_actions_init(&actions) == 0;
+  int attr_made = posix_spawnattr_init(&attr) == 0;
+  sigset_t none, all;
+  sigemptyset(&none);
+  every_signal(&all);
+  // Each step checked: one dropped silently (ENOMEM) would leak the daemon's descriptors into
+  // the worker, or start it in the daemon's directory.
+  int err = !actions_made || !attr_made ? ENOMEM : 0;
+  if (!err) err = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (!err) err = posix_spawn_file_actions_adddup2(&actions, job->out, 1);
+  if (!err) err = posix_spawn_file_actions_adddup2(&actions, job->out, 2);
+  if (!err) err = posix_spawn_file_actions_addchdir_np(&actions, job->cwd);
+  if (!err) err = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  if (!err) err = posix_spawnattr_setsigmask(&attr, &none);
+  if (!err) err = posix_spawnattr_setsigdefault(&attr, &all);
+  if (!err)
+    err = posix_spawnattr_setflags(
+        &attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  if (err) job->step = "cannot describe the start";
+  if (!err) {
+    err = posix_spawn(&job->pid, job->file, &actions, &attr, job->argv, job->envp);
+    if (err) job->step = NULL;
+  }
+  if (!err) {
+    job->pidfd = (int)syscall(SYS_pidfd_open, job->pid, 0);
+    if (job->pidfd < 0) {
+      err = errno;
+      job->step = "cannot watch the started process (pidfd_open)";
+      abandon(job->pid);
+    }
+  }
+  job->err = err;
+  if (actions_made) posix_spawn_file_actions_destroy(&actions);
+  if (attr_made) posix_spawnattr_destroy(&attr);
+}
+
+/** Back on the event loop: the process watched and its pid told, or why nothing started. */
+static void start_done(napi_env env, napi_status status, void *data) {
+  start_job_t *job = data;
+  watches_t *list = job->list;
+  list->starting -= 1;
+  if (list->ending) {
+    // The environment ended meanwhile: nobody is told, as its other watches (a process started
+    // goes on, unwatched, as theirs do).
+    if (job->pidfd >= 0) close(job->pidfd);
+    free_job(job);
+    maybe_free_list(list);
+    return;
+  }
+  napi_value result = NULL;
+  int err = status != napi_ok ? ECANCELED : job->err;
+  if (err) {
+    char what[768];
+    if (job->step) snprintf(what, sizeof what, "%s", job->step);
+    else snprintf(what, sizeof what, "%s (in %s)", job->file, job->cwd);
+    snprintf(what + strlen(what), sizeof what - strlen(what), ": %s", strerror(err));
+    const char *name = strerrorname_np(err);
+    napi_value code, message;
+    napi_create_string_utf8(env, name ? name : "EIO", NAPI_AUTO_LENGTH, &code);
+    napi_create_string_utf8(env, what, NAPI_AUTO_LENGTH, &message);
+    napi_create_error(env, code, message, &result);
+    napi_reject_deferred(env, job->deferred, result);
+  } else {
+    uv_loop_t *loop = NULL;
+    watch_t *w = calloc(1, sizeof *w);
+    if (!w || napi_get_uv_event_loop(env, &loop) != napi_ok) {
+      free(w);
+      close(job->pidfd);
+      abandon(job->pid);
+      napi_value code, message;
+      napi_create_string_utf8(env, "ENOMEM", NAPI_AUTO_LENGTH, &code);
+      napi_create_string_utf8(env, "cannot watch a process", NAPI_AUTO_LENGTH, &message);
+      napi_create_error(env, code, message, &result);
+      napi_reject_deferred(env, job->deferred, result);
+    } else {
+      w->list = list;
+      uv_timer_init(loop, &w->retry);
+      w->retry.data = w;
+      if (uv_poll_init(loop, &w->poll, job->pidfd) != 0) {
+        // A poll whose init failed is not libuv's; the timer is, and is closed.
+        close(job->pidfd);
+        abandon(job->pid);
+        w->open_handles = 1;
+        list->handles += 1;
+        uv_close((uv_handle_t *)&w->retry, on_closed);
+        napi_value code, message;
+        napi_create_string_utf8(env, "EIO", NAPI_AUTO_LENGTH, &code);
+        napi_create_string_utf8(env, "cannot watch the started process (uv_poll_init)",
+                                NAPI_AUTO_LENGTH, &message);
+        napi_create_error(env, code, message, &result);
+        napi_reject_deferred(env, job->deferred, result);
+      } else {
+        w->open_handles = 2;
+        list->handles += 2;
+        w->pidfd = job->pidfd;
+        w->pid = job->pid;
+        w->env = env;
+        w->poll.data = w;
+        w->on_exit = job->on_exit;
+        job->on_exit = NULL;
+        napi_value name;
+        napi_create_string_utf8(env, "gatehouse:process", NAPI_AUTO_LENGTH, &name);
+        napi_async_init(env, NULL, name, &w->context);
+        w->next = list->first;
+        if (w->next) w->next->prev = w;
+        list->first = w;
+        uv_poll_start(&w->poll, UV_READABLE, on_readable);
+        uv_unref((uv_handle_t *)&w->poll);
+        uv_unref((uv_handle_t *)&w->retry);
+        napi_create_int32(env, job->pid, &result);
+        napi_resolve_deferred(env, job->deferred, result);
+      }
+    }
+  }
+  if (job->on_exit) napi_delete_reference(env, job->on_exit);
+  napi_delete_async_work(env, job->work);
+  free_job(job);
+}
+
 static napi_value start(napi_env env, napi_callback_info info) {
   size_t argc = 6;
   napi_value args[6];
@@ -243,112 +398,49 @@ static napi_value start(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "start(file, argv, envp, cwd, outputFd, onExit)");
     return NULL;
   }
-  char *file = c_string(env, args[0]);
-  char **argv = c_strings(env, args[1]);
-  char **envp = c_strings(env, args[2]);
-  char *cwd = c_string(env, args[3]);
-  napi_value result = NULL;
-  watch_t *w = NULL;
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  int actions_made = posix_spawn_file_actions_init(&actions) == 0;
-  int attr_made = posix_spawnattr_init(&attr) == 0;
+  start_job_t *job = calloc(1, sizeof *job);
+  if (!job) {
+    throw_errno(env, ENOMEM, "cannot start a process");
+    return NULL;
+  }
+  job->pidfd = -1;
+  job->file = c_string(env, args[0]);
+  job->argv = c_strings(env, args[1]);
+  job->envp = c_strings(env, args[2]);
+  job->cwd = c_string(env, args[3]);
   // Above the standard three, so that making them does not close it first (a daemon started
   // with a standard descriptor closed opens its files there).
-  int out = fcntl(output, F_DUPFD_CLOEXEC, 3);
-  if (!file || !argv || !envp || !cwd) {
+  job->out = fcntl(output, F_DUPFD_CLOEXEC, 3);
+  if (!job->file || !job->argv || !job->envp || !job->cwd) {
+    free_job(job);
     napi_throw_type_error(env, NULL, "start: file, argv, envp and cwd must be strings");
-    goto done;
+    return NULL;
   }
-  if (out < 0) {
-    throw_errno(env, errno, "the output descriptor");
-    goto done;
-  }
-  sigset_t none, all;
-  sigemptyset(&none);
-  every_signal(&all);
-  // Each step checked: one dropped silently (ENOMEM) would leak the daemon's descriptors into
-  // the worker, or start it in the daemon's directory.
-  int err = !actions_made || !attr_made ? ENOMEM : 0;
-  if (!err) err = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  if (!err) err = posix_spawn_file_actions_adddup2(&actions, out, 1);
-  if (!err) err = posix_spawn_file_actions_adddup2(&actions, out, 2);
-  if (!err) err = posix_spawn_file_actions_addchdir_np(&actions, cwd);
-  if (!err) err = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-  if (!err) err = posix_spawnattr_setsigmask(&attr, &none);
-  if (!err) err = posix_spawnattr_setsigdefault(&attr, &all);
-  if (!err)
-    err = posix_spawnattr_setflags(
-        &attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  if (err) {
-    throw_errno(env, err, "cannot describe the start");
-    goto done;
-  }
-  w = calloc(1, sizeof *w);
-  uv_loop_t *loop = NULL;
-  if (!w || napi_get_uv_event_loop(env, &loop) != napi_ok) {
-    throw_errno(env, ENOMEM, "cannot watch a process");
-    goto done;
-  }
-  pid_t pid;
-  err = posix_spawn(&pid, file, &actions, &attr, argv, envp);
-  if (err != 0) {
-    char what[512];
-    snprintf(what, sizeof what, "%s (in %s)", file, cwd);
-    throw_errno(env, err, what);
-    goto done;
-  }
-  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-  if (pidfd < 0) {
+  if (job->out < 0) {
     int why = errno;
-    abandon(pid);
-    throw_errno(env, why, "cannot watch the started process (pidfd_open)");
-    goto done;
+    free_job(job);
+    throw_errno(env, why, "the output descriptor");
+    return NULL;
   }
   void *data = NULL;
   napi_get_instance_data(env, &data);
-  w->list = data;
-  uv_timer_init(loop, &w->retry);
-  w->retry.data = w;
-  if (uv_poll_init(loop, &w->poll, pidfd) != 0) {
-    // A poll whose init failed is not libuv's; the timer is, and is closed.
-    close(pidfd);
-    abandon(pid);
-    w->open_handles = 1;
-    w->list->handles += 1;
-    uv_close((uv_handle_t *)&w->retry, on_closed);
-    w = NULL;
-    napi_throw_error(env, "EIO", "cannot watch the started process (uv_poll_init)");
-    goto done;
+  job->list = data;
+  napi_value promise, name;
+  napi_create_string_utf8(env, "gatehouse:start", NAPI_AUTO_LENGTH, &name);
+  if (napi_create_promise(env, &job->deferred, &promise) != napi_ok ||
+      napi_create_reference(env, args[5], 1, &job->on_exit) != napi_ok ||
+      napi_create_async_work(env, NULL, name, start_on_thread, start_done, job, &job->work) !=
+          napi_ok ||
+      napi_queue_async_work(env, job->work) != napi_ok) {
+    // A promise made is left pending: nothing can settle it, and nothing was started.
+    if (job->on_exit) napi_delete_reference(env, job->on_exit);
+    if (job->work) napi_delete_async_work(env, job->work);
+    free_job(job);
+    throw_errno(env, ENOMEM, "cannot start a process");
+    return NULL;
   }
-  w->open_handles = 2;
-  w->list->handles += 2;
-  w->pidfd = pidfd;
-  w->pid = pid;
-  w->env = env;
-  w->poll.data = w;
-  napi_value name;
-  napi_create_string_utf8(env, "gatehouse:process", NAPI_AUTO_LENGTH, &name);
-  napi_create_reference(env, args[5], 1, &w->on_exit);
-  napi_async_init(env, NULL, name, &w->context);
-  w->next = w->list->first;
-  if (w->next) w->next->prev = w;
-  w->list->first = w;
-  uv_poll_start(&w->poll, UV_READABLE, on_readable);
-  uv_unref((uv_handle_t *)&w->poll);
-  uv_unref((uv_handle_t *)&w->retry);
-  w = NULL;
-  napi_create_int32(env, pid, &result);
-done:
-  free(w);
-  if (out >= 0) close(out);
-  if (actions_made) posix_spawn_file_actions_destroy(&actions);
-  if (attr_made) posix_spawnattr_destroy(&attr);
-  free(file);
-  free_strings(argv);
-  free_strings(envp);
-  free(cwd);
-  return result;
+  job->list->starting += 1;
+  return promise;
 }
 
 NAPI_MODULE_INIT() {

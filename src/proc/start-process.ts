@@ -47,7 +47,7 @@ interface Native {
     cwd: string,
     output: number,
     onExit: (code: number, signal: number, reaped: boolean) => void,
-  ): number;
+  ): Promise<number>;
 }
 
 /** Where `npm run build` puts the starter (scripts/build-native.mjs): dist/native/. */
@@ -97,8 +97,11 @@ const SIGNAL_NAMES = new Map<number, NodeJS.Signals>();
 for (const [name, n] of Object.entries(constants.signals))
   if (!SIGNAL_NAMES.has(n)) SIGNAL_NAMES.set(n, name as NodeJS.Signals);
 
-/** Starts `spec`; throws (an error with the errno's code: ENOENT, EACCES) when nothing started. */
-export function startProcess(spec: StartSpec): StartedProcess {
+/**
+ * Starts `spec`; rejects (an error with the errno's code: ENOENT, EACCES) when nothing started.
+ * `spec.output` may be closed as soon as this returns.
+ */
+export async function startProcess(spec: StartSpec): Promise<StartedProcess> {
   const argv = [spec.file, ...spec.args];
   const envp = Object.entries(spec.env).map(([name, value]) => `${name}=${value}`);
   // As child_process refuses them: C strings would end at the NUL, silently.
@@ -131,17 +134,28 @@ function exitTeller() {
   };
 }
 
-function startNative(spec: StartSpec, argv: string[], envp: string[]): StartedProcess {
+/**
+ * The spawn runs on a thread of libuv's pool (the event loop goes on while the child execs); its
+ * exit is watched from the loop's turn the promise settles in, and reaped no earlier than the
+ * next poll: until then its /proc entry is readable.
+ */
+function startNative(spec: StartSpec, argv: string[], envp: string[]): Promise<StartedProcess> {
   loadStarter();
   const { onExit, ignoreExit, tell } = exitTeller();
-  const pid = native!.start(spec.file, argv, envp, spec.cwd, spec.output, (code, signal, reaped) =>
-    tell({
-      code: code >= 0 ? code : null,
-      signal: signal > 0 ? (SIGNAL_NAMES.get(signal) ?? null) : null,
-      reaped,
-    }),
+  const started = native!.start(
+    spec.file,
+    argv,
+    envp,
+    spec.cwd,
+    spec.output,
+    (code, signal, reaped) =>
+      tell({
+        code: code >= 0 ? code : null,
+        signal: signal > 0 ? (SIGNAL_NAMES.get(signal) ?? null) : null,
+        reaped,
+      }),
   );
-  return { pid, onExit, ignoreExit };
+  return started.then((pid) => ({ pid, onExit, ignoreExit }));
 }
 
 function startChild(spec: StartSpec): StartedProcess {

@@ -21,7 +21,7 @@ import { waitFor } from '../helpers/wait.js';
 const [markName, markValue] = TEST_MARK.split('=') as [string, string];
 const ENV = { PATH: '/usr/bin:/bin', [markName]: markValue };
 
-/** `script` started in sh, its output to /dev/null. */
+/** `script` started in sh, its output to /dev/null (closed here as soon as the start is asked). */
 function shell(script: string) {
   const fd = openSync('/dev/null', 'a');
   try {
@@ -39,9 +39,9 @@ function shell(script: string) {
 async function sleeping(env: Record<string, string>, cwd: string) {
   const out = join(tempDir(), 'out');
   const fd = openSync(out, 'a');
-  let started;
+  let starting;
   try {
-    started = startProcess({
+    starting = startProcess({
       file: '/bin/sh',
       args: ['-c', 'echo out; echo err >&2; exec sleep 30'],
       env,
@@ -49,8 +49,11 @@ async function sleeping(env: Record<string, string>, cwd: string) {
       output: fd,
     });
   } finally {
+    // Closed before the spawn has happened (it runs on a thread of the pool): the starter holds
+    // a copy, so the output still arrives.
     closeSync(fd);
   }
+  const started = await starting;
   const { pid } = started;
   await waitFor('it to be sleep', () => readCmdline(pid)?.[0] === 'sleep');
   return { started, pid, out };
@@ -86,22 +89,22 @@ describe('startProcess', () => {
   });
 
   it('tells the exit status it ended with', async () => {
-    const started = shell('exit 7');
+    const started = await shell('exit 7');
     const end = await new Promise<ProcessEnd>((resolve) => started.onExit(resolve));
     expect(end).toEqual({ code: 7, signal: null, reaped: true });
   });
 
   it('tells the signal that ended it, and keeps it unreaped (its identity readable) until then', async () => {
     // SIGABRT, not its alias SIGIOT: the names child_process gives.
-    const started = shell('ulimit -c 0; kill -ABRT $$');
-    // Read in the same turn as the start: a zombie at worst, never another process.
+    const started = await shell('ulimit -c 0; kill -ABRT $$');
+    // Read as soon as the start is known: a zombie at worst, never another process.
     expect(readProcStat(started.pid)?.pid).toBe(started.pid);
     const end = await new Promise<ProcessEnd>((resolve) => started.onExit(resolve));
     expect(end).toEqual({ code: null, signal: 'SIGABRT', reaped: true });
     expect(readProcStat(started.pid)).toBeNull();
   });
 
-  it('lets a worker thread end while a process it started still runs (its watch closes with it)', () => {
+  it('lets a worker thread end while a process it started still runs (its watch closes with it), and while a start is still under way', () => {
     // Without that, Node crashed the whole process as the thread's event loop closed (SIGSEGV or
     // an abort). The process ends by itself once the thread has: nothing else keeps it alive.
     const starter = pathToFileURL(join(import.meta.dirname, '../../dist/proc/index.js')).href;
@@ -111,9 +114,12 @@ describe('startProcess', () => {
         '-e',
         `const { Worker } = require('node:worker_threads');
          const w = new Worker(${JSON.stringify(`
-           import(${JSON.stringify(starter)}).then(({ startProcess }) => {
+           import(${JSON.stringify(starter)}).then(async ({ startProcess }) => {
              const fd = require('node:fs').openSync('/dev/null', 'a');
-             const p = startProcess({ file: '/bin/sh', args: ['-c', 'sleep 0.5'], env: ${JSON.stringify(ENV)}, cwd: '/', output: fd });
+             const start = () => startProcess({ file: '/bin/sh', args: ['-c', 'sleep 0.5'], env: ${JSON.stringify(ENV)}, cwd: '/', output: fd });
+             const p = await start();
+             // Asked for and not awaited: the thread ends while it is spawned, or before.
+             start();
              require('node:worker_threads').parentPort.postMessage(p.pid);
            });`)}, { eval: true });
          w.on('message', (pid) => { process.stdout.write(String(pid)); w.terminate(); });`,
@@ -125,26 +131,22 @@ describe('startProcess', () => {
     expect(Number(child.stdout)).toBeGreaterThan(0);
   });
 
-  it('throws the errno when nothing can be started, and refuses a NUL byte', () => {
+  it('rejects with the errno when nothing can be started, and refuses a NUL byte', async () => {
     const fd = openSync('/dev/null', 'a');
     const notExecutable = join(tempDir(), 'script');
     writeFileSync(notExecutable, '#!/bin/sh\n', { mode: 0o644 });
     try {
-      const start =
-        (file: string, args: string[], cwd = '/') =>
-        () =>
-          startProcess({ file, args, env: ENV, cwd, output: fd });
-      expect(start('/no/such/program', [])).toThrow(expect.objectContaining({ code: 'ENOENT' }));
-      expect(start(notExecutable, [])).toThrow(expect.objectContaining({ code: 'EACCES' }));
-      expect(start('/bin/sh', ['-c', 'true'], '/no/such/dir')).toThrow(
-        expect.objectContaining({
-          code: 'ENOENT',
-          message: expect.stringContaining('/no/such/dir'),
-        }),
-      );
-      expect(start('/bin/sh', ['-c', 'true\0false'])).toThrow(
-        expect.objectContaining({ code: 'EINVAL' }),
-      );
+      const start = (file: string, args: string[], cwd = '/') =>
+        startProcess({ file, args, env: ENV, cwd, output: fd });
+      await expect(start('/no/such/program', [])).rejects.toMatchObject({ code: 'ENOENT' });
+      await expect(start(notExecutable, [])).rejects.toMatchObject({ code: 'EACCES' });
+      await expect(start('/bin/sh', ['-c', 'true'], '/no/such/dir')).rejects.toMatchObject({
+        code: 'ENOENT',
+        message: expect.stringContaining('/no/such/dir'),
+      });
+      await expect(start('/bin/sh', ['-c', 'true\0false'])).rejects.toMatchObject({
+        code: 'EINVAL',
+      });
     } finally {
       closeSync(fd);
     }

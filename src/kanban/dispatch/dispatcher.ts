@@ -342,8 +342,8 @@ export class Dispatcher {
   /**
    * Claims the best ready task of the next profile, in turn, with a free slot within the global
    * cap, and asks for another pass: one claim per turn of the event loop, its worker started in
-   * the background (its folder written off the loop, then the spawn), so that requests arriving
-   * during a burst are served between spawns, each of which blocks the loop for a fork.
+   * the background (its folder written and the spawn made off the loop), so that requests
+   * arriving during a burst are served between claims.
    */
   private async dispatch(): Promise<void> {
     if (this.dispatching) {

@@ -33,7 +33,7 @@ export interface LauncherDeps {
   /** Its leader has exited: the run's ending begins. */
   onExit: (worker: LiveWorker) => void;
   /**
-   * Whether the run's worker may be started now, checked in its fork's own turn: null when this
+   * Whether the run's worker may be started now, checked right before its spawn: null when this
    * host no longer holds its lease. Otherwise the run is guarded at the fence from before its
    * fork, and `until` is the boot-clock deadline its wrapper must start it before (null on a
    * board of one host): a fork held up past the lease starts nothing.
@@ -44,21 +44,7 @@ export interface LauncherDeps {
 }
 
 export class Launcher {
-  /** The turn of the event loop the last spawn waits for (see spawnTurn). */
-  private lastTurn: Promise<void> = Promise.resolve();
-
   constructor(private readonly deps: LauncherDeps) {}
-
-  /**
-   * Resolves in a turn of the event loop of its own, after the previous spawn's: a fork blocks
-   * the loop for milliseconds, and runs whose folders were written together would otherwise
-   * fork one after another while requests wait.
-   */
-  private spawnTurn(): Promise<void> {
-    const turn = this.lastTurn.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
-    this.lastTurn = turn;
-    return turn;
-  }
 
   /**
    * Spawns the claim's worker, or, when `startable` is false (its host lost its lease after the
@@ -125,9 +111,9 @@ export class Launcher {
       });
       if (!prepared.ok) spawned = prepared;
       else {
-        await this.spawnTurn();
         // A freeze (SIGSTOP, a starved machine) while the folder was written may have cost the
-        // lease, and the run may be another host's by now: checked again in the fork's own turn.
+        // lease, and the run may be another host's by now: checked again right before the
+        // spawn, whose wrapper starts no worker past the lease (`until`).
         const admitted = this.deps.admit(claim.run.id, cgroup);
         if (!admitted) {
           closeSync(prepared.run.logFd);
@@ -135,7 +121,7 @@ export class Launcher {
           await this.settleUnstarted(claim, 'interrupted', LEASE_LOST_BEFORE_START);
           return;
         }
-        spawned = spawnWorker(prepared.run, admitted.until);
+        spawned = await spawnWorker(prepared.run, admitted.until);
         if (!spawned.ok) this.deps.withdraw(claim.run.id);
       }
     } catch (err) {

@@ -178,32 +178,38 @@ export async function prepareRun(
 /**
  * Spawns the prepared run's wrapper (argv, no shell for the worker's own command) in a new
  * session and process group, stdin from /dev/null, stdout and stderr appended to the run's log,
- * and writes proc.json before returning. Synchronous, so nothing can observe the run half
- * started. The log's descriptor is closed here, whatever happens. With `until` (boot-clock ms),
- * the wrapper starts no worker past it.
+ * and writes proc.json in the same turn the spawn is known in, before anything else runs. The
+ * spawn itself runs off the event loop (start-process.ts); the caller holds the run as launching
+ * until this settles, so nothing can act on it half started. The log's descriptor is closed
+ * here, whatever happens. With `until` (boot-clock ms), the wrapper starts no worker past it.
  */
-export function spawnWorker(prepared: PreparedRun, until: number | null): Spawned {
+export async function spawnWorker(prepared: PreparedRun, until: number | null): Promise<Spawned> {
   const { dir, logFd } = prepared;
   const deadline = until === null ? [] : ['--until', String(Math.floor(until))];
-  let child: StartedProcess;
+  let starting: Promise<StartedProcess>;
   try {
-    child = startProcess({
+    starting = startProcess({
       file: '/bin/sh',
       args: [WRAPPER, ...deadline, ...prepared.args],
       cwd: prepared.cwd,
       env: prepared.env,
       output: logFd,
     });
+  } finally {
+    // The starter holds a copy of its own.
+    closeSync(logFd);
+  }
+  let child: StartedProcess;
+  try {
+    child = await starting;
   } catch (err) {
     return {
       ok: false,
       error: `the run's wrapper could not be started: ${(err as Error).message}`,
     };
-  } finally {
-    closeSync(logFd);
   }
   const pid = child.pid;
-  // The stat exists until reaped, which cannot happen before this tick ends.
+  // The stat exists until reaped, which cannot happen before the event loop's next poll.
   const stat = readProcStat(pid);
   const proc: ProcRecord = {
     pid,
