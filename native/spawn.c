@@ -443,6 +443,9 @@ static napi_value start(napi_env env, napi_callback_info info) {
   return promise;
 }
 
+/** writeFolder (run-folder.c), which shares this module. */
+void run_folder_init(napi_env env, napi_value exports);
+
 NAPI_MODULE_INIT() {
   // Freed as the environment ends, its last use (on_env_cleanup).
   watches_t *list = calloc(1, sizeof *list);
@@ -457,5 +460,6 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "start", fn);
   napi_create_function(env, "probe", NAPI_AUTO_LENGTH, probe, NULL, &fn);
   napi_set_named_property(env, exports, "probe", fn);
+  run_folder_init(env, exports);
   return exports;
 }

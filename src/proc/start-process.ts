@@ -4,9 +4,8 @@
 // does (2 ms of the daemon's CPU a start, growing with its size, against 0.1 ms), and a pidfd
 // the event loop polls. Elsewhere by child_process.
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { constants } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { NATIVE_PATH, nativeAddon, type NativeAddon } from './native-addon.js';
 
 export interface ProcessEnd {
   /** Its exit status, or null when a signal ended it (or how is not known). */
@@ -38,22 +37,8 @@ export interface StartSpec {
   output: number;
 }
 
-interface Native {
-  probe(): void;
-  start(
-    file: string,
-    argv: string[],
-    envp: string[],
-    cwd: string,
-    output: number,
-    onExit: (code: number, signal: number, reaped: boolean) => void,
-  ): Promise<number>;
-}
-
-/** Where `npm run build` puts the starter (scripts/build-native.mjs): dist/native/. */
-const NATIVE_PATH = fileURLToPath(new URL('../../dist/native/start_process.node', import.meta.url));
 const LINUX = process.platform === 'linux';
-let native: Native | null = null;
+let native: NativeAddon | null = null;
 
 /** The starter cannot be used here: a build that did not make it, or a kernel that cannot watch. */
 export class StarterUnusable extends Error {
@@ -69,9 +54,9 @@ export class StarterUnusable extends Error {
  */
 export function loadStarter(): void {
   if (!LINUX || native) return;
-  let loaded: Native;
+  let loaded: NativeAddon;
   try {
-    loaded = createRequire(import.meta.url)(NATIVE_PATH) as Native;
+    loaded = nativeAddon();
   } catch (err) {
     throw new StarterUnusable(
       `gatehouse's process starter (${NATIVE_PATH}) cannot be loaded (${codeOf(err)}): run npm ci, then npm run build`,

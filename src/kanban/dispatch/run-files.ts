@@ -1,6 +1,7 @@
 // The run folder (SPEC §3): task.json, log, proc.json, exit.json, result.json; read defensively.
 import {
   closeSync,
+  open,
   openSync,
   readFileSync,
   renameSync,
@@ -9,9 +10,9 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isPid } from '../../proc/index.js';
+import { isPid, nativeAddon } from '../../proc/index.js';
 import { MAX_RESULT_BYTES, MAX_JSON_DEPTH, nestedDeeperThan } from '../model/json-limits.js';
 import type { ExitRecord, ProcRecord, Verdict } from '../model/types.js';
 
@@ -24,26 +25,44 @@ export function removeRunDir(dataDir: string, runId: string): void {
   rmSync(runDir(dataDir, runId), { recursive: true, force: true });
 }
 
-export const runFile = (
-  dir: string,
-  name:
-    | 'task.json'
-    | 'log'
-    | 'proc.json'
-    | 'exit.json'
-    | 'result.json'
-    | 'instructions.md'
-    | 'prompt.md'
-    | 'agent.json'
-    | 'agent.jsonl',
-) => join(dir, name);
+export type RunFileName =
+  | 'task.json'
+  | 'log'
+  | 'proc.json'
+  | 'exit.json'
+  | 'result.json'
+  | 'instructions.md'
+  | 'prompt.md'
+  | 'agent.json'
+  | 'agent.jsonl';
+
+export const runFile = (dir: string, name: RunFileName) => join(dir, name);
 
 /** JSON as the run folder's files are written: indented, one value, a final newline. */
 const jsonText = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
-/** Writes JSON as the run folder's files are (off the event loop). */
-export function writeJsonFile(path: string, value: unknown): Promise<void> {
-  return writeFile(path, jsonText(value));
+/** A file of a run's folder as its start writes it: text, or JSON (see jsonText). */
+export type RunFileContent = { text: string } | { json: unknown };
+
+/**
+ * Makes a run's folder (and its parents) with `files` in it, each written whole, and opens its
+ * log for appending: the log's descriptor. Off the event loop, in one trip to the thread pool on
+ * Linux (native/run-folder.c) where Node's fs takes three a file. Rejects as fs does (an error
+ * with the errno's code) and leaves what was written.
+ */
+export async function writeRunFolder(
+  dir: string,
+  files: ReadonlyMap<RunFileName, RunFileContent>,
+  logPath: string,
+): Promise<number> {
+  const names = [...files.keys()];
+  const texts = [...files.values()].map((c) => ('text' in c ? c.text : jsonText(c.json)));
+  if (process.platform === 'linux') return nativeAddon().writeFolder(dir, names, texts, logPath);
+  await mkdir(dir, { recursive: true });
+  for (let i = 0; i < names.length; i++) await writeFile(join(dir, names[i]!), texts[i]!);
+  return new Promise<number>((resolve, reject) =>
+    open(logPath, 'a', (err, fd) => (err ? reject(err) : resolve(fd))),
+  );
 }
 
 /**

@@ -1,6 +1,5 @@
 // Starting one worker run: its folder, the wrapper as group and session leader, env, log; proc.json first.
-import { accessSync, closeSync, constants, mkdirSync, open, statSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { accessSync, closeSync, constants, mkdirSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { PACKAGE_ROOT } from '../../config/defaults.js';
 import type { Profile } from '../../config/schema.js';
@@ -12,7 +11,14 @@ import {
 } from '../../proc/index.js';
 import type { Claim } from '../moves/claim.js';
 import type { ProcRecord } from '../model/types.js';
-import { fillJson, runDir, runFile, writeJsonFile } from './run-files.js';
+import {
+  fillJson,
+  runDir,
+  runFile,
+  writeRunFolder,
+  type RunFileContent,
+  type RunFileName,
+} from './run-files.js';
 import { agentKind } from '../../agents/kinds.js';
 import type { AgentStart } from './agent-runs.js';
 
@@ -109,15 +115,19 @@ export function workerEnv(req: SpawnRequest, dir: string): Record<string, string
   };
 }
 
-/** An agent run's argv, with its prompt and start written to the run folder; null for a command. */
-async function agentArgv(req: SpawnRequest, dir: string): Promise<string[] | null> {
+/** An agent run's argv, and the files its start adds to the run folder; null for a command. */
+function agentStart(
+  req: SpawnRequest,
+): { argv: string[]; files: [RunFileName, RunFileContent][] } | null {
   const agent = req.profile.agent;
   if (!agent || !req.agent) return null;
-  await Promise.all([
-    writeFile(runFile(dir, 'prompt.md'), req.agent.prompt),
-    writeJsonFile(runFile(dir, 'agent.json'), req.agent.record),
-  ]);
-  return [req.profile.command[0]!, ...agentKind(agent.kind).args(agent, req.agent.plan)];
+  return {
+    argv: [req.profile.command[0]!, ...agentKind(agent.kind).args(agent, req.agent.plan)],
+    files: [
+      ['prompt.md', { text: req.agent.prompt }],
+      ['agent.json', { json: req.agent.record }],
+    ],
+  };
 }
 
 /** A run's folder written and its log opened, ready for its spawn. */
@@ -131,11 +141,6 @@ export interface PreparedRun {
   logFd: number;
 }
 
-const openForAppend = (path: string) =>
-  new Promise<number>((resolve, reject) =>
-    open(path, 'a', (err, fd) => (err ? reject(err) : resolve(fd))),
-  );
-
 /**
  * The run's folder and files (task.json, an empty proc.json, the instructions, an agent's
  * prompt), its program checked and its log opened: file work done off the event loop, where a
@@ -147,32 +152,33 @@ export async function prepareRun(
 ): Promise<{ ok: true; run: PreparedRun } | { ok: false; error: string }> {
   const { claim, profile } = req;
   const dir = runDir(req.dataDir, claim.run.id);
-  // Made already when the run's workspace was prepared (its setup writes to the run's log).
-  await mkdir(dir, { recursive: true });
-  const [argv] = await Promise.all([
-    agentArgv(req, dir),
-    // Nothing reads it before the worker starts, and a run that never started is not adopted:
-    // a plain write is enough.
-    writeJsonFile(runFile(dir, 'task.json'), {
-      ...claim.task,
-      runId: claim.run.id,
-      profile: profile.name,
-    }),
-    // Empty until the spawn fills it in: an empty proc.json is read as no record.
-    writeFile(runFile(dir, 'proc.json'), ''),
-    // A follow-up's instructions, as a file of their own (any size, intact).
-    claim.task.instructions !== null
-      ? writeFile(runFile(dir, 'instructions.md'), claim.task.instructions)
-      : undefined,
-  ]);
-  const io = req.agent ? ['--io', runFile(dir, 'prompt.md'), runFile(dir, 'agent.jsonl')] : [];
+  const agent = agentStart(req);
   const env = workerEnv(req, dir);
   const cwd = req.workspace?.cwd ?? profile.cwd;
   const problem = preflight(profile, cwd, env);
   if (problem) return { ok: false, error: problem };
+  // The folder may be made already: the run's workspace was prepared (its setup writes to the
+  // run's log).
+  const logFd = await writeRunFolder(
+    dir,
+    new Map<RunFileName, RunFileContent>([
+      // Nothing reads it before the worker starts, and a run that never started is not
+      // adopted: a plain write is enough.
+      ['task.json', { json: { ...claim.task, runId: claim.run.id, profile: profile.name } }],
+      // Empty until the spawn fills it in: an empty proc.json is read as no record.
+      ['proc.json', { text: '' }],
+      // A follow-up's instructions, as a file of their own (any size, intact).
+      ...(claim.task.instructions !== null
+        ? [['instructions.md', { text: claim.task.instructions }] as const]
+        : []),
+      ...(agent?.files ?? []),
+    ]),
+    claim.run.logPath,
+  );
+  const io = req.agent ? ['--io', runFile(dir, 'prompt.md'), runFile(dir, 'agent.jsonl')] : [];
   const cgroup = req.cgroup === null ? [] : ['--cgroup', req.cgroup];
-  const args = [...cgroup, ...io, runFile(dir, 'exit.json'), ...(argv ?? profile.command)];
-  return { ok: true, run: { dir, args, env, cwd, logFd: await openForAppend(claim.run.logPath) } };
+  const args = [...cgroup, ...io, runFile(dir, 'exit.json'), ...(agent?.argv ?? profile.command)];
+  return { ok: true, run: { dir, args, env, cwd, logFd } };
 }
 
 /**
