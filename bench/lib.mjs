@@ -45,8 +45,9 @@ export function printTable(title, rows) {
   return rows;
 }
 
-export function tempDir() {
-  return mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
+/** A new folder under `root` (the system's temp dir unless told). */
+export function tempDir(root = tmpdir()) {
+  return mkdtempSync(join(root, 'gatehouse-bench-'));
 }
 
 export function removeDir(dir) {
