@@ -89,7 +89,6 @@ static int write_whole(int fd, const char *text, size_t length) {
 static void write_on_thread(napi_env env, void *data) {
   (void)env;
   folder_job_t *job = data;
-  job->fd = -1;
   if (make_folder(job->dir) != 0) {
     job->err = errno;
     job->syscall = "mkdir";
@@ -174,6 +173,7 @@ static napi_value write_folder(napi_env env, napi_callback_info info) {
     napi_throw_error(env, "ENOMEM", "cannot write a run folder");
     return NULL;
   }
+  job->fd = -1;
   int ok = arrays && texts_array && names == texts;
   if (ok) {
     job->dir = utf8(env, args[0], NULL);

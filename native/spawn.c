@@ -313,6 +313,8 @@ static void start_done(napi_env env, napi_status status, void *data) {
     // The environment ended meanwhile: nobody is told, as its other watches (a process started
     // goes on, unwatched, as theirs do).
     if (job->pidfd >= 0) close(job->pidfd);
+    napi_delete_reference(env, job->on_exit);
+    napi_delete_async_work(env, job->work);
     free_job(job);
     maybe_free_list(list);
     return;

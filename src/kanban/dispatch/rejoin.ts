@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { terminateMarkedRun, waitUntil } from '../../proc/index.js';
 import { cgroupPopulated, killCgroup } from '../../proc/cgroup.js';
 import type { HostLease } from './host-lease.js';
-import type { LiveWorkers } from './live-workers.js';
+import type { LiveWorker, LiveWorkers } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
 
 export interface RejoinDeps {
@@ -22,14 +22,14 @@ export interface RejoinDeps {
 }
 
 /**
- * Ends every worker this host supervises (TERM, the grace, KILL; identity-checked, escapees
- * found by their run's marker), again each second while any survives, then joins again. The
- * board records the old runs when it hears of them: as lost (another host declared this one
- * dead), or from their exit records, by the adoption that follows the join.
+ * Ends `workers` (TERM, the grace, KILL; identity-checked, escapees found by their run's marker),
+ * again each second while any survives; false when the daemon stops meanwhile.
  */
-export async function rejoinBoard(deps: RejoinDeps): Promise<void> {
-  const retryMs = deps.retryMs ?? 1000;
-  const workers = deps.live.all();
+async function endWorkers(
+  workers: readonly LiveWorker[],
+  deps: RejoinDeps,
+  retryMs: number,
+): Promise<boolean> {
   // Their exits no longer end runs here: the board is told by adoption, after the join.
   for (const w of workers) w.child?.ignoreExit();
   // Those that exited too: what they left behind (an escapee) is found by the run's marker.
@@ -49,18 +49,39 @@ export async function rejoinBoard(deps: RejoinDeps): Promise<void> {
     const survivors = left.filter(
       (w, i) => results[i]!.survived || (w.cgroup !== null && cgroupPopulated(w.cgroup)),
     );
-    if (survivors.length === 0) break;
+    if (survivors.length === 0) return true;
     // Joining now would hand a new lease to a worker that outlived the old one: never two.
     deps.log.error(
       { runs: survivors.map((w) => w.runId) },
       'host: workers survived termination; it joins the board again once they are gone',
     );
-    if (deps.stopping()) return;
+    if (deps.stopping()) return false;
     await sleep(retryMs, undefined, { ref: false });
     left = survivors;
   }
-  await deps.settleInFlight();
-  for (const w of workers) deps.live.remove(w);
+  return true;
+}
+
+/**
+ * Ends every worker this host supervises (TERM, the grace, KILL; identity-checked, escapees
+ * found by their run's marker), again each second while any survives, then joins again. The
+ * board records the old runs when it hears of them: as lost (another host declared this one
+ * dead), or from their exit records, by the adoption that follows the join.
+ */
+export async function rejoinBoard(deps: RejoinDeps): Promise<void> {
+  const retryMs = deps.retryMs ?? 1000;
+  const ended = new Set<LiveWorker>();
+  let workers = deps.live.all();
+  for (;;) {
+    if (!(await endWorkers(workers, deps, retryMs))) return;
+    for (const w of workers) ended.add(w);
+    await deps.settleInFlight();
+    // A launch admitted before the lease was lost may have started its worker since: its spawn
+    // runs on libuv's pool. Its wrapper starts nothing past the lease, and it is ended here too.
+    workers = deps.live.all().filter((w) => !ended.has(w));
+    if (workers.length === 0) break;
+  }
+  for (const w of ended) deps.live.remove(w);
   for (let attempt = 1; !deps.stopping(); attempt++) {
     try {
       await deps.host.rejoin();

@@ -202,8 +202,13 @@ export async function spawnWorker(prepared: PreparedRun, until: number | null): 
       output: logFd,
     });
   } finally {
-    // The starter holds a copy of its own.
-    closeSync(logFd);
+    // The starter holds a copy of its own. (A close cannot fail here but by a bad descriptor,
+    // which the start has refused already: the start is awaited below either way.)
+    try {
+      closeSync(logFd);
+    } catch {
+      // nothing to do
+    }
   }
   let child: StartedProcess;
   try {
