@@ -445,8 +445,9 @@ static napi_value start(napi_env env, napi_callback_info info) {
   return promise;
 }
 
-/** writeFolder (run-folder.c), which shares this module. */
+/** writeFolder (run-folder.c) and procInodeTimes (proc-scan.c), which share this module. */
 void run_folder_init(napi_env env, napi_value exports);
+void proc_scan_init(napi_env env, napi_value exports);
 
 NAPI_MODULE_INIT() {
   // Freed as the environment ends, its last use (on_env_cleanup).
@@ -463,5 +464,6 @@ NAPI_MODULE_INIT() {
   napi_create_function(env, "probe", NAPI_AUTO_LENGTH, probe, NULL, &fn);
   napi_set_named_property(env, exports, "probe", fn);
   run_folder_init(env, exports);
+  proc_scan_init(env, exports);
   return exports;
 }

@@ -8,9 +8,12 @@ import { copyFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..');
-const SOURCES = ['native/spawn.c', 'native/run-folder.c', 'native/binding.gyp'].map((f) =>
-  join(ROOT, f),
-);
+const SOURCES = [
+  'native/spawn.c',
+  'native/run-folder.c',
+  'native/proc-scan.c',
+  'native/binding.gyp',
+].map((f) => join(ROOT, f));
 const BUILT = join(ROOT, 'native/build/Release/start_process.node');
 const OUT = join(ROOT, 'dist/native/start_process.node');
 

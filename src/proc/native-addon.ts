@@ -1,5 +1,5 @@
-// gatehouse's native module (native/: the process starter, spawn.c, and the run folder writer,
-// run-folder.c), which `npm run build` puts in dist/native/ (scripts/build-native.mjs). Linux only.
+// gatehouse's native module (native/: the process starter, spawn.c; the run folder writer,
+// run-folder.c; the process table's listing, proc-scan.c), which `npm run build` puts in dist/native/ (scripts/build-native.mjs). Linux only.
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -14,6 +14,8 @@ export interface NativeAddon {
     onExit: (code: number, signal: number, reaped: boolean) => void,
   ): Promise<number>;
   writeFolder(dir: string, names: string[], texts: string[], logPath: string): Promise<number>;
+  /** Every /proc/<pid>, with its inode's ctimeMs (NaN: gone meanwhile), in pairs. */
+  procInodeTimes(): Float64Array;
 }
 
 /** Where the build puts it, from dist/proc/ and from dist/bundle/ alike. */

@@ -3,7 +3,6 @@
 // alone (a reused pid gets a new one), so an inode changed before the moment is of a process that
 // started before it. Inode times are on the wall clock, so this is used only while the wall clock
 // has kept step with the boot clock since the moment: after a step, every stat is read.
-import { statSync } from 'node:fs';
 import { uptimeSeconds } from './boot-clock.js';
 
 /** What is left of the two clocks' reading errors (/proc/uptime's 10 ms, a start time's tick). */
@@ -57,9 +56,4 @@ export function olderBefore(sinceMs: number): number | null {
   // The step was seen now but happened since the last reading: a moment this close may precede it.
   if (now === null || sinceMs <= steadySince + MARGIN_MS) return null;
   return sinceMs + lowest - MARGIN_MS;
-}
-
-/** When /proc/<pid>'s inode was last changed (wall clock, ms), or null when it is gone. */
-export function inodeTime(pid: number): number | null {
-  return statSync(`/proc/${pid}`, { throwIfNoEntry: false })?.ctimeMs ?? null;
 }

@@ -2,43 +2,53 @@
 // each process's stat and environment read at most once for all of them. Run endings that arrive
 // together (a burst of exits, a thousand workers) cost one pass over /proc instead of one each,
 // and a pass for the processes started since a run's leader reads the stat of those only (the
-// others' /proc inode times, also read once, prove them older).
+// others' /proc inode times, listed with them, prove them older).
 import {
-  procPids,
   listProcesses,
   readEnviron,
   readProcStat,
   startTimeMs,
   type ProcStat,
 } from './proc-stat.js';
-import { inodeTime, olderBefore } from './process-age.js';
+import { olderBefore } from './process-age.js';
+import { nativeAddon } from './native-addon.js';
 
 const LINUX = process.platform === 'linux';
 
 export class ProcessTable {
   private readonly environs = new Map<number, string[] | null>();
   private readonly stats = new Map<number, ProcStat | null>();
-  private readonly inodeTimes = new Map<number, number | null>();
-
-  /** `pids` as /proc listed them; or, without /proc, every process already read. */
+  /**
+   * `pids` as /proc listed them, with the times their /proc inodes last changed (null: gone by
+   * then); or, without /proc, every process already read.
+   */
   private constructor(
     private readonly pids: readonly number[],
+    private readonly inodeTimes: ReadonlyMap<number, number | null>,
     private every: ProcStat[] | null,
   ) {}
 
-  /** Lists the table now; each process's stat is read when first asked for. */
+  /**
+   * Lists the table now, each process with its /proc inode's time, in one call to gatehouse's
+   * native module (native/proc-scan.c); each process's stat is read when first asked for.
+   */
   static read(): ProcessTable {
-    return LINUX ? new ProcessTable(procPids(), null) : new ProcessTable([], listProcesses());
+    if (!LINUX) return new ProcessTable([], new Map(), listProcesses());
+    const listed = nativeAddon().procInodeTimes();
+    const pids: number[] = [];
+    const times = new Map<number, number | null>();
+    for (let i = 0; i < listed.length; i += 2) {
+      const pid = listed[i]!;
+      const time = listed[i + 1]!;
+      pids.push(pid);
+      times.set(pid, Number.isNaN(time) ? null : time);
+    }
+    return new ProcessTable(pids, times, null);
   }
 
   private stat(pid: number): ProcStat | null {
     if (!this.stats.has(pid)) this.stats.set(pid, readProcStat(pid));
     return this.stats.get(pid) ?? null;
-  }
-
-  private inodeTime(pid: number): number | null {
-    if (!this.inodeTimes.has(pid)) this.inodeTimes.set(pid, inodeTime(pid));
-    return this.inodeTimes.get(pid) ?? null;
   }
 
   /** Every process in the table. */
@@ -57,7 +67,7 @@ export class ProcessTable {
     if (before === null) return this.processes.filter((p) => p.startTime >= startTime);
     const found: ProcStat[] = [];
     for (const pid of this.pids) {
-      if (!this.stats.has(pid) && (this.inodeTime(pid) ?? Infinity) < before) continue;
+      if (!this.stats.has(pid) && (this.inodeTimes.get(pid) ?? Infinity) < before) continue;
       const stat = this.stat(pid);
       if (stat && stat.startTime >= startTime) found.push(stat);
     }
