@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "napi-util.h"
+
 /** A /proc entry's pid, or 0 when it is not one (self, sys, ...). */
 static long pid_of(const char *name) {
   if (*name < '1' || *name > '9') return 0;
@@ -31,9 +33,7 @@ static napi_value proc_inode_times(napi_env env, napi_callback_info info) {
   (void)info;
   DIR *dir = opendir("/proc");
   if (!dir) {
-    int err = errno;
-    const char *name = strerrorname_np(err);
-    napi_throw_error(env, name ? name : "EIO", "cannot list /proc");
+    throw_errno(env, errno, "cannot list /proc");
     return NULL;
   }
   size_t capacity = 512, count = 0;
@@ -69,19 +69,19 @@ static napi_value proc_inode_times(napi_env env, napi_callback_info info) {
   closedir(dir);
   if (failed || listed) {
     free(pairs);
-    const char *name = failed ? "ENOMEM" : strerrorname_np(listed);
-    napi_throw_error(env, name ? name : "EIO", "cannot list /proc");
+    throw_errno(env, failed ? ENOMEM : listed, "cannot list /proc");
     return NULL;
   }
   napi_value buffer, array;
   void *data = NULL;
-  if (napi_create_arraybuffer(env, count * 2 * sizeof(double), &data, &buffer) != napi_ok) {
+  if (napi_create_arraybuffer(env, count * 2 * sizeof(double), &data, &buffer) != napi_ok ||
+      napi_create_typedarray(env, napi_float64_array, count * 2, buffer, 0, &array) != napi_ok) {
     free(pairs);
+    throw_errno(env, ENOMEM, "cannot list /proc");
     return NULL;
   }
   if (count > 0) memcpy(data, pairs, count * 2 * sizeof(double));
   free(pairs);
-  napi_create_typedarray(env, napi_float64_array, count * 2, buffer, 0, &array);
   return array;
 }
 

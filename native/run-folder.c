@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "napi-util.h"
+
 typedef struct folder_job {
   napi_async_work work;
   napi_deferred deferred;
@@ -45,17 +47,6 @@ static void free_folder_job(folder_job_t *job) {
   free(job->dir);
   free(job->log);
   free(job);
-}
-
-/** A JS string as a new C string (its UTF-8 length in `length`), or NULL. */
-static char *utf8(napi_env env, napi_value value, size_t *length) {
-  size_t n;
-  if (napi_get_value_string_utf8(env, value, NULL, 0, &n) != napi_ok) return NULL;
-  char *out = malloc(n + 1);
-  if (!out) return NULL;
-  napi_get_value_string_utf8(env, value, out, n + 1, &n);
-  if (length) *length = n;
-  return out;
 }
 
 /** mkdir -p: the folder and any parent missing; an existing folder is fine. */
@@ -131,14 +122,12 @@ static void write_done(napi_env env, napi_status status, void *data) {
   int err = status != napi_ok ? ECANCELED : job->err;
   if (err) {
     if (job->fd >= 0) close(job->fd);
-    const char *name = strerrorname_np(err);
+    const char *name = errno_name(err);
     char message[PATH_MAX + 256];
-    snprintf(message, sizeof message, "%s: %s, %s '%s'", name ? name : "EIO", strerror(err),
+    snprintf(message, sizeof message, "%s: %s, %s '%s'", name, strerror(err),
              job->syscall ? job->syscall : "write", job->path ? job->path : job->dir);
-    napi_value code, text, value;
-    napi_create_string_utf8(env, name ? name : "EIO", NAPI_AUTO_LENGTH, &code);
-    napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &text);
-    napi_create_error(env, code, text, &result);
+    result = code_error(env, name, message);
+    napi_value value;
     napi_create_string_utf8(env, job->syscall ? job->syscall : "write", NAPI_AUTO_LENGTH, &value);
     napi_set_named_property(env, result, "syscall", value);
     napi_create_string_utf8(env, job->path ? job->path : job->dir, NAPI_AUTO_LENGTH, &value);
@@ -176,8 +165,8 @@ static napi_value write_folder(napi_env env, napi_callback_info info) {
   job->fd = -1;
   int ok = arrays && texts_array && names == texts;
   if (ok) {
-    job->dir = utf8(env, args[0], NULL);
-    job->log = utf8(env, args[3], NULL);
+    job->dir = js_string(env, args[0], NULL);
+    job->log = js_string(env, args[3], NULL);
     job->paths = calloc(names + 1, sizeof(char *));
     job->texts = calloc(names + 1, sizeof(char *));
     job->lengths = calloc(names + 1, sizeof(size_t));
@@ -187,8 +176,8 @@ static napi_value write_folder(napi_env env, napi_callback_info info) {
     napi_value name, text;
     napi_get_element(env, args[1], i, &name);
     napi_get_element(env, args[2], i, &text);
-    char *file = utf8(env, name, NULL);
-    job->texts[i] = utf8(env, text, &job->lengths[i]);
+    char *file = js_string(env, name, NULL);
+    job->texts[i] = js_string(env, text, &job->lengths[i]);
     job->count = i + 1;
     if (!file || !job->texts[i] || strchr(file, '/') || !*file) {
       free(file);

@@ -29,6 +29,8 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "napi-util.h"
+
 /** Between tries when the pidfd says "ended" and there is nothing to reap yet. */
 #define RETRY_MS 50
 
@@ -57,22 +59,6 @@ typedef struct watches {
   napi_async_cleanup_hook_handle ending;
 } watches_t;
 
-static void throw_errno(napi_env env, int err, const char *what) {
-  char message[768];
-  snprintf(message, sizeof message, "%s: %s", what, strerror(err));
-  const char *name = strerrorname_np(err);
-  napi_throw_error(env, name ? name : "EIO", message);
-}
-
-/** A JS string as a new C string, or NULL when it is not a string. */
-static char *c_string(napi_env env, napi_value value) {
-  size_t length;
-  if (napi_get_value_string_utf8(env, value, NULL, 0, &length) != napi_ok) return NULL;
-  char *out = malloc(length + 1);
-  if (!out) return NULL;
-  napi_get_value_string_utf8(env, value, out, length + 1, &length);
-  return out;
-}
 
 static void free_strings(char **strings) {
   if (!strings) return;
@@ -89,7 +75,7 @@ static char **c_strings(napi_env env, napi_value array) {
   for (uint32_t i = 0; i < n; i++) {
     napi_value item;
     if (napi_get_element(env, array, i, &item) != napi_ok ||
-        !(out[i] = c_string(env, item))) {
+        !(out[i] = js_string(env, item, NULL))) {
       free_strings(out);
       return NULL;
     }
@@ -326,12 +312,7 @@ static void start_done(napi_env env, napi_status status, void *data) {
     if (job->step) snprintf(what, sizeof what, "%s", job->step);
     else snprintf(what, sizeof what, "%s (in %s)", job->file, job->cwd);
     snprintf(what + strlen(what), sizeof what - strlen(what), ": %s", strerror(err));
-    const char *name = strerrorname_np(err);
-    napi_value code, message;
-    napi_create_string_utf8(env, name ? name : "EIO", NAPI_AUTO_LENGTH, &code);
-    napi_create_string_utf8(env, what, NAPI_AUTO_LENGTH, &message);
-    napi_create_error(env, code, message, &result);
-    napi_reject_deferred(env, job->deferred, result);
+    napi_reject_deferred(env, job->deferred, code_error(env, errno_name(err), what));
   } else {
     uv_loop_t *loop = NULL;
     watch_t *w = calloc(1, sizeof *w);
@@ -339,11 +320,7 @@ static void start_done(napi_env env, napi_status status, void *data) {
       free(w);
       close(job->pidfd);
       abandon(job->pid);
-      napi_value code, message;
-      napi_create_string_utf8(env, "ENOMEM", NAPI_AUTO_LENGTH, &code);
-      napi_create_string_utf8(env, "cannot watch a process", NAPI_AUTO_LENGTH, &message);
-      napi_create_error(env, code, message, &result);
-      napi_reject_deferred(env, job->deferred, result);
+      napi_reject_deferred(env, job->deferred, code_error(env, "ENOMEM", "cannot watch a process"));
     } else {
       w->list = list;
       uv_timer_init(loop, &w->retry);
@@ -355,12 +332,9 @@ static void start_done(napi_env env, napi_status status, void *data) {
         w->open_handles = 1;
         list->handles += 1;
         uv_close((uv_handle_t *)&w->retry, on_closed);
-        napi_value code, message;
-        napi_create_string_utf8(env, "EIO", NAPI_AUTO_LENGTH, &code);
-        napi_create_string_utf8(env, "cannot watch the started process (uv_poll_init)",
-                                NAPI_AUTO_LENGTH, &message);
-        napi_create_error(env, code, message, &result);
-        napi_reject_deferred(env, job->deferred, result);
+        napi_reject_deferred(
+            env, job->deferred,
+            code_error(env, "EIO", "cannot watch the started process (uv_poll_init)"));
       } else {
         w->open_handles = 2;
         list->handles += 2;
@@ -406,10 +380,10 @@ static napi_value start(napi_env env, napi_callback_info info) {
     return NULL;
   }
   job->pidfd = -1;
-  job->file = c_string(env, args[0]);
+  job->file = js_string(env, args[0], NULL);
   job->argv = c_strings(env, args[1]);
   job->envp = c_strings(env, args[2]);
-  job->cwd = c_string(env, args[3]);
+  job->cwd = js_string(env, args[3], NULL);
   // Above the standard three, so that making them does not close it first (a daemon started
   // with a standard descriptor closed opens its files there).
   job->out = fcntl(output, F_DUPFD_CLOEXEC, 3);

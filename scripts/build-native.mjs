@@ -12,6 +12,8 @@ const SOURCES = [
   'native/spawn.c',
   'native/run-folder.c',
   'native/proc-scan.c',
+  'native/napi-util.c',
+  'native/napi-util.h',
   'native/binding.gyp',
 ].map((f) => join(ROOT, f));
 const BUILT = join(ROOT, 'native/build/Release/start_process.node');
