@@ -120,9 +120,16 @@ describe('a host held up at the fork of a worker, past its lease', () => {
         const [alphaRun, betaRun] = runs;
         expect(alphaRun).toMatchObject({ host: 'alpha', outcome: 'lost' });
         expect(betaRun).toMatchObject({ host: 'beta', endedAt: null });
-        // Alpha goes on: its wrapper is forked now (or ran), and alpha finds its lease lost.
+        // Alpha goes on, no longer traced (a thread that ends blocks its signals first, which
+        // would stop it again): its wrapper is forked now (or ran), and it finds its lease lost.
+        strace.child.kill('SIGTERM');
+        await strace.exited;
         process.kill(a.pid, 'SIGCONT');
-        if (when === 'before') await waitFor('the late fork', forked);
+        const procJson = join(dirA, 'runs', alphaRun.id, 'proc.json');
+        await waitFor(
+          "alpha's late spawn recorded",
+          () => existsSync(procJson) && readFileSync(procJson, 'utf8').trim() !== '',
+        );
         await waitFor(
           'alpha back as a new host',
           async () =>
