@@ -77,43 +77,42 @@ static int write_whole(int fd, const char *text, size_t length) {
   return 0;
 }
 
-static void write_on_thread(napi_env env, void *data) {
-  (void)env;
-  folder_job_t *job = data;
-  if (make_folder(job->dir) != 0) {
-    job->err = errno;
-    job->syscall = "mkdir";
-    job->path = job->dir;
-    return;
-  }
+/** open(2), again while a signal interrupts it. */
+static int open_file(const char *path, int flags) {
+  int fd;
+  do fd = open(path, flags | O_CLOEXEC, 0666);
+  while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+/** Records what failed (errno, the call, its path) for write_done to reject with; -1. */
+static int failed(folder_job_t *job, int err, const char *syscall, const char *path) {
+  job->err = err;
+  job->syscall = syscall;
+  job->path = path;
+  return -1;
+}
+
+/** The folder, its files and the log's descriptor; 0, or -1 with what failed recorded. */
+static int write_folder_now(folder_job_t *job) {
+  if (make_folder(job->dir) != 0) return failed(job, errno, "mkdir", job->dir);
   for (size_t i = 0; i < job->count; i++) {
-    int fd;
-    do fd = open(job->paths[i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    while (fd < 0 && errno == EINTR);
-    if (fd < 0) {
-      job->err = errno;
-      job->syscall = "open";
-      job->path = job->paths[i];
-      return;
-    }
+    int fd = open_file(job->paths[i], O_WRONLY | O_CREAT | O_TRUNC);
+    if (fd < 0) return failed(job, errno, "open", job->paths[i]);
     int wrote = write_whole(fd, job->texts[i], job->lengths[i]);
     int why = errno;
     // A close that fails after a whole write (NFS reporting ENOSPC late) is a failed write.
     int closed = close(fd);
-    if (wrote != 0 || closed != 0) {
-      job->err = wrote != 0 ? why : errno;
-      job->syscall = "write";
-      job->path = job->paths[i];
-      return;
-    }
+    if (wrote != 0 || closed != 0)
+      return failed(job, wrote != 0 ? why : errno, "write", job->paths[i]);
   }
-  do job->fd = open(job->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-  while (job->fd < 0 && errno == EINTR);
-  if (job->fd < 0) {
-    job->err = errno;
-    job->syscall = "open";
-    job->path = job->log;
-  }
+  job->fd = open_file(job->log, O_WRONLY | O_CREAT | O_APPEND);
+  return job->fd < 0 ? failed(job, errno, "open", job->log) : 0;
+}
+
+static void write_on_thread(napi_env env, void *data) {
+  (void)env;
+  write_folder_now(data);
 }
 
 static void write_done(napi_env env, napi_status status, void *data) {

@@ -59,7 +59,6 @@ typedef struct watches {
   napi_async_cleanup_hook_handle ending;
 } watches_t;
 
-
 static void free_strings(char **strings) {
   if (!strings) return;
   for (char **s = strings; *s; s++) free(*s);
@@ -290,6 +289,52 @@ static void start_on_thread(napi_env env, void *data) {
   if (attr_made) posix_spawnattr_destroy(&attr);
 }
 
+/**
+ * The started process watched from the event loop (its exit told through job->on_exit, which it
+ * takes over): NULL, or the error why it cannot be, the process then ended and reaped.
+ */
+static napi_value watch_started(napi_env env, start_job_t *job) {
+  watches_t *list = job->list;
+  uv_loop_t *loop = NULL;
+  watch_t *w = calloc(1, sizeof *w);
+  if (!w || napi_get_uv_event_loop(env, &loop) != napi_ok) {
+    free(w);
+    close(job->pidfd);
+    abandon(job->pid);
+    return code_error(env, "ENOMEM", "cannot watch a process");
+  }
+  w->list = list;
+  uv_timer_init(loop, &w->retry);
+  w->retry.data = w;
+  if (uv_poll_init(loop, &w->poll, job->pidfd) != 0) {
+    // A poll whose init failed is not libuv's; the timer is, and is closed.
+    close(job->pidfd);
+    abandon(job->pid);
+    w->open_handles = 1;
+    list->handles += 1;
+    uv_close((uv_handle_t *)&w->retry, on_closed);
+    return code_error(env, "EIO", "cannot watch the started process (uv_poll_init)");
+  }
+  w->open_handles = 2;
+  list->handles += 2;
+  w->pidfd = job->pidfd;
+  w->pid = job->pid;
+  w->env = env;
+  w->poll.data = w;
+  w->on_exit = job->on_exit;
+  job->on_exit = NULL;
+  napi_value name;
+  napi_create_string_utf8(env, "gatehouse:process", NAPI_AUTO_LENGTH, &name);
+  napi_async_init(env, NULL, name, &w->context);
+  w->next = list->first;
+  if (w->next) w->next->prev = w;
+  list->first = w;
+  uv_poll_start(&w->poll, UV_READABLE, on_readable);
+  uv_unref((uv_handle_t *)&w->poll);
+  uv_unref((uv_handle_t *)&w->retry);
+  return NULL;
+}
+
 /** Back on the event loop: the process watched and its pid told, or why nothing started. */
 static void start_done(napi_env env, napi_status status, void *data) {
   start_job_t *job = data;
@@ -305,58 +350,23 @@ static void start_done(napi_env env, napi_status status, void *data) {
     maybe_free_list(list);
     return;
   }
-  napi_value result = NULL;
   int err = status != napi_ok ? ECANCELED : job->err;
+  napi_value error = NULL;
   if (err) {
     char what[768];
     if (job->step) snprintf(what, sizeof what, "%s", job->step);
     else snprintf(what, sizeof what, "%s (in %s)", job->file, job->cwd);
     snprintf(what + strlen(what), sizeof what - strlen(what), ": %s", strerror(err));
-    napi_reject_deferred(env, job->deferred, code_error(env, errno_name(err), what));
+    error = code_error(env, errno_name(err), what);
   } else {
-    uv_loop_t *loop = NULL;
-    watch_t *w = calloc(1, sizeof *w);
-    if (!w || napi_get_uv_event_loop(env, &loop) != napi_ok) {
-      free(w);
-      close(job->pidfd);
-      abandon(job->pid);
-      napi_reject_deferred(env, job->deferred, code_error(env, "ENOMEM", "cannot watch a process"));
-    } else {
-      w->list = list;
-      uv_timer_init(loop, &w->retry);
-      w->retry.data = w;
-      if (uv_poll_init(loop, &w->poll, job->pidfd) != 0) {
-        // A poll whose init failed is not libuv's; the timer is, and is closed.
-        close(job->pidfd);
-        abandon(job->pid);
-        w->open_handles = 1;
-        list->handles += 1;
-        uv_close((uv_handle_t *)&w->retry, on_closed);
-        napi_reject_deferred(
-            env, job->deferred,
-            code_error(env, "EIO", "cannot watch the started process (uv_poll_init)"));
-      } else {
-        w->open_handles = 2;
-        list->handles += 2;
-        w->pidfd = job->pidfd;
-        w->pid = job->pid;
-        w->env = env;
-        w->poll.data = w;
-        w->on_exit = job->on_exit;
-        job->on_exit = NULL;
-        napi_value name;
-        napi_create_string_utf8(env, "gatehouse:process", NAPI_AUTO_LENGTH, &name);
-        napi_async_init(env, NULL, name, &w->context);
-        w->next = list->first;
-        if (w->next) w->next->prev = w;
-        list->first = w;
-        uv_poll_start(&w->poll, UV_READABLE, on_readable);
-        uv_unref((uv_handle_t *)&w->poll);
-        uv_unref((uv_handle_t *)&w->retry);
-        napi_create_int32(env, job->pid, &result);
-        napi_resolve_deferred(env, job->deferred, result);
-      }
-    }
+    error = watch_started(env, job);
+  }
+  if (error) {
+    napi_reject_deferred(env, job->deferred, error);
+  } else {
+    napi_value pid;
+    napi_create_int32(env, job->pid, &pid);
+    napi_resolve_deferred(env, job->deferred, pid);
   }
   if (job->on_exit) napi_delete_reference(env, job->on_exit);
   napi_delete_async_work(env, job->work);

@@ -1,5 +1,6 @@
 // gatehouse's native module (native/: the process starter, spawn.c; the run folder writer,
-// run-folder.c; the process table's listing, proc-scan.c), which `npm run build` puts in dist/native/ (scripts/build-native.mjs). Linux only.
+// run-folder.c; the process table's listing, proc-scan.c), which `npm run build` puts in
+// dist/native/ (scripts/build-native.mjs). Linux only.
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 

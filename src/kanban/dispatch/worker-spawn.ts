@@ -192,23 +192,18 @@ export async function prepareRun(
 export async function spawnWorker(prepared: PreparedRun, until: number | null): Promise<Spawned> {
   const { dir, logFd } = prepared;
   const deadline = until === null ? [] : ['--until', String(Math.floor(until))];
-  let starting: Promise<StartedProcess>;
+  // Never throws: what fails rejects. The starter copies the log's descriptor as it is called.
+  const starting = startProcess({
+    file: '/bin/sh',
+    args: [WRAPPER, ...deadline, ...prepared.args],
+    cwd: prepared.cwd,
+    env: prepared.env,
+    output: logFd,
+  });
   try {
-    starting = startProcess({
-      file: '/bin/sh',
-      args: [WRAPPER, ...deadline, ...prepared.args],
-      cwd: prepared.cwd,
-      env: prepared.env,
-      output: logFd,
-    });
-  } finally {
-    // The starter holds a copy of its own. (A close cannot fail here but by a bad descriptor,
-    // which the start has refused already: the start is awaited below either way.)
-    try {
-      closeSync(logFd);
-    } catch {
-      // nothing to do
-    }
+    closeSync(logFd);
+  } catch {
+    // Only a descriptor already bad, which the start has refused: it is awaited below either way.
   }
   let child: StartedProcess;
   try {
