@@ -1,6 +1,35 @@
 // Lint rules: type-aware, so floating promises and misused async are caught.
 import tseslint from 'typescript-eslint';
 
+const TASK_WRITES = [
+  {
+    group: ['**/task-writes', '**/task-writes.js'],
+    message: 'Only the moves (src/kanban/moves) may write tasks: call a move instead.',
+  },
+];
+const ENGINES = [
+  {
+    group: ['**/store/sqlite/*', '**/store/postgres/*'],
+    message:
+      'Nothing outside src/kanban/store names an engine: use the contract (store/contract.ts) and its records (store/records/).',
+  },
+];
+const OTHER_ENGINE = 'An engine imports only the contract and its records, never the other engine.';
+const OUTSIDE_THE_STORE_PATHS = [
+  { name: 'better-sqlite3', message: 'Only the store (src/kanban/store) opens the database.' },
+  { name: 'pg', message: 'Only the store (src/kanban/store) opens the database.' },
+  {
+    name: '@sinclair/typebox',
+    allowTypeImports: true,
+    message: 'Build schemas with src/schema-types.ts: loading TypeBox costs 80 ms of start-up.',
+  },
+  {
+    name: '@sinclair/typebox/value',
+    allowTypeImports: true,
+    message: 'Loaded only to explain an invalid config (src/config/load.ts).',
+  },
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -39,31 +68,32 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        {
-          patterns: [
-            {
-              group: ['**/task-writes', '**/task-writes.js'],
-              message: 'Only the moves (src/kanban/moves) may write tasks: call a move instead.',
-            },
-          ],
-          paths: [
-            {
-              name: 'better-sqlite3',
-              message: 'Only the store (src/kanban/store) opens the database.',
-            },
-            {
-              name: '@sinclair/typebox',
-              allowTypeImports: true,
-              message:
-                'Build schemas with src/schema-types.ts: loading TypeBox costs 80 ms of start-up.',
-            },
-            {
-              name: '@sinclair/typebox/value',
-              allowTypeImports: true,
-              message: 'Loaded only to explain an invalid config (src/config/load.ts).',
-            },
-          ],
-        },
+        { patterns: [...TASK_WRITES, ...ENGINES], paths: OUTSIDE_THE_STORE_PATHS },
+      ],
+    },
+  },
+  {
+    files: ['src/kanban/moves/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ENGINES, paths: OUTSIDE_THE_STORE_PATHS }],
+    },
+  },
+  {
+    // Each engine implements the contract on its own: neither borrows from the other.
+    files: ['src/kanban/store/sqlite/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/postgres/*'], message: OTHER_ENGINE }] },
+      ],
+    },
+  },
+  {
+    files: ['src/kanban/store/postgres/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/sqlite/*'], message: OTHER_ENGINE }] },
       ],
     },
   },

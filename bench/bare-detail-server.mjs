@@ -10,7 +10,7 @@ const [where, schema] = process.argv.slice(2);
 async function openTasks() {
   if (!/^postgres(ql)?:/.test(where)) {
     const { openReader } = await import('../dist/kanban/store/sqlite/db.js');
-    const { TaskStore } = await import('../dist/kanban/store/sqlite/task-store.js');
+    const { TaskStore } = await import('../dist/kanban/store/records/task.js');
     return new TaskStore(openReader(where));
   }
   const { default: pg } = await import('pg');

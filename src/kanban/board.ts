@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import { EventBus } from './event-bus.js';
 import { EventFeed } from './event-feed.js';
 import type { Comment, Host, Origin, Task, TaskStatus } from './model/types.js';
-import type { HostRenewal } from './store/sqlite/host-store.js';
+import type { HostRenewal } from './store/records/host.js';
 import { addComment } from './moves/comment.js';
 import { followUp } from './moves/follow-up.js';
 import { approveTask, requestChanges } from './moves/review.js';
@@ -23,7 +23,7 @@ import type {
   StorageFailure,
   TaskReads,
 } from './store/contract.js';
-import type { TaskDetail, TaskFilter, TaskMatch } from './store/sqlite/task-store.js';
+import type { TaskDetail, TaskFilter, TaskMatch } from './store/records/task.js';
 /** Between a keyed request's tries while a lock holds it. */
 const KEYED_RETRY_MS = 50;
 

@@ -7,7 +7,7 @@ import type { RunOutcome, Task } from './model/types.js';
 import { heartbeat } from './moves/lease.js';
 import { settleRun, type SettlementPolicy } from './moves/settle.js';
 import type { Tx } from './moves/tx.js';
-import { leaderOf, type RunRecord } from './store/sqlite/run-store.js';
+import { leaderOf, type RunRecord } from './store/records/run.js';
 import type { RunJudgement } from './dispatch/task-workspaces.js';
 
 /** At most one heartbeat event per run per this long (SPEC §6); the lease counts every one. */

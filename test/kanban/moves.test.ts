@@ -19,7 +19,7 @@ import { Transactor } from '../../src/kanban/moves/tx.js';
 import { unblockTask } from '../../src/kanban/moves/unblock.js';
 import { openDatabase } from '../../src/kanban/store/sqlite/db.js';
 import { openStore } from '../../src/kanban/store/sqlite/store.js';
-import { WRITES } from '../../src/kanban/store/sqlite/task-writes.js';
+import { WRITES } from '../../src/kanban/store/records/task-writes.js';
 import type { BoardStore, TxTables } from '../../src/kanban/store/contract.js';
 import { ENGINE, holdBoard, openTestStore, rawQuery } from '../helpers/store.js';
 import { testHostId } from '../helpers/board.js';

@@ -10,7 +10,7 @@ import {
   terminateRun,
 } from '../../src/proc/index.js';
 import { runTerminator } from '../../src/kanban/dispatch/run-terminator.js';
-import type { RunRecord } from '../../src/kanban/store/sqlite/run-store.js';
+import type { RunRecord } from '../../src/kanban/store/records/run.js';
 import { TEST_MARK, spawnTracked } from '../helpers/procs.js';
 import { waitFor } from '../helpers/wait.js';
 

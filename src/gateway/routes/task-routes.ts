@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Board } from '../../kanban/board.js';
 import type { OperatorActions } from '../../kanban/operator-actions.js';
-import { publicRun } from '../../kanban/store/sqlite/run-store.js';
+import { publicRun } from '../../kanban/store/records/run.js';
 import { IdempotencyHeaders, KEYED_ERRORS, keyedRequest, sendAnswer } from './idempotency.js';
 import type { Origin, Task as TaskRecord } from '../../kanban/model/types.js';
 import {

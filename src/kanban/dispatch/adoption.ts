@@ -6,7 +6,7 @@ import { recordAdoption, recordFoundProcess, recordHost } from '../moves/records
 import type { LiveWorker, LiveWorkers } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
 import type { Ownership } from './ownership.js';
-import { leaderOf } from '../store/sqlite/run-store.js';
+import { leaderOf } from '../store/records/run.js';
 import { readProcRecord, runDir } from './run-files.js';
 
 /** Registers every running task's worker in `live`; returns those already ended. */

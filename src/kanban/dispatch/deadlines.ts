@@ -3,7 +3,7 @@ import type { Config } from '../../config/schema.js';
 import type { Board } from '../board.js';
 import { extendLease } from '../moves/lease.js';
 import { isTerminationOp, type TerminationOp } from '../moves/termination.js';
-import type { RunRecord } from '../store/sqlite/run-store.js';
+import type { RunRecord } from '../store/records/run.js';
 import type { LiveWorkers } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
 import type { Ownership } from './ownership.js';

@@ -2,7 +2,7 @@
 // every worker itself, identity-checked, and records its run `interrupted` (not a failure), the
 // task back to ready, rather than leaving the next start to find it dead with no exit record.
 import type { Kanban } from '../kanban.js';
-import type { RunRecord } from '../store/sqlite/run-store.js';
+import type { RunRecord } from '../store/records/run.js';
 import type { DispatcherLog } from './log.js';
 
 export async function interruptAll(kanban: Kanban, log: DispatcherLog): Promise<void> {

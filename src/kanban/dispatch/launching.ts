@@ -1,7 +1,7 @@
 // Runs between their claim and their worker's recorded spawn: the run folder is being written
 // off the event loop, so a termination (an archive, a lost lease) could otherwise look for the
 // run's processes, find none and settle the run just before its worker starts. It waits instead.
-import type { RunRecord } from '../store/sqlite/run-store.js';
+import type { RunRecord } from '../store/records/run.js';
 import type { RunTerminator } from './run-terminator.js';
 
 export class Launching {

@@ -5,7 +5,7 @@
 // hosts: never adopted, timed out or signalled here, only taken over as lost once their host's
 // lease has run out (HostLease).
 import { existsSync } from 'node:fs';
-import type { RunRecord } from '../store/sqlite/run-store.js';
+import type { RunRecord } from '../store/records/run.js';
 import { runDir } from './run-files.js';
 
 export class Ownership {

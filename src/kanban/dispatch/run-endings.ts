@@ -13,7 +13,7 @@ import { readLogTail } from './run-log.js';
 import type { RunReaper } from './run-reaper.js';
 import type { RunTerminator } from './run-terminator.js';
 import type { RunJudgement } from './task-workspaces.js';
-import type { RunRecord } from '../store/sqlite/run-store.js';
+import type { RunRecord } from '../store/records/run.js';
 import { judgeAgentRun, readAgentStart } from './agent-runs.js';
 import type { AgentReading } from '../../agents/types.js';
 import type { AgentConfig } from '../../config/schema.js';

@@ -3,7 +3,7 @@
 import { pidExists } from '../../proc/index.js';
 import type { Board } from '../board.js';
 import { recordExitStatus, recordGone, recordLeftovers } from '../moves/records.js';
-import { leaderOf, type RunRecord } from '../store/sqlite/run-store.js';
+import { leaderOf, type RunRecord } from '../store/records/run.js';
 import { readExitRecord, runDir } from './run-files.js';
 import type { RunTerminator } from './run-terminator.js';
 

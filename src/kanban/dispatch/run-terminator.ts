@@ -1,6 +1,6 @@
 // Ending everything of a run: its process group and its marked background jobs, identity-checked.
 import { terminateMarkedRun, type TerminateResult } from '../../proc/index.js';
-import { leaderOf, type RunRecord } from '../store/sqlite/run-store.js';
+import { leaderOf, type RunRecord } from '../store/records/run.js';
 
 /**
  * Ends what is left of a run. `groupHeldUntil` is a start time by which the run's group was

@@ -7,7 +7,7 @@ import { Workspaces, type Prepared } from '../../workspaces/workspaces.js';
 import type { Board } from '../board.js';
 import type { RunEnding } from '../moves/settle.js';
 import { retireWorkspace } from '../moves/workspace.js';
-import type { RunRecord } from '../store/sqlite/run-store.js';
+import type { RunRecord } from '../store/records/run.js';
 import type { DispatcherLog } from './log.js';
 import { runDir } from './run-files.js';
 

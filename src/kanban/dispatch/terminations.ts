@@ -10,7 +10,7 @@ import {
   TERMINATION_OUTCOME,
   type TerminationOp,
 } from '../moves/termination.js';
-import type { RunRecord } from '../store/sqlite/run-store.js';
+import type { RunRecord } from '../store/records/run.js';
 import { readExitRecord, runDir } from './run-files.js';
 import type { RunTerminator } from './run-terminator.js';
 

@@ -2,7 +2,7 @@
 // decides every column that goes with it, and one compare-and-set writes them.
 import { columnsFor, transition, type StatusFacts, type TaskMove } from '../model/transitions.js';
 import type { Task, TaskStatus } from '../model/types.js';
-import { WRITES, type DetailColumns } from '../store/sqlite/task-writes.js';
+import { WRITES, type DetailColumns } from '../store/records/task-writes.js';
 import type { Tx } from './tx.js';
 
 export interface MoveSpec {

@@ -2,8 +2,8 @@
 import { hashToken, newRunId, newRunToken } from '../model/ids.js';
 import { parentSatisfied } from '../model/transitions.js';
 import type { Task } from '../model/types.js';
-import type { RunRecord } from '../store/sqlite/run-store.js';
-import { WRITES } from '../store/sqlite/task-writes.js';
+import type { RunRecord } from '../store/records/run.js';
+import { WRITES } from '../store/records/task-writes.js';
 import { applyMove } from './apply.js';
 import { together } from './together.js';
 import type { Tx } from './tx.js';

@@ -1,7 +1,7 @@
 // Move: a comment on a task (its status is untouched).
 import { AppError } from '../../errors.js';
 import type { Comment } from '../model/types.js';
-import { WRITES } from '../store/sqlite/task-writes.js';
+import { WRITES } from '../store/records/task-writes.js';
 import type { Tx } from './tx.js';
 
 export async function addComment(

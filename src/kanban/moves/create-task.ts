@@ -4,7 +4,7 @@ import { newTaskId } from '../model/ids.js';
 import { checkTitle } from '../model/task-title.js';
 import { initialStatus } from '../model/transitions.js';
 import type { Origin, Task } from '../model/types.js';
-import { WRITES } from '../store/sqlite/task-writes.js';
+import { WRITES } from '../store/records/task-writes.js';
 import type { Tx } from './tx.js';
 
 export interface TaskInput {

@@ -1,7 +1,7 @@
 // Move: delete an archived task; children that waited only on it may now be ready.
 import { AppError } from '../../errors.js';
 import { canDelete } from '../model/transitions.js';
-import { WRITES } from '../store/sqlite/task-writes.js';
+import { WRITES } from '../store/records/task-writes.js';
 import { promoteChildren } from './children.js';
 import type { Tx } from './tx.js';
 

@@ -2,7 +2,7 @@
 import { AppError } from '../../errors.js';
 import { checkTitle } from '../model/task-title.js';
 import type { Task } from '../model/types.js';
-import { WRITES } from '../store/sqlite/task-writes.js';
+import { WRITES } from '../store/records/task-writes.js';
 import type { TaskInput } from './create-task.js';
 import type { Tx } from './tx.js';
 

@@ -2,7 +2,7 @@
 // ending as `lost` (a counted failure) so their tasks go back to ready, or as the termination
 // that host had begun on them.
 import type { Host } from '../model/types.js';
-import type { NewHost } from '../store/sqlite/host-store.js';
+import type { NewHost } from '../store/records/host.js';
 import { settleRun, type SettlementPolicy } from './settle.js';
 import { isTerminationOp, TERMINATION_OUTCOME } from './termination.js';
 import type { Tx } from './tx.js';

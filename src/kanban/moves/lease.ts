@@ -1,5 +1,5 @@
 // Moves that keep a running task running: a heartbeat from its worker, a lease extended.
-import { WRITES } from '../store/sqlite/task-writes.js';
+import { WRITES } from '../store/records/task-writes.js';
 import type { Tx } from './tx.js';
 
 /** Extends the lease of a running task that is not being terminated. */

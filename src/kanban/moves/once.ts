@@ -3,7 +3,7 @@
 // lifetime gets the first answer and makes nothing, a key sent again elsewhere or with another
 // body is refused, and a twin not yet committed (another host's) holds the key until it is.
 import { AppError } from '../../errors.js';
-import type { IdempotencyRecord } from '../store/sqlite/idempotency-store.js';
+import type { IdempotencyRecord } from '../store/records/idempotency.js';
 import type { Tx } from './tx.js';
 
 export interface KeyedRequest {

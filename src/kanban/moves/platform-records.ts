@@ -1,7 +1,7 @@
 // What platforms write: their persisted state (view, adapter position, home cursor), a chat's
 // subscription to a task and its cursor, and the inbound deliveries already handled. None of
 // them changes a task.
-import type { Subscription } from '../store/sqlite/platform-store.js';
+import type { Subscription } from '../store/records/platform.js';
 import type { Tx } from './tx.js';
 
 /** Merges `patch` into the platform's persisted state: the keys it names are replaced. */

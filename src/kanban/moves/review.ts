@@ -3,7 +3,7 @@
 // ready, the text its next run's instructions and a comment; not counted as a failure).
 import { AppError } from '../../errors.js';
 import type { Task } from '../model/types.js';
-import { WRITES } from '../store/sqlite/task-writes.js';
+import { WRITES } from '../store/records/task-writes.js';
 import { applyMove } from './apply.js';
 import { parentsAllDone, promoteChildren } from './children.js';
 import type { Tx } from './tx.js';

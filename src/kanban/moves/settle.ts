@@ -3,7 +3,7 @@
 import type { RunEndPayload } from '../model/events.js';
 import { decideOutcome } from '../model/outcome-policy.js';
 import type { RunOutcome, Task } from '../model/types.js';
-import type { RunRecord } from '../store/sqlite/run-store.js';
+import type { RunRecord } from '../store/records/run.js';
 import type { RunEvidence } from '../../workspaces/types.js';
 import type { RunAgent } from '../../agents/types.js';
 import { applyMove } from './apply.js';

@@ -3,8 +3,8 @@
 // claim and its lease is extended). Finishing is settle.ts with the termination's outcome.
 import type { TerminationReport } from '../model/events.js';
 import type { RunOutcome } from '../model/types.js';
-import type { RunRecord } from '../store/sqlite/run-store.js';
-import { WRITES } from '../store/sqlite/task-writes.js';
+import type { RunRecord } from '../store/records/run.js';
+import { WRITES } from '../store/records/task-writes.js';
 import type { Tx } from './tx.js';
 
 /** Why a worker is being terminated; stored in tasks.terminating while it happens. */

@@ -3,7 +3,7 @@
 import { AppError } from '../../errors.js';
 import { parentSatisfied } from '../model/transitions.js';
 import type { Task } from '../model/types.js';
-import { WRITES } from '../store/sqlite/task-writes.js';
+import { WRITES } from '../store/records/task-writes.js';
 import { applyMove } from './apply.js';
 import type { Tx } from './tx.js';
 

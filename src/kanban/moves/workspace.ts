@@ -2,7 +2,7 @@
 // content is safe. The record is a detail: no status changes with it.
 import type { WorkspaceRecord } from '../../workspaces/types.js';
 import type { TaskStatus } from '../model/types.js';
-import { WRITES } from '../store/sqlite/task-writes.js';
+import { WRITES } from '../store/records/task-writes.js';
 import type { Tx } from './tx.js';
 
 /** The running task's workspace for its current run; false if the run is no longer current. */

@@ -1,26 +1,187 @@
 // What the board needs of a store, whichever engine holds it (SQLite embedded, PostgreSQL for
-// many hosts). The SQLite classes define the shape of each table's reads and writes; the
-// PostgreSQL ones implement the same. Everything outside this folder sees only these types.
-import type { EventStore } from './sqlite/event-store.js';
-import type { HoldStore } from './sqlite/hold-store.js';
-import type { HostStore } from './sqlite/host-store.js';
-import type { IdempotencyStore } from './sqlite/idempotency-store.js';
-import type { PlatformStore } from './sqlite/platform-store.js';
-import type { RunStore } from './sqlite/run-store.js';
-import type { TaskStore } from './sqlite/task-store.js';
-import type { TaskWrites, WRITES } from './sqlite/task-writes.js';
+// many hosts). Each table's reads and writes are written out here, with the records they take
+// and give in ./records/; each engine implements them in its own folder and neither imports the
+// other. Everything outside this folder sees only these types (eslint no-restricted-imports).
+import type { BoardEvent, EventKind, NewEvent } from '../model/events.js';
+import type { Comment, Host, Task, TaskStatus } from '../model/types.js';
+import type { ProfileHold } from './records/hold.js';
+import type { HostRenewal, NewHost } from './records/host.js';
+import type { IdempotencyRecord } from './records/idempotency.js';
+import type { Delivery, Subscription } from './records/platform.js';
+import type { EndedBucket, NewRun, OpenRun, RunEnd, RunRecord } from './records/run.js';
+import type {
+  RunningDeadline,
+  TaskDetail,
+  TaskFilter,
+  TaskLease,
+  TaskMatch,
+  TaskPage,
+} from './records/task.js';
+import type { TaskWriter, WRITES } from './records/task-writes.js';
 
-/** The public members of an engine's class: what the other engine must offer too. */
-type Shape<T> = { [K in keyof T]: T[K] };
+export interface TaskReads {
+  get(id: string): Promise<Task | null>;
+  /** The task, its runs and the tasks that wait on it, read together (one snapshot), or null. */
+  detail(id: string): Promise<TaskDetail | null>;
+  /** The task's comments written since `since` (the newest `limit`), oldest first. */
+  commentsSince(id: string, since: number, limit: number): Promise<Comment[]>;
+  list(filter: TaskFilter): Promise<TaskPage>;
+  children(id: string): Promise<string[]>;
+  /** Tasks whose workspace is due to go: archived, or done before `doneBefore`. */
+  workspacesToRetire(doneBefore: number, limit: number): Promise<string[]>;
+  /** Tasks per status, of those `match` picks (all by default). */
+  counts(match?: TaskMatch): Promise<Record<TaskStatus, number>>;
+  /**
+   * Ready tasks for `profile` whose cooldown has passed, best first (priority, then oldest);
+   * unassigned ones count as the default profile's. `host` is this host's name: on a shared
+   * board a task whose workspace is on another live host is that host's to run.
+   */
+  dispatchable(
+    now: number,
+    profile: string,
+    isDefault: boolean,
+    limit: number,
+    host: string,
+  ): Promise<string[]>;
+  /** Ready tasks assigned to a profile that is not configured (any more). */
+  stranded(profiles: readonly string[]): Promise<{ id: string; assignee: string }[]>;
+  /** The oldest `limit` open tasks (todo, ready, running, review, blocked) and how many there are. */
+  open(limit: number): Promise<{ tasks: Task[]; total: number }>;
+  /** The termination pending on a running task, or null. */
+  terminatingOf(id: string): Promise<string | null>;
+  /** What the tick checks of every running task, and nothing else of the row (it runs often). */
+  runningDeadlines(): Promise<RunningDeadline[]>;
+  running(): Promise<(Task & TaskLease)[]>;
+}
 
-export type TaskReads = Shape<TaskStore>;
-export type RunTable = Shape<RunStore>;
-export type EventTable = Shape<EventStore>;
-export type PlatformTable = Shape<PlatformStore>;
-export type HostTable = Shape<HostStore>;
-export type IdempotencyTable = Shape<IdempotencyStore>;
-export type HoldTable = Shape<HoldStore>;
-export type TaskWriter = Shape<TaskWrites>;
+export interface RunTable {
+  /** Inserts the run; the run as it was written. */
+  create(run: NewRun): Promise<RunRecord>;
+  get(id: string): Promise<RunRecord | null>;
+  /** The run a worker token belongs to, found by the token's hash. */
+  byTokenHash(hash: string): Promise<RunRecord | null>;
+  forTask(taskId: string): Promise<RunRecord[]>;
+  recordProcess(
+    id: string,
+    proc: { pid: number; pgid: number; startTime: number; bootId: string },
+  ): Promise<void>;
+  /** Closes an open run; false if it was already closed. */
+  close(id: string, at: number, end: RunEnd): Promise<boolean>;
+  /** Which of `ids` the board has runs for. */
+  existing(ids: readonly string[]): Promise<Set<string>>;
+  /** How a closed run's process ended, learnt after its verdict; a recorded status stays. */
+  recordExit(id: string, exit: { exitCode: number | null; signal: string | null }): Promise<void>;
+  markGone(id: string, at: number): Promise<void>;
+  recordSample(id: string, cpu: number, rss: number): Promise<void>;
+  /** Finished runs by outcome. */
+  countByOutcome(): Promise<Record<string, number>>;
+  /** Whether a closed run of the task may still have processes alive. */
+  hasLingering(taskId: string): Promise<boolean>;
+  /**
+   * Ended runs (nothing of them alive) that ended before `before` and still have their folder;
+   * with `hostId`, only that host's (and those of no host): a folder is on its host's disk.
+   */
+  prunableBefore(before: number, limit: number, hostId: number | null): Promise<string[]>;
+  markPruned(id: string, at: number): Promise<void>;
+  /** Closed runs whose process group has not been confirmed gone. */
+  unreaped(): Promise<RunRecord[]>;
+  /** The run is supervised by this host from now on (it adopted the run's worker). */
+  assignHost(id: string, hostId: number, host: string): Promise<void>;
+  /** The runs a host has not ended, oldest first. */
+  openOnHost(hostId: number): Promise<RunRecord[]>;
+  /** Every run not ended yet, on any host, oldest first. */
+  open(): Promise<OpenRun[]>;
+  /** Runs ended since `from`, counted by outcome in buckets of `bucketMs` (each at its start). */
+  endedByBucket(from: number, bucketMs: number): Promise<EndedBucket[]>;
+}
+
+export interface EventTable {
+  /** When the run last recorded an event of `kind`, or null. */
+  lastAt(taskId: string, runId: string, kind: EventKind): Promise<number | null>;
+  /** Deletes up to `limit` of the oldest events written before `before`; how many. */
+  pruneBefore(before: number, limit: number): Promise<number>;
+  /** Writes a transaction's events, in order, at its commit; their ids. */
+  append(events: readonly NewEvent[], at: number): Promise<number[]>;
+  list(afterId: number, limit: number): Promise<BoardEvent[]>;
+  listForTask(taskId: string, afterId: number, limit: number): Promise<BoardEvent[]>;
+  /** Events of the given kinds after `afterId`, oldest first. */
+  listKinds(afterId: number, kinds: readonly EventKind[], limit: number): Promise<BoardEvent[]>;
+  lastId(): Promise<number>;
+  /** The highest id ever given to an event, even one retention has removed since. */
+  highWater(): Promise<number>;
+}
+
+export interface PlatformTable {
+  state(name: string): Promise<Record<string, unknown> | null>;
+  /**
+   * Replaces the keys of the platform's state that `patch` names, keeping the others (in one
+   * statement on PostgreSQL, so hosts writing different keys at once lose none).
+   */
+  mergeState(name: string, patch: Record<string, unknown>, at: number): Promise<void>;
+  /**
+   * Makes `hostId` the platform's holder, or keeps it so: unless another host holds it whose
+   * lease has not been out for `graceMs`. Whether `hostId` holds it now.
+   */
+  hold(platform: string, hostId: number, graceMs: number): Promise<boolean>;
+  /** The host that holds the platform, or null (on PostgreSQL the row stays locked, shared). */
+  heldBy(platform: string): Promise<number | null>;
+  subscribe(platform: string, channel: string, taskId: string, cursor: number): Promise<void>;
+  advanceCursor(sub: Subscription, eventId: number): Promise<void>;
+  subscriptionsOf(taskId: string): Promise<Subscription[]>;
+  /**
+   * An inbound delivery seen before, by its id (the signature covers the id, so a repeat is
+   * the same id and nothing else): what it created (null: nothing), or undefined if new.
+   */
+  delivery(platform: string, delivery: Delivery): Promise<{ taskId: string | null } | undefined>;
+  /** Remembers a handled delivery; called in the transaction of what it created. */
+  recordDelivery(
+    platform: string,
+    delivery: Delivery,
+    taskId: string | null,
+    at: number,
+  ): Promise<void>;
+  /** Forgets deliveries older than `before` (their replay window has passed); how many. */
+  forgetDeliveries(before: number): Promise<number>;
+  /** Subscriptions with at least one notifiable event past their cursor. */
+  withPending(): Promise<Subscription[]>;
+}
+
+export interface HostTable {
+  register(h: NewHost): Promise<Host>;
+  /** Extends the lease of an active host; null when it is dead (or expired, if asked). */
+  renew(id: number, r: HostRenewal): Promise<Host | null>;
+  /**
+   * The host is active and its lease has not run out; on PostgreSQL its row stays locked
+   * (shared) until the transaction ends, so it cannot be declared dead meanwhile.
+   */
+  holdsLease(id: number): Promise<boolean>;
+  list(): Promise<Host[]>;
+  get(id: number): Promise<Host | null>;
+  /** Active hosts whose lease ran out more than `graceMs` ago. */
+  expired(graceMs: number): Promise<Host[]>;
+  /**
+   * Declares a host dead, if its lease still ends at `leaseExpiresAt` (it has not renewed since
+   * it was seen expired); null if it renewed or already was dead.
+   */
+  markDead(id: number, leaseExpiresAt: number): Promise<Host | null>;
+}
+
+export interface IdempotencyTable {
+  find(key: string): Promise<IdempotencyRecord | null>;
+  /** Records the key unless a live one (sent since `expiredBefore`) holds it; whether it did. */
+  record(r: IdempotencyRecord, expiredBefore: number): Promise<boolean>;
+  /** Removes the keys sent before `before`; how many. */
+  sweep(before: number): Promise<number>;
+}
+
+export interface HoldTable {
+  /** The holds still in force at `now`. */
+  active(now: number): Promise<ProfileHold[]>;
+  /** Holds the profile until `hold.until` unless a later hold is in force; whether it did. */
+  hold(hold: ProfileHold): Promise<boolean>;
+  /** Ends the profile's hold early; whether one was in force. */
+  release(profile: string, now: number): Promise<boolean>;
+}
 
 /** The board's tables, read outside any transaction: committed rows only. */
 export interface Tables {

@@ -1,11 +1,11 @@
-// The event log on PostgreSQL: the same reads as SQLite's (../event-store.ts); appended with ids
-// in commit order (events.ts).
+// The event log on PostgreSQL: the contract's reads; appended with ids in commit order (events.ts).
 import type { BoardEvent, EventKind, NewEvent } from '../../model/events.js';
-import { toEvent, type EventRow } from '../sqlite/event-store.js';
+import type { EventTable } from '../contract.js';
+import { toEvent, type EventRow } from '../records/event.js';
 import { appendEvents } from './events.js';
 import { rows, run, type Queryable } from './query.js';
 
-export class PgEventStore {
+export class PgEventStore implements EventTable {
   constructor(
     private readonly db: Queryable,
     private readonly schema: string,

@@ -1,8 +1,9 @@
-// Profile holds on PostgreSQL: the same as SQLite's (../hold-store.ts).
-import type { ProfileHold } from '../sqlite/hold-store.js';
+// Profile holds on PostgreSQL: the contract's reads and writes.
+import type { HoldTable } from '../contract.js';
+import type { ProfileHold } from '../records/hold.js';
 import { rows, run, type Queryable } from './query.js';
 
-export class PgHoldStore {
+export class PgHoldStore implements HoldTable {
   constructor(private readonly db: Queryable) {}
 
   async active(now: number): Promise<ProfileHold[]> {

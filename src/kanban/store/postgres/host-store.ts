@@ -1,13 +1,14 @@
-// Hosts on PostgreSQL: the same reads and writes as SQLite's (../host-store.ts), with every
-// lease time taken from the server's clock, the one clock all hosts share.
-import { toHost, type HostRenewal, type HostRow, type NewHost } from '../sqlite/host-store.js';
+// Hosts on PostgreSQL: the contract's reads and writes, with every lease time taken from the
+// server's clock, the one clock all hosts share.
 import type { Host } from '../../model/types.js';
+import type { HostTable } from '../contract.js';
+import { toHost, type HostRenewal, type HostRow, type NewHost } from '../records/host.js';
 import { rows, type Queryable } from './query.js';
 
 /** The server's clock in ms, as the other columns store time. */
 export const NOW = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 
-export class PgHostStore {
+export class PgHostStore implements HostTable {
   /** `leaseDb` renews the lease: a session of its own, never queued behind the pool's work. */
   constructor(
     private readonly db: Queryable,

@@ -1,10 +1,11 @@
-// Idempotency keys on PostgreSQL: the same as SQLite's (../idempotency-store.ts). A twin's key
+// Idempotency keys on PostgreSQL: the contract's reads and writes. A twin's key
 // not yet committed holds the unique index: the insert waits for it (at most the session's
 // lock_timeout), then finds the key taken.
-import type { IdempotencyRecord } from '../sqlite/idempotency-store.js';
+import type { IdempotencyTable } from '../contract.js';
+import type { IdempotencyRecord } from '../records/idempotency.js';
 import { rows, run, type Queryable } from './query.js';
 
-export class PgIdempotencyStore {
+export class PgIdempotencyStore implements IdempotencyTable {
   constructor(private readonly db: Queryable) {}
 
   async find(key: string): Promise<IdempotencyRecord | null> {

@@ -1,15 +1,17 @@
-// Platforms' rows on PostgreSQL: the same as SQLite's (../platform-store.ts).
+// Platforms' rows on PostgreSQL: the contract's reads and writes.
 import { NOTIFY_KINDS } from '../../model/events.js';
+import type { PlatformTable } from '../contract.js';
 import {
   parseState,
   toSubscription,
+  type Delivery,
   type Subscription,
   type SubscriptionRow,
-} from '../sqlite/platform-store.js';
+} from '../records/platform.js';
 import { NOW } from './host-store.js';
 import { rows, run, type Queryable } from './query.js';
 
-export class PgPlatformStore {
+export class PgPlatformStore implements PlatformTable {
   constructor(private readonly db: Queryable) {}
 
   async state(name: string): Promise<Record<string, unknown> | null> {
@@ -98,7 +100,7 @@ export class PgPlatformStore {
 
   async delivery(
     platform: string,
-    delivery: { id: string; signature: string },
+    delivery: Delivery,
   ): Promise<{ taskId: string | null } | undefined> {
     const [row] = await rows<{ task_id: string | null }>(
       this.db,
@@ -110,7 +112,7 @@ export class PgPlatformStore {
 
   async recordDelivery(
     platform: string,
-    delivery: { id: string; signature: string },
+    delivery: Delivery,
     taskId: string | null,
     at: number,
   ): Promise<void> {

@@ -1,6 +1,6 @@
-// Runs on PostgreSQL: the same reads and writes as SQLite's (../run-store.ts).
+// Runs on PostgreSQL: the contract's reads and writes.
+import type { RunTable } from '../contract.js';
 import {
-  OPEN_RUNS,
   toRecord,
   type EndedBucket,
   type OpenRun,
@@ -8,10 +8,14 @@ import {
   type RunEnd,
   type RunRecord,
   type RunRow,
-} from '../sqlite/run-store.js';
+} from '../records/run.js';
 import { rows, run, type Queryable } from './query.js';
 
-export class PgRunStore {
+/** Every run not ended yet with its task's title, oldest first. */
+const OPEN_RUNS = `SELECT runs.*, tasks.title AS task_title FROM runs
+  JOIN tasks ON tasks.id = runs.task_id WHERE runs.ended_at IS NULL ORDER BY runs.seq`;
+
+export class PgRunStore implements RunTable {
   constructor(private readonly db: Queryable) {}
 
   /** Inserts the run; the run as it was written. */

@@ -5,7 +5,7 @@ import type { Writable } from 'node:stream';
 import pg from 'pg';
 import { AppError } from '../../../errors.js';
 import type { BoardStore, StorageFailure, Tables, TxHandle, TxTables } from '../contract.js';
-import { WRITES } from '../sqlite/task-writes.js';
+import { WRITES } from '../records/task-writes.js';
 import { EventWatch } from './event-watch.js';
 import { OlderDaemonsFence, type OlderDaemonsOptions } from './older-daemons.js';
 import { PgEventStore } from './event-store.js';

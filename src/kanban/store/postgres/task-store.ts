@@ -1,18 +1,22 @@
-// Reading tasks on PostgreSQL: the same reads as SQLite's (../task-store.ts), rows in the same
-// column order, so both engines build a task with the same code.
+// Reading tasks on PostgreSQL: the contract's reads, rows in the column order ../records/task.ts
+// lists, so both engines build a task with the same code.
 import { noTasks, type Comment, type Task, type TaskStatus } from '../../model/types.js';
+import type { TaskReads } from '../contract.js';
+import { toRecord, type RunRow } from '../records/run.js';
 import {
-  AT,
+  TASK_ROW_LENGTH,
   taskColumns,
+  taskPage,
+  toRunningTask,
   toTask,
   type RunningDeadline,
   type TaskDetail,
   type TaskFilter,
-  type TaskMatch,
   type TaskLease,
+  type TaskMatch,
+  type TaskPage,
   type TaskRow,
-} from '../sqlite/task-store.js';
-import { toRecord, type RunRow } from '../sqlite/run-store.js';
+} from '../records/task.js';
 import { arrays, rows, type Queryable } from './query.js';
 import { NOW } from './host-store.js';
 
@@ -22,14 +26,14 @@ export const COLUMNS = taskColumns(
 );
 
 /**
- * A search as SQLite's: the exact id, or the text anywhere in the title, ASCII letters in any
+ * A search: the exact id, or the text anywhere in the title, ASCII letters in any
  * case (SQLite's lower() folds only those; translate() does the same whatever the locale).
  */
 const fold = (sql: string) =>
   `translate(${sql}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`;
 const search = (n: number) => `(id = $${n} OR strpos(${fold('title')}, ${fold(`$${n}`)}) > 0)`;
 
-export class PgTaskStore {
+export class PgTaskStore implements TaskReads {
   constructor(private readonly db: Queryable) {}
 
   async get(id: string): Promise<Task | null> {
@@ -52,7 +56,7 @@ export class PgTaskStore {
   async detail(id: string): Promise<TaskDetail | null> {
     // One statement: one round trip, one snapshot. Every run column is a JSON number, string,
     // boolean or null, as RunRow has it.
-    const [row] = await arrays<[...TaskRow, string, string]>(
+    const [row] = await arrays<TaskRow>(
       this.db,
       `SELECT ${COLUMNS},
         (SELECT coalesce(json_agg(r ORDER BY r.seq), '[]')::text FROM runs r WHERE r.task_id = tasks.id),
@@ -61,14 +65,15 @@ export class PgTaskStore {
       [id],
     );
     if (!row) return null;
-    const children = JSON.parse(row.pop() as string) as string[];
-    const runs = JSON.parse(row.pop() as string) as RunRow[];
-    return { task: toTask(row as unknown as TaskRow), runs: runs.map(toRecord), children };
+    const [runs, children] = row.slice(TASK_ROW_LENGTH) as [string, string];
+    return {
+      task: toTask(row),
+      runs: (JSON.parse(runs) as RunRow[]).map(toRecord),
+      children: JSON.parse(children) as string[],
+    };
   }
 
-  async list(
-    filter: TaskFilter,
-  ): Promise<{ tasks: Task[]; lastSeq: number | null; more: boolean }> {
+  async list(filter: TaskFilter): Promise<TaskPage> {
     const where = [filter.order === 'asc' ? 'seq > $1' : 'seq < $1'];
     const values: unknown[] = [
       filter.afterSeq ?? (filter.order === 'asc' ? 0 : Number.MAX_SAFE_INTEGER),
@@ -82,10 +87,7 @@ export class PgTaskStore {
       `SELECT ${COLUMNS} FROM tasks WHERE ${where.join(' AND ')} ORDER BY seq ${filter.order === 'asc' ? 'ASC' : 'DESC'} LIMIT $2`,
       values,
     );
-    const more = found.length > filter.limit;
-    const page = found.slice(0, filter.limit);
-    const last = page.at(-1);
-    return { tasks: page.map(toTask), lastSeq: last ? last[AT.seq] : null, more };
+    return taskPage(found, filter.limit);
   }
 
   async children(id: string): Promise<string[]> {
@@ -189,11 +191,6 @@ export class PgTaskStore {
       this.db,
       `SELECT ${COLUMNS} FROM tasks WHERE status = 'running'`,
     );
-    return found.map((r) => ({
-      ...toTask(r),
-      leaseExpiresAt: r[AT.leaseExpiresAt],
-      lastHeartbeatAt: r[AT.lastHeartbeatAt],
-      terminating: r[AT.terminating],
-    }));
+    return found.map(toRunningTask);
   }
 }

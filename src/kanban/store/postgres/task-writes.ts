@@ -1,16 +1,16 @@
-// Writing tasks on PostgreSQL: the only statements that change tasks.status there, as
-// ../task-writes.ts is on SQLite. The compare-and-set is the UPDATE's WHERE: under READ
+// Writing tasks on PostgreSQL: the only statements that change tasks.status there. The compare-and-set is the UPDATE's WHERE: under READ
 // COMMITTED a second writer of the row waits for the first, then finds the row changed.
 import type { StatusColumns } from '../../model/transitions.js';
+import type { Task } from '../../model/types.js';
+import { toTask, type TaskRow } from '../records/task.js';
 import {
   updateShape,
   type DetailColumns,
   type Expect,
   type NewTask,
   type RunningColumns,
-} from '../sqlite/task-writes.js';
-import type { Task } from '../../model/types.js';
-import { toTask, type TaskRow } from '../sqlite/task-store.js';
+  type TaskWriter,
+} from '../records/task-writes.js';
 import { arrays, rows, run, stored, type Queryable } from './query.js';
 import { COLUMNS } from './task-store.js';
 
@@ -48,7 +48,7 @@ function createdTask(task: NewTask, status: 'ready' | 'todo', parents: readonly 
   };
 }
 
-export class PgTaskWrites {
+export class PgTaskWrites implements TaskWriter {
   constructor(
     private readonly db: Queryable,
     /** The transaction waits for this statement's answer before it commits. */

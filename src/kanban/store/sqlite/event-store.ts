@@ -1,29 +1,10 @@
 // The append-only event log: written inside the transaction of the change it records.
 import type { Db } from './db.js';
 import type { BoardEvent, EventKind, NewEvent } from '../../model/events.js';
+import type { EventTable } from '../contract.js';
+import { toEvent, type EventRow } from '../records/event.js';
 
-export interface EventRow {
-  id: number;
-  task_id: string | null;
-  run_id: string | null;
-  kind: EventKind;
-  payload: string;
-  at: number;
-}
-
-/** An event from its row, on either engine. */
-export function toEvent(row: EventRow): BoardEvent {
-  return {
-    id: row.id,
-    taskId: row.task_id,
-    runId: row.run_id,
-    kind: row.kind,
-    payload: JSON.parse(row.payload) as BoardEvent['payload'],
-    at: row.at,
-  } as BoardEvent;
-}
-
-export class EventStore {
+export class EventStore implements EventTable {
   private readonly insert;
   private readonly after;
   private readonly forTask;

@@ -1,16 +1,9 @@
 // SQL for profile holds on SQLite (SPEC 11): a profile a rate limit holds until its reset.
+import type { HoldTable } from '../contract.js';
+import type { ProfileHold } from '../records/hold.js';
 import type { Db } from './db.js';
 
-/** A profile no run of is started before `until` (epoch ms). */
-export interface ProfileHold {
-  profile: string;
-  until: number;
-  reason: string;
-  /** When it was set. */
-  at: number;
-}
-
-export class HoldStore {
+export class HoldStore implements HoldTable {
   private readonly all;
   private readonly put;
   private readonly drop;

@@ -1,40 +1,11 @@
 // SQL for hosts: the daemons sharing the board, each with a lease it renews. On SQLite the
-// database's clock is this machine's; PostgreSQL's (./postgres/host-store.ts) is the server's.
+// database's clock is this machine's (PostgreSQL's is the server's).
 import type { Db } from './db.js';
-import type { Host, HostState } from '../../model/types.js';
+import type { Host } from '../../model/types.js';
+import type { HostTable } from '../contract.js';
+import { toHost, type HostRenewal, type HostRow, type NewHost } from '../records/host.js';
 
-export interface HostRow {
-  id: number | string;
-  name: string;
-  started_at: number | string;
-  renewed_at: number | string;
-  lease_expires_at: number | string;
-  state: HostState;
-  running: number;
-  capacity: number;
-  profiles: string;
-  version: string;
-}
-
-/** A host as it registers. */
-export interface NewHost {
-  name: string;
-  capacity: number;
-  profiles: string[];
-  version: string;
-  leaseMs: number;
-}
-
-/** What a renewal reports and extends. */
-export interface HostRenewal {
-  running: number;
-  capacity: number;
-  leaseMs: number;
-  /** Refuse a lease that has already run out (many hosts: another may be taking over). */
-  unexpiredOnly: boolean;
-}
-
-export class HostStore {
+export class HostStore implements HostTable {
   private readonly insert;
   private readonly extend;
   private readonly all;
@@ -128,19 +99,4 @@ export class HostStore {
     const row = this.kill.get(id, leaseExpiresAt);
     return row ? toHost(row) : null;
   }
-}
-
-export function toHost(row: HostRow): Host {
-  return {
-    id: Number(row.id),
-    name: row.name,
-    startedAt: Number(row.started_at),
-    renewedAt: Number(row.renewed_at),
-    leaseExpiresAt: Number(row.lease_expires_at),
-    state: row.state,
-    running: row.running,
-    capacity: row.capacity,
-    profiles: JSON.parse(row.profiles) as string[],
-    version: row.version,
-  };
 }

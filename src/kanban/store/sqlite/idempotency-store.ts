@@ -1,19 +1,10 @@
 // SQL for idempotency keys on SQLite: each key with the route and body digest it was first sent
 // with and the answer given, written in the transaction that made what it answers.
+import type { IdempotencyTable } from '../contract.js';
+import type { IdempotencyRecord } from '../records/idempotency.js';
 import type { Db } from './db.js';
 
-/** A key as stored: what it was sent to, with what, and what was answered. */
-export interface IdempotencyRecord {
-  key: string;
-  route: string;
-  digest: string;
-  status: number;
-  /** The answer's body, as JSON text. */
-  answer: string;
-  at: number;
-}
-
-export class IdempotencyStore {
+export class IdempotencyStore implements IdempotencyTable {
   private readonly byKey;
   private readonly put;
   private readonly prune;

@@ -1,15 +1,16 @@
 // SQL for platforms: persisted adapter state and notification subscriptions with their cursors.
 import { NOTIFY_KINDS } from '../../model/events.js';
+import type { PlatformTable } from '../contract.js';
+import {
+  parseState,
+  toSubscription,
+  type Delivery,
+  type Subscription,
+  type SubscriptionRow,
+} from '../records/platform.js';
 import type { Db } from './db.js';
 
-export interface Subscription {
-  platform: string;
-  channel: string;
-  taskId: string;
-  cursor: number;
-}
-
-export class PlatformStore {
+export class PlatformStore implements PlatformTable {
   private readonly loadState;
   private readonly saveState;
   private readonly subscribeStmt;
@@ -110,7 +111,7 @@ export class PlatformStore {
    */
   async delivery(
     platform: string,
-    delivery: { id: string; signature: string },
+    delivery: Delivery,
   ): Promise<{ taskId: string | null } | undefined> {
     const row = this.deliveryOf.get(platform, delivery.id);
     return row ? { taskId: row.task_id } : undefined;
@@ -119,7 +120,7 @@ export class PlatformStore {
   /** Remembers a handled delivery; called in the transaction of what it created. */
   async recordDelivery(
     platform: string,
-    delivery: { id: string; signature: string },
+    delivery: Delivery,
     taskId: string | null,
     at: number,
   ): Promise<void> {
@@ -135,27 +136,4 @@ export class PlatformStore {
   async withPending(): Promise<Subscription[]> {
     return this.pending.all().map(toSubscription);
   }
-}
-
-/** A platform's stored state, or null when there is none (or it is not a JSON object). */
-export function parseState(text: string | undefined): Record<string, unknown> | null {
-  if (text === undefined) return null;
-  try {
-    const state: unknown = JSON.parse(text);
-    return typeof state === 'object' && state !== null ? (state as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
-export interface SubscriptionRow {
-  platform: string;
-  channel: string;
-  task_id: string;
-  cursor: number;
-}
-
-/** A subscription from its row, on either engine. */
-export function toSubscription(row: SubscriptionRow): Subscription {
-  return { platform: row.platform, channel: row.channel, taskId: row.task_id, cursor: row.cursor };
 }

@@ -12,7 +12,8 @@ import { IdempotencyStore } from './idempotency-store.js';
 import { PlatformStore } from './platform-store.js';
 import { RunStore } from './run-store.js';
 import { TaskStore } from './task-store.js';
-import { TaskWrites, WRITES } from './task-writes.js';
+import { WRITES } from '../records/task-writes.js';
+import { TaskWrites } from './task-writes.js';
 
 /** The board's tables, read through one connection. */
 export class Tables {

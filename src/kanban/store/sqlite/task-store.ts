@@ -1,107 +1,31 @@
 // Reading tasks and their parent links; every statement prepared once. Writes are in task-writes.ts.
+import { noTasks, type Comment, type Task, type TaskStatus } from '../../model/types.js';
+import type { TaskReads } from '../contract.js';
+import { toRecord, type RunRow } from '../records/run.js';
 import {
-  noTasks,
-  type Comment,
-  type Origin,
-  type Task,
-  type TaskStatus,
-} from '../../model/types.js';
-import type { WorkspaceRecord } from '../../../workspaces/types.js';
+  TASK_ROW_LENGTH,
+  taskColumns,
+  taskPage,
+  toRunningTask,
+  toTask,
+  type RunningDeadline,
+  type TaskDetail,
+  type TaskFilter,
+  type TaskLease,
+  type TaskMatch,
+  type TaskPage,
+  type TaskRow,
+} from '../records/task.js';
 import type { Db } from './db.js';
-import { runsOfTaskAsJson, toRecord, type RunRecord, type RunRow } from './run-store.js';
-
-/**
- * What a task is read from, in this order; `parents` is an expression giving its parent ids (in
- * link order) as a JSON array, read in the same statement. Rows come back as arrays (raw mode):
- * building an object keyed by column names for every row cost twice the read itself.
- */
-export function taskColumns(parents: string): string {
-  return `id, title, body, assignee, status, priority, ${parents} AS parents, created_at,
-  updated_at, started_at, completed_at, max_runtime_seconds, max_retries, consecutive_failures,
-  last_failure_error, result, summary, current_run_id, block_reason, not_before, origin, seq,
-  lease_expires_at, last_heartbeat_at, terminating, workspace, repo, instructions, model, review`;
-}
+import { runsOfTaskAsJson } from './run-store.js';
 
 /** Every column of a task, its parents included, as toTask reads them. */
 export const TASK_COLUMNS = taskColumns(
   '(SELECT json_group_array(parent_id) FROM (SELECT parent_id FROM task_parents WHERE task_id = tasks.id ORDER BY rowid))',
 );
 
-/** Where taskColumns puts what toTask does not read. */
-export const AT = { seq: 21, leaseExpiresAt: 22, lastHeartbeatAt: 23, terminating: 24 } as const;
-
-export type TaskRow = [
-  id: string,
-  title: string,
-  body: string,
-  assignee: string | null,
-  status: TaskStatus,
-  priority: number,
-  parents: string,
-  createdAt: number,
-  updatedAt: number,
-  startedAt: number | null,
-  completedAt: number | null,
-  maxRuntimeSeconds: number | null,
-  maxRetries: number | null,
-  consecutiveFailures: number,
-  lastFailureError: string | null,
-  result: string | null,
-  summary: string | null,
-  currentRunId: string | null,
-  blockReason: string | null,
-  notBefore: number | null,
-  origin: string,
-  seq: number,
-  leaseExpiresAt: number | null,
-  lastHeartbeatAt: number | null,
-  terminating: string | null,
-  workspace: string | null,
-  repo: string | null,
-  instructions: string | null,
-  model: string | null,
-  /** 0 or 1 on SQLite, a boolean on PostgreSQL. */
-  review: number | boolean | null,
-];
-
-/** A task as GET /tasks/:id shows it: its runs, oldest first, and the tasks that wait on it. */
-export interface TaskDetail {
-  task: Task;
-  runs: RunRecord[];
-  children: string[];
-}
-
-/** Dispatcher-only facts that the API does not show. */
-export interface TaskLease {
-  leaseExpiresAt: number | null;
-  lastHeartbeatAt: number | null;
-  terminating: string | null;
-}
-
-/** A running task as the dispatcher's clock sees it. */
-export interface RunningDeadline extends TaskLease {
-  id: string;
-  currentRunId: string | null;
-  maxRuntimeSeconds: number | null;
-}
-
-/** Which tasks: by assignee, and by a search in the title (any case) or the exact id. */
-export interface TaskMatch {
-  assignee?: string | undefined;
-  q?: string | undefined;
-}
-
 /** A search: the exact id, or the text anywhere in the title, in any case (ASCII). */
 const SEARCH = '(id = @q OR instr(lower(title), lower(@q)) > 0)';
-
-export interface TaskFilter extends TaskMatch {
-  status?: TaskStatus | undefined;
-  /** Oldest first (asc, the default) or newest first (desc). */
-  order: 'asc' | 'desc';
-  /** Continue after this seq (in the chosen order); null from the start. */
-  afterSeq: number | null;
-  limit: number;
-}
 
 /** A ready task's place in the dispatch queue. */
 interface QueuedTask {
@@ -110,7 +34,7 @@ interface QueuedTask {
   seq: number;
 }
 
-export class TaskStore {
+export class TaskStore implements TaskReads {
   private readonly byId;
   private readonly detailOf;
   private readonly childrenOf;
@@ -133,7 +57,7 @@ export class TaskStore {
     // The task, its runs and the tasks waiting on it in one statement: three statements cost
     // half as much again, each starting its own read of the database.
     this.detailOf = db
-      .prepare<[string], [...TaskRow, string, string]>(
+      .prepare<[string], TaskRow>(
         `SELECT ${TASK_COLUMNS}, ${runsOfTaskAsJson(db)},
           (SELECT json_group_array(task_id) FROM task_parents WHERE parent_id = tasks.id)
         FROM tasks WHERE id = ?`,
@@ -193,9 +117,12 @@ export class TaskStore {
   async detail(id: string): Promise<TaskDetail | null> {
     const row = this.detailOf.get(id);
     if (!row) return null;
-    const children = JSON.parse(row.pop() as string) as string[];
-    const runs = JSON.parse(row.pop() as string) as RunRow[];
-    return { task: toTask(row as unknown as TaskRow), runs: runs.map(toRecord), children };
+    const [runs, children] = row.slice(TASK_ROW_LENGTH) as [string, string];
+    return {
+      task: toTask(row),
+      runs: (JSON.parse(runs) as RunRow[]).map(toRecord),
+      children: JSON.parse(children) as string[],
+    };
   }
 
   /** The task's comments written since `since` (the newest `limit`), oldest first. */
@@ -203,9 +130,7 @@ export class TaskStore {
     return this.recentComments.all(id, since, limit);
   }
 
-  async list(
-    filter: TaskFilter,
-  ): Promise<{ tasks: Task[]; lastSeq: number | null; more: boolean }> {
+  async list(filter: TaskFilter): Promise<TaskPage> {
     const key = `${filter.status ? 's' : ''}${filter.assignee !== undefined ? 'a' : ''}${filter.q !== undefined ? 'q' : ''}${filter.order}`;
     let stmt = this.filterStatements.get(key);
     if (!stmt) {
@@ -222,10 +147,7 @@ export class TaskStore {
     }
     const start = filter.afterSeq ?? (filter.order === 'asc' ? 0 : Number.MAX_SAFE_INTEGER);
     const rows = stmt.all({ ...filter, afterSeq: start, limit: filter.limit + 1 }) as TaskRow[];
-    const more = rows.length > filter.limit;
-    const page = rows.slice(0, filter.limit);
-    const last = page.at(-1);
-    return { tasks: page.map((r) => toTask(r)), lastSeq: last ? last[AT.seq] : null, more };
+    return taskPage(rows, filter.limit);
   }
 
   async children(id: string): Promise<string[]> {
@@ -266,14 +188,7 @@ export class TaskStore {
     }[];
   }
 
-  /**
-   * The ids of a profile's ready tasks whose cooldown has passed, highest priority first, then oldest;
-   * unassigned tasks count as the default profile's.
-   */
-  /**
-   * Ready tasks for `profile`, best first. `_host` is this host's name: on a shared board a task
-   * whose workspace is on another live host is that host's to run; SQLite has one host.
-   */
+  /** SQLite has one host: `_host` runs every task. */
   async dispatchable(
     now: number,
     profile: string,
@@ -314,66 +229,6 @@ export class TaskStore {
   }
 
   async running(): Promise<(Task & TaskLease)[]> {
-    return this.runningTasks.all().map((r) => ({
-      ...toTask(r),
-      leaseExpiresAt: r[AT.leaseExpiresAt],
-      lastHeartbeatAt: r[AT.lastHeartbeatAt],
-      terminating: r[AT.terminating],
-    }));
+    return this.runningTasks.all().map(toRunningTask);
   }
-}
-
-/** A task from a row read with taskColumns. */
-export function toTask(row: TaskRow): Task {
-  const [
-    id,
-    title,
-    body,
-    assignee,
-    status,
-    priority,
-    parents,
-    createdAt,
-    updatedAt,
-    startedAt,
-    completedAt,
-    maxRuntimeSeconds,
-    maxRetries,
-    consecutiveFailures,
-    lastFailureError,
-    result,
-    summary,
-    currentRunId,
-    blockReason,
-    notBefore,
-    origin,
-  ] = row;
-  return {
-    id,
-    title,
-    body,
-    assignee,
-    status,
-    priority,
-    parents: JSON.parse(parents) as string[],
-    createdAt,
-    updatedAt,
-    startedAt,
-    completedAt,
-    maxRuntimeSeconds,
-    maxRetries,
-    consecutiveFailures,
-    lastFailureError,
-    result: result === null ? null : (JSON.parse(result) as unknown),
-    summary,
-    currentRunId,
-    blockReason,
-    notBefore,
-    origin: JSON.parse(origin) as Origin,
-    workspace: row[25] === null ? null : (JSON.parse(row[25]) as WorkspaceRecord),
-    repo: row[26],
-    instructions: row[27],
-    model: row[28],
-    review: row[29] === null ? null : row[29] === 1 || row[29] === true,
-  };
 }

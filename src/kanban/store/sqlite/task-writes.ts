@@ -1,82 +1,20 @@
-// Writing tasks: the only statements that change tasks.status. Only the moves may import this
-// module (eslint no-restricted-imports), and the table's CHECKs reject a row whose columns do
-// not match its status.
+// Writing tasks: the only statements that change tasks.status. The table's CHECKs reject a row
+// whose columns do not match its status.
 import type { StatusColumns } from '../../model/transitions.js';
-import type { Origin, Task, TaskStatus } from '../../model/types.js';
+import type { Task } from '../../model/types.js';
+import { taskColumns, toTask, type TaskRow } from '../records/task.js';
+import {
+  updateShape,
+  type DetailColumns,
+  type Expect,
+  type NewTask,
+  type RunningColumns,
+  type TaskWriter,
+} from '../records/task-writes.js';
 import type { Db } from './db.js';
-import { TASK_COLUMNS, taskColumns, toTask, type TaskRow } from './task-store.js';
+import { TASK_COLUMNS } from './task-store.js';
 
-/** The key under which a Store carries its writer; importing it is what the lint rule guards. */
-export const WRITES = Symbol('task writes');
-
-export interface NewTask {
-  id: string;
-  title: string;
-  body: string;
-  assignee: string | null;
-  priority: number;
-  maxRuntimeSeconds: number | null;
-  maxRetries: number | null;
-  repo: string | null;
-  /** The model its agent profile is to use (one of the profile's models), or null. */
-  model: string | null;
-  /** Its completed runs wait in review (SPEC 12); null: as its profile says. */
-  review: boolean | null;
-  origin: Origin;
-  at: number;
-}
-
-/** Columns that do not decide or follow from the status: details, counters, times. */
-export interface DetailColumns {
-  title?: string;
-  body?: string;
-  assignee?: string | null;
-  priority?: number;
-  max_runtime_seconds?: number | null;
-  max_retries?: number | null;
-  updated_at?: number;
-  started_at?: number | null;
-  completed_at?: number | null;
-  consecutive_failures?: number;
-  last_failure_error?: string | null;
-  result?: string | null;
-  summary?: string | null;
-  /** The task's workspace (JSON of a WorkspaceRecord), SPEC 10. */
-  workspace?: string | null;
-  instructions?: string | null;
-}
-
-/** What a running task may change without leaving running: its lease and pending termination. */
-export interface RunningColumns {
-  lease_expires_at?: number;
-  last_heartbeat_at?: number;
-  terminating?: string | null;
-}
-
-/** The compare-and-set condition: the row must still be in this state. */
-export interface Expect {
-  status: TaskStatus | readonly TaskStatus[];
-  runId?: string | null;
-  terminating?: string | null;
-}
-
-/**
- * What a compare-and-set update writes and checks, on either engine: the statuses it expects
- * and the columns it sets (those given, in a stable order, so each shape is one statement).
- */
-export function updateShape(
-  expect: Expect,
-  columns: object,
-): { statuses: readonly TaskStatus[]; names: string[]; set: Record<string, unknown> } {
-  const set = columns as Record<string, unknown>;
-  const statuses = typeof expect.status === 'string' ? [expect.status] : expect.status;
-  const names = Object.keys(set)
-    .filter((c) => set[c] !== undefined)
-    .sort();
-  return { statuses, names, set };
-}
-
-export class TaskWrites {
+export class TaskWrites implements TaskWriter {
   private readonly insert;
   private readonly insertParent;
   private readonly removeParent;
