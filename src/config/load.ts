@@ -360,6 +360,27 @@ function clusterTimings(raw: RawConfig, layers: Json[]): RawConfig['cluster'] {
   return { ...raw.cluster, leaseSeconds };
 }
 
+/**
+ * The environment workers inherit: the daemon's own without gatehouse's variables, what systemd
+ * tells the daemon alone, and the variables that hold a forge's token or webhook secret.
+ */
+function workerEnvOf(env: NodeJS.ProcessEnv, workspaces: WorkspacesConfig): Record<string, string> {
+  const secrets = new Set<string>();
+  for (const repo of Object.values(workspaces.repos)) {
+    if (repo.pr) secrets.add(repo.pr.tokenEnv);
+    if (repo.pr?.webhookSecretEnv) secrets.add(repo.pr.webhookSecretEnv);
+  }
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (e): e is [string, string] =>
+        e[1] !== undefined &&
+        !e[0].startsWith('GATEHOUSE_') &&
+        !SERVICE_MANAGER_ENV.has(e[0]) &&
+        !secrets.has(e[0]),
+    ),
+  );
+}
+
 /** Builds the configuration; throws ConfigError naming the first thing that is wrong. */
 export function loadConfig(
   overrides: ConfigOverrides,
@@ -384,7 +405,7 @@ export function loadConfig(
   const cluster = clusterTimings(raw, layers);
   const baseDir = file ? dirname(file) : cwd;
   const dataDir = resolve(cwd, raw.dataDir);
-  const workspaces = resolveWorkspaces(raw.workspaces, baseDir, dataDir, configError);
+  const workspaces = resolveWorkspaces(raw.workspaces, baseDir, dataDir, env, configError);
   return deepFreeze({
     ...raw,
     dataDir,
@@ -406,11 +427,6 @@ export function loadConfig(
     cluster: { ...cluster, hostName: raw.cluster.hostName ?? hostname() },
     source: file,
     journalStream: env.JOURNAL_STREAM ?? null,
-    workerEnv: Object.fromEntries(
-      Object.entries(env).filter(
-        (e): e is [string, string] =>
-          e[1] !== undefined && !e[0].startsWith('GATEHOUSE_') && !SERVICE_MANAGER_ENV.has(e[0]),
-      ),
-    ),
+    workerEnv: workerEnvOf(env, workspaces),
   });
 }

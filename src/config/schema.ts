@@ -57,6 +57,43 @@ export const ProfileSchema = Type.Object(
 );
 
 const repoName = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$';
+const envName = '^[A-Za-z_][A-Za-z0-9_]*$';
+
+/** Who may send an agent feedback on its pull request (docs/pull-requests.md). */
+const Association = Type.Union(
+  ['OWNER', 'MEMBER', 'COLLABORATOR', 'CONTRIBUTOR'].map((a) => Type.Literal(a)),
+);
+
+/** The pull request a repository's tasks end in (docs/pull-requests.md). */
+export const PullRequestSchema = Type.Object(
+  {
+    provider: Type.Union([Type.Literal('github'), Type.Literal('gitlab'), Type.Literal('gitea')]),
+    api: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+    project: Type.Optional(Type.String({ pattern: '^[^\\s/]+(/[^\\s/]+)+$' })),
+    tokenEnv: Type.String({ pattern: envName }),
+    draft: Type.Optional(Type.Boolean()),
+    doneWhen: Type.Optional(Type.Union([Type.Literal('merged'), Type.Literal('checks_passed')])),
+    requiredChecks: Type.Optional(
+      Type.Union([Type.Literal('protection'), Type.Array(Type.String({ minLength: 1 }))]),
+    ),
+    noChecksSeconds: Type.Optional(seconds(0)),
+    feedback: Type.Optional(
+      Type.Object(
+        {
+          checks: Type.Optional(Type.Boolean()),
+          reviews: Type.Optional(Type.Boolean()),
+          maxRounds: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+          debounceSeconds: Type.Optional(seconds(0, 3600)),
+          from: Type.Optional(Type.Array(Association)),
+        },
+        strict,
+      ),
+    ),
+    webhookSecretEnv: Type.Optional(Type.String({ pattern: envName })),
+    pollSeconds: Type.Optional(seconds(1, 86_400)),
+  },
+  strict,
+);
 
 export const RepoSchema = Type.Object(
   {
@@ -66,6 +103,7 @@ export const RepoSchema = Type.Object(
     copy: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     push: Type.Optional(Type.Boolean()),
     escapeCheck: Type.Optional(Type.Boolean()),
+    pr: Type.Optional(PullRequestSchema),
   },
   strict,
 );
@@ -253,6 +291,38 @@ export interface RepoConfig {
   copy: string[];
   push: boolean;
   escapeCheck: boolean;
+  /** Its tasks' work ends in a pull request (docs/pull-requests.md), or null. */
+  pr: PullRequestConfig | null;
+}
+
+export type ForgeProvider = 'github' | 'gitlab' | 'gitea';
+export type Association = 'OWNER' | 'MEMBER' | 'COLLABORATOR' | 'CONTRIBUTOR';
+
+/** A repository's pull requests, resolved: its forge, and the rules a PR's task follows. */
+export interface PullRequestConfig {
+  provider: ForgeProvider;
+  /** The API's base URL, without a trailing slash. */
+  api: string;
+  /** owner/name (GitLab: the project's path). */
+  project: string;
+  /** The daemon's variable that holds the token, and its value (read once, at start). */
+  tokenEnv: string;
+  token: string;
+  draft: boolean;
+  doneWhen: 'merged' | 'checks_passed';
+  requiredChecks: 'protection' | string[];
+  noChecksSeconds: number;
+  feedback: {
+    checks: boolean;
+    reviews: boolean;
+    maxRounds: number;
+    debounceSeconds: number;
+    from: Association[];
+  };
+  /** The webhook's secret (from webhookSecretEnv), or null: deliveries are refused. */
+  webhookSecretEnv: string | null;
+  webhookSecret: string | null;
+  pollSeconds: number;
 }
 
 export interface WorkspacesConfig {

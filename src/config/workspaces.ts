@@ -1,6 +1,7 @@
 // workspaces.* and each profile's workspace, resolved and checked against each other (SPEC 10).
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join, normalize, resolve, sep } from 'node:path';
+import { resolvePullRequests } from './pull-requests.js';
 import type { Profile, RawConfig, RepoConfig, WorkspacesConfig } from './schema.js';
 
 type Fail = (key: string, message: string) => Error;
@@ -17,6 +18,7 @@ function resolveRepo(
   name: string,
   raw: RawConfig['workspaces']['repos'][string],
   baseDir: string,
+  env: NodeJS.ProcessEnv,
   fail: Fail,
 ): RepoConfig {
   const at = `workspaces.repos.${name}`;
@@ -40,14 +42,19 @@ function resolveRepo(
     if (isAbsolute(rel) || clean === '..' || clean.startsWith(`..${sep}`) || clean === '.')
       throw fail(`${at}.copy.${i}`, 'must be a path inside the repository, relative to its path');
   });
+  const pr = raw.pr ? resolvePullRequests(raw.pr, path, `${at}.pr`, env, fail) : null;
+  if (pr && raw.push === false)
+    throw fail(`${at}.push`, 'a repository with "pr" pushes its tasks\' branches (leave it unset)');
   return {
     name,
     path,
     base: raw.base ?? null,
     setup: raw.setup ?? null,
     copy,
-    push: raw.push ?? false,
+    // A pull request needs its branch on origin.
+    push: raw.push ?? pr !== null,
     escapeCheck: raw.escapeCheck ?? true,
+    pr,
   };
 }
 
@@ -55,11 +62,12 @@ export function resolveWorkspaces(
   raw: RawConfig['workspaces'],
   baseDir: string,
   dataDir: string,
+  env: NodeJS.ProcessEnv,
   fail: Fail,
 ): WorkspacesConfig {
   const repos: Record<string, RepoConfig> = {};
   for (const [name, repo] of Object.entries(raw.repos))
-    repos[name] = resolveRepo(name, repo, baseDir, fail);
+    repos[name] = resolveRepo(name, repo, baseDir, env, fail);
   const root = raw.root === null ? join(dataDir, 'workspaces') : resolve(baseDir, raw.root);
   for (const repo of Object.values(repos)) {
     const inside = (a: string, b: string) => a === b || a.startsWith(`${b}${sep}`);

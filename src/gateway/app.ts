@@ -12,6 +12,7 @@ import type { Board } from '../kanban/board.js';
 import type { OperatorActions } from '../kanban/operator-actions.js';
 import type { WorkerActions } from '../kanban/worker-actions.js';
 import type { Platforms } from '../platforms/platforms.js';
+import type { PullRequests } from '../pulls/pull-requests.js';
 import { authPlugin } from './auth.js';
 import { browserGuard } from './browser-guard.js';
 import { installJsonParser } from './json-body.js';
@@ -25,6 +26,7 @@ import type { Metrics } from './metrics.js';
 import { apiDocs } from './routes/api-docs.js';
 import { opsRoutes } from './routes/ops-routes.js';
 import { platformRoutes } from './routes/platform-routes.js';
+import { prRoutes } from './routes/pr-routes.js';
 import { slackRoutes } from './routes/slack-routes.js';
 import { taskRoutes, type WorkerSample } from './routes/task-routes.js';
 import { workspaceRoutes, type WorkspaceRouteDeps } from './routes/workspace-routes.js';
@@ -60,6 +62,8 @@ export interface AppDeps {
   /** A task's worktree's diff against its base (GET /tasks/:id/diff). */
   diff: (taskId: string) => Promise<string>;
   workspaces: WorkspaceRouteDeps['workspaces'];
+  /** Tasks' pull requests (docs/pull-requests.md). */
+  pulls: PullRequests;
 }
 
 /** "body.title: must be string", "body: unknown field \"bogus\"", "querystring.limit: must be <= 1000". */
@@ -179,6 +183,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     healthRoutes(scope, deps.readiness);
     taskRoutes(scope, deps);
     workspaceRoutes(scope, deps);
+    prRoutes(scope, deps.pulls);
     workerRoutes(scope, deps.worker);
     eventRoutes(scope, deps.board, deps.hub);
     activityRoutes(scope, deps);

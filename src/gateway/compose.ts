@@ -12,6 +12,7 @@ import type { RunTerminator } from '../kanban/dispatch/run-terminator.js';
 import type { BoardStore } from '../kanban/store/contract.js';
 import type { AdapterFactory } from '../platforms/adapter.js';
 import { openPlatforms, type Platforms } from '../platforms/platforms.js';
+import { PullRequests, type ForgeView } from '../pulls/pull-requests.js';
 import { buildApp } from './app.js';
 import { CLOSE_RESTARTING, EventStreamHub, type StreamOptions } from './event-stream.js';
 import { createMetrics } from './metrics.js';
@@ -38,6 +39,8 @@ export interface Gateway {
   retention: Retention;
   /** The managed root reconciled with the board (workspace-reconcile.ts). */
   reconciler: WorkspaceReconciler;
+  /** Tasks' pull requests: published after their runs, followed on their forge. */
+  pulls: PullRequests;
   platforms: Platforms;
   hub: EventStreamHub;
   app: FastifyInstance;
@@ -78,6 +81,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     notificationBacklog: () => platforms.notificationBacklog(),
     hosts: () => kanban.board.hosts.list(),
     workspaces: () => reconciler.byState(),
+    pullRequests: () => pulls.countByState(),
   });
   // What this host did: with many hosts, each exports its own counts (sum them across hosts).
   kanban.board.committed.subscribe((event) => metrics.observeEvent(event));
@@ -102,6 +106,15 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     logger,
     () => store.open,
   );
+  const pulls = new PullRequests({
+    config,
+    board: kanban.board,
+    room: kanban.workspaces.room,
+    baseUrl: () => dispatcher.url,
+    host: () => (dispatcher.host.joined ? dispatcher.host : null),
+    log: logger,
+    onRequest: (provider, outcome) => metrics.countForgeRequest(provider, outcome),
+  });
   const app = buildApp({
     logger,
     bodyLimitBytes: config.server.bodyLimitBytes,
@@ -122,6 +135,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
             : { status: 'down', detail: `cannot be written: ${writes.error}` },
           dispatcher: { status: dispatcher.running ? 'ok' : 'down' },
           workspaces: workspacesStatus(kanban.workspaces.diskFloor()),
+          ...forgesStatus(pulls.views()),
         },
         platforms: platforms.views().map((p) => ({
           name: p.name,
@@ -155,17 +169,20 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     workspaces: () => reconciler.report(),
     repoProblem: (repo, assignee) => repoProblem(config, repo, assignee),
     modelProblem: (model, assignee) => modelProblem(config, model, assignee),
+    pulls,
   });
   return {
     kanban,
     dispatcher,
     retention,
     reconciler,
+    pulls,
     platforms,
     hub,
     app,
     closeSteps: [
       { name: 'retention', run: () => retention.stop() },
+      { name: 'pull requests', run: () => pulls.stop() },
       { name: 'workspaces', run: () => reconciler.stop() },
       { name: 'dispatcher', run: () => dispatcher.stop() },
       ...(config.shutdown.workers === 'terminate'
@@ -192,6 +209,23 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
       { name: 'database', run: () => store.close() },
     ],
   };
+}
+
+/** /ready's forges: a refused token is down (an operator must act), a busy forge degraded. */
+function forgesStatus(
+  views: ForgeView[],
+): Record<string, { status: 'ok' | 'degraded' | 'down'; detail?: string }> {
+  return Object.fromEntries(
+    views.map((v) => [
+      `forge:${v.repo}`,
+      v.status === 'ok'
+        ? { status: 'ok' }
+        : {
+            status: v.status === 'failed' ? 'down' : 'degraded',
+            detail: `${v.provider}: ${v.status}${v.detail ? `: ${v.detail}` : ''}`,
+          },
+    ]),
+  );
 }
 
 /** /ready's workspaces: degraded (tasks that need a new workspace wait) below the disk floor. */

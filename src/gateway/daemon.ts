@@ -161,6 +161,7 @@ async function serve(
   store.serving();
   gateway.retention.start();
   gateway.reconciler.start();
+  await gateway.pulls.start();
   await gateway.platforms.start();
   log.info({ host: config.server.host, port, dataDir: config.dataDir }, 'gatehouse serving');
   manager.ready(`serving on port ${port}`);

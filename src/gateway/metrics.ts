@@ -17,6 +17,8 @@ export interface MetricSources {
   hosts(): Promise<Host[]>;
   /** This host's workspaces by state, and their bytes, as last looked at. */
   workspaces(): { count: Record<string, number>; bytes: Record<string, number> };
+  /** Followed pull requests by state (open, closed), as last listed. */
+  pullRequests(): Record<string, number>;
 }
 
 export interface Metrics {
@@ -28,6 +30,8 @@ export interface Metrics {
   observeEvent(event: BoardEvent): void;
   /** One answered HTTP request: its route pattern (not its URL), method and status. */
   observeRequest(route: string, method: string, status: number, seconds: number): void;
+  /** One request to a forge, by provider and how it ended (ok, not_modified, rate_limited…). */
+  countForgeRequest(provider: string, outcome: string): void;
 }
 
 const BREAKER_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
@@ -240,6 +244,22 @@ export function createMetrics(src: MetricSources): Metrics {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
     registers: [registry],
   });
+  gauge('gatehouse_prs', 'Pull requests of tasks followed on their forge, by state', 'state', () =>
+    src.pullRequests(),
+  );
+  const prRounds = new Counter({
+    name: 'gatehouse_pr_feedback_rounds_total',
+    help: 'Feedback from a pull request sent back to its agent, by source (checks, review)',
+    labelNames: ['source'],
+    registers: [registry],
+  });
+  for (const source of ['checks', 'review']) prRounds.inc({ source }, 0);
+  const forgeRequests = new Counter({
+    name: 'gatehouse_forge_requests_total',
+    help: 'Requests to forges, by provider and outcome (not_modified: a 304 to a conditional GET)',
+    labelNames: ['provider', 'outcome'],
+    registers: [registry],
+  });
   const countUsage = (profile: string, usage: AgentUsage) => {
     const tokens = {
       input: usage.inputTokens,
@@ -264,6 +284,7 @@ export function createMetrics(src: MetricSources): Metrics {
       else if (event.kind === 'timed_out') timeouts.inc();
       else if (event.kind === 'gave_up') gaveUp.inc();
       else if (event.kind === 'host_dead') hostsDead.inc();
+      else if (event.kind === 'pr_feedback') prRounds.inc({ source: event.payload.source });
       else if (event.kind === 'claimed') {
         if (event.payload.retry) retries.inc();
         if (event.payload.waitedMs !== undefined) readyWait.observe(event.payload.waitedMs / 1000);
@@ -272,6 +293,7 @@ export function createMetrics(src: MetricSources): Metrics {
     observeRequest: (route, method, status, seconds) =>
       requests.observe({ route, method, status: String(status) }, seconds),
     observeTick: (ms) => tick.observe(ms / 1000),
+    countForgeRequest: (provider, outcome) => forgeRequests.inc({ provider, outcome }),
     countPruned: (done) => {
       for (const [what, n] of Object.entries(done)) pruned.inc({ what }, n);
     },

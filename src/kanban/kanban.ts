@@ -48,6 +48,11 @@ export function createKanban(config: Config, store: BoardStore, opts: KanbanOpti
         .filter((p) => p.review)
         .map((p) => p.name),
     ),
+    prRepos: new Set(
+      Object.values(config.workspaces.repos)
+        .filter((r) => r.pr !== null)
+        .map((r) => r.name),
+    ),
   };
   const launching = new Launching();
   const terminator = launching.guard(

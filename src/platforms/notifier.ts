@@ -21,14 +21,51 @@ export type Sender = (
 ) => Promise<void>;
 
 export function notificationText(title: string, event: BoardEvent): string {
-  const payload = event.payload as { summary?: unknown; reason?: unknown; review?: unknown };
-  const extra = payload.summary ?? payload.reason ?? null;
-  // A completed run of a task under review: not done yet, a person is asked (SPEC 12).
+  const payload = event.payload as {
+    summary?: unknown;
+    reason?: unknown;
+    review?: unknown;
+    pullRequest?: unknown;
+  };
+  const pr = prNotice(event);
+  const extra = pr === null ? (payload.summary ?? payload.reason ?? null) : null;
+  // A completed run of a task under review: not done yet, a person is asked (SPEC 12); one whose
+  // work goes to a pull request waits for the forge instead.
   const notice =
-    payload.review === true
-      ? `needs review (/approve ${event.taskId}, or /changes ${event.taskId} TEXT)`
-      : (EVENT_KINDS[event.kind].notice ?? event.kind);
+    pr ??
+    (payload.pullRequest === true
+      ? 'is done; its pull request is opened or updated next'
+      : payload.review === true
+        ? `needs review (/approve ${event.taskId}, or /changes ${event.taskId} TEXT)`
+        : (EVENT_KINDS[event.kind].notice ?? event.kind));
   return `Task ${event.taskId} "${title}" ${notice}${typeof extra === 'string' && extra ? `: ${extra}` : ''}`;
+}
+
+/** What a chat hears of a task's pull request (docs/pull-requests.md), or null for other kinds. */
+function prNotice(event: BoardEvent): string | null {
+  switch (event.kind) {
+    case 'pr_opened':
+    case 'pr_adopted':
+      return `has PR #${event.payload.number} opened: ${event.payload.url}`;
+    case 'pr_merged':
+      return `is done: PR #${event.payload.number} merged`;
+    case 'pr_closed':
+      return `is blocked: PR #${event.payload.number} closed without merging`;
+    case 'pr_reopened':
+      return `is back in review: PR #${event.payload.number} reopened`;
+    case 'pr_feedback':
+      return event.payload.source === 'checks'
+        ? `PR #${event.payload.number}: checks failing: ${(event.payload.checks ?? []).join(', ')} (round ${event.payload.round}), sent back to its agent`
+        : `PR #${event.payload.number}: changes requested (round ${event.payload.round}), sent back to its agent`;
+    case 'pr_checks_passed':
+      return `is done: PR #${event.payload.number}'s checks pass`;
+    case 'pr_skipped':
+      return 'is done: its branch has no changes, no pull request';
+    case 'pr_blocked':
+      return `is blocked: ${event.payload.reason}`;
+    default:
+      return null;
+  }
 }
 
 /** One ordered stream of notifications with its own durable cursor. */

@@ -16,7 +16,7 @@ export async function worktreeDiff(
     if (!from) return '';
     const { stdout, truncated } = await git(
       path,
-      ['diff', '--cached', '--no-color', '--binary', from],
+      ['diff', '--no-ext-diff', '--no-textconv', '--cached', '--no-color', '--binary', from],
       { env: staged.env, maxBytes, truncate: true },
     );
     if (!truncated) return stdout;

@@ -61,7 +61,17 @@ export async function runEvidence(
   headBefore: string | null,
 ): Promise<RunEvidence> {
   const tracked = forkPoint(path, base, 'HEAD').then((from) =>
-    from ? git(path, ['diff', '--no-renames', '--numstat', '-z', from]).then((r) => r.stdout) : '',
+    from
+      ? git(path, [
+          'diff',
+          '--no-ext-diff',
+          '--no-textconv',
+          '--no-renames',
+          '--numstat',
+          '-z',
+          from,
+        ]).then((r) => r.stdout)
+      : '',
   );
   const status = git(path, [
     'status',

@@ -36,10 +36,21 @@ export interface GitResult {
   truncated?: boolean;
 }
 
+/**
+ * What git inherits: the daemon's environment as workers get it (without its secrets: a forge's
+ * token goes to the one git that pushes, nowhere else), once the configuration says so.
+ */
+let inherited: Record<string, string | undefined> = process.env;
+
+/** Sets what every later git inherits (the configuration's worker environment). */
+export function gitInherits(env: Record<string, string>): void {
+  inherited = env;
+}
+
 /** The daemon's environment for git, without anything that would point it elsewhere. */
 function gitEnv(extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env))
+  for (const [key, value] of Object.entries(inherited))
     if (!key.startsWith('GIT_') && value !== undefined) env[key] = value;
   return {
     ...env,
@@ -55,9 +66,27 @@ function gitEnv(extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
   };
 }
 
+/**
+ * What every git gatehouse runs is told, whatever a repository's config says: a worktree an agent
+ * writes in shares that config, so nothing it can plant there is run by the daemon's own git
+ * (hooks, a file-system monitor, an external diff or text conversion, a pager).
+ */
+const SAFE_CONFIG = [
+  '-c',
+  'core.quotepath=off',
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.pager=cat',
+  '-c',
+  'diff.external=',
+];
+
 /** Runs `git -C cwd args…`; rejects with a GitError unless it exits 0 (or one of okCodes). */
 export function git(cwd: string, args: string[], opts: GitOptions = {}): Promise<GitResult> {
-  const argv = ['-C', cwd, '-c', 'core.quotepath=off', ...args];
+  const argv = ['-C', cwd, ...SAFE_CONFIG, ...args];
   return new Promise((resolve, reject) => {
     execFile(
       'git',

@@ -84,10 +84,14 @@ async function seeHidden(path: string, env: Record<string, string>): Promise<voi
 /** The staged state differs from HEAD: uncommitted or untracked changes. */
 export async function stagedDirty(path: string, staged: Staged): Promise<boolean> {
   if (!staged.head) return true;
-  const { code } = await git(path, ['diff', '--cached', '--quiet', staged.head], {
-    env: staged.env,
-    okCodes: [1],
-  });
+  const { code } = await git(
+    path,
+    ['diff', '--no-ext-diff', '--no-textconv', '--cached', '--quiet', staged.head],
+    {
+      env: staged.env,
+      okCodes: [1],
+    },
+  );
   return code === 1;
 }
 

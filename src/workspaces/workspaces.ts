@@ -12,9 +12,18 @@ import {
 import { join } from 'node:path';
 import type { Profile, RepoConfig, WorkspacesConfig } from '../config/schema.js';
 import { worktreeDiff } from './diff.js';
+import { gitInherits } from './git.js';
 import { changedPaths, checkoutState, type CheckoutState } from './escape.js';
 import { runEvidence } from './evidence.js';
 import { checkInside, ensureRoot, makingMarker, workspacePath } from './paths.js';
+import {
+  commitLeftovers,
+  commitsAhead,
+  pushTask,
+  takeRemote,
+  type RemoteAuth,
+  type RemoteState,
+} from './publish.js';
 import { removeScratch, removeWorktree, type Removal } from './remove.js';
 import { RepoLocks } from './repo-lock.js';
 import { runSetup } from './setup.js';
@@ -29,6 +38,8 @@ export interface Prepared {
   env: Record<string, string>;
   /** How it came to be: found from an earlier run, or made now (from what). */
   source: 'found' | 'new' | 'branch' | 'origin' | 'base';
+  /** What the run is to be told of the workspace besides its task (origin moved on), if anything. */
+  note?: string;
 }
 
 /** What the run folder keeps of the workspace at the run's start (workspace.json). */
@@ -41,6 +52,15 @@ export interface RunEnd {
   evidence: RunEvidence | null;
   /** Paths of the repository's own checkout that changed while the run was live. */
   escaped: string[];
+}
+
+/** What publishing a worktree did. */
+export interface Publication {
+  /** The run's leftovers were committed. */
+  committed: boolean;
+  /** Commits the branch has that its base lacks. */
+  ahead: number;
+  push: 'pushed' | 'rejected' | 'nothing';
 }
 
 const RUN_START_FILE = 'workspace.json';
@@ -59,7 +79,11 @@ export class Workspaces {
   constructor(
     private readonly config: WorkspacesConfig,
     private readonly hostName: string,
-  ) {}
+    /** What git inherits: the daemon's environment without its secrets (config.workerEnv). */
+    gitEnv?: Record<string, string>,
+  ) {
+    if (gitEnv) gitInherits(gitEnv);
+  }
 
   repo(name: string | null): RepoConfig | null {
     return name === null ? null : (this.config.repos[name] ?? null);
@@ -258,6 +282,41 @@ export class Workspaces {
     if (!repo?.push || record.branch === null) return false;
     await this.locks.run(repo.path, () => pushBranch(repo, record.branch!));
     return true;
+  }
+
+  /**
+   * Makes the worktree's work public (docs/pull-requests.md): what the run left is committed
+   * (`title`, then `trailers`), and the branch, if it has commits its base lacks, is pushed,
+   * never forced. Says what was done.
+   */
+  async publish(
+    record: WorkspaceRecord,
+    title: string,
+    trailers: Record<string, string>,
+    auth: RemoteAuth,
+  ): Promise<Publication> {
+    const { repo, branch, base } = this.worktreeOf(record);
+    return this.locks.run(repo.path, async () => {
+      const committed = await commitLeftovers(record.path, title, trailers);
+      const ahead = await commitsAhead(record.path, base);
+      if (ahead === 0) return { committed, ahead, push: 'nothing' as const };
+      return { committed, ahead, push: await pushTask(repo.path, branch, auth) };
+    });
+  }
+
+  /** Takes in what someone else pushed to the task's branch before its next run. */
+  async takeRemote(record: WorkspaceRecord, auth: RemoteAuth): Promise<RemoteState> {
+    const { repo, branch } = this.worktreeOf(record);
+    return this.locks.run(repo.path, () => takeRemote(record.path, repo.path, branch, auth));
+  }
+
+  private worktreeOf(record: WorkspaceRecord): { repo: RepoConfig; branch: string; base: string } {
+    const repo = this.repo(record.repo);
+    if (record.kind !== 'worktree' || !repo || record.branch === null || record.base === null)
+      throw new WorkspaceError('only a worktree of a configured repository is published');
+    if (!existsSync(record.path))
+      throw new WorkspaceError(`the task's worktree ${record.path} is gone`);
+    return { repo, branch: record.branch, base: record.base };
   }
 
   /** The task's workspace is being made now (or a daemon died making it). */

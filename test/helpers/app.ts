@@ -37,11 +37,17 @@ export async function startGateway(
     dataDir?: string;
     /** Where the gateway logs (silent by default). */
     logger?: GatewayDeps['logger'];
+    /** More of the daemon's environment (a forge's token variable). */
+    env?: Record<string, string>;
   } = {},
 ): Promise<TestGateway> {
   const dataDir = extra.dataDir ?? tempDir();
   const configPath = writeConfig(dataDir, { dataDir, ...configJson });
-  const env = { ...cleanEnv(), [TEST_MARK.split('=')[0]!]: TEST_MARK.split('=')[1]! };
+  const env = {
+    ...cleanEnv(),
+    ...extra.env,
+    [TEST_MARK.split('=')[0]!]: TEST_MARK.split('=')[1]!,
+  };
   const config = loadConfig({ config: configPath }, env, dataDir);
   const store = await openTestStore(dataDir);
   const stops: { code: number; reason: string }[] = [];
@@ -67,6 +73,7 @@ export async function startGateway(
     gateway.dispatcher.host.keepRenewing();
   }
   store.serving();
+  if (extra.dispatch) await gateway.pulls.start();
   await gateway.platforms.start();
   let closed = false;
   const gw: TestGateway = {

@@ -29,6 +29,9 @@ const ALLOWED: Record<
   submit: { running: 'review' },
   approve: { review: 'done' },
   request_changes: { review: (done) => (done ? 'ready' : 'todo') },
+  pr_done: { review: 'done', blocked: 'done', ready: 'done', todo: 'done' },
+  pr_block: { review: 'blocked', ready: 'blocked', todo: 'blocked' },
+  pr_reopen: { blocked: 'review' },
   archive: {
     todo: 'archived',
     ready: 'archived',

@@ -26,6 +26,7 @@ function setUp(extra: Partial<RepoConfig> = {}, files?: Record<string, string>) 
     copy: [],
     push: false,
     escapeCheck: true,
+    pr: null,
     ...extra,
   };
   return { repo, root };

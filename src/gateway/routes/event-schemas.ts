@@ -38,6 +38,7 @@ const RunEnd = Type.Object(
     ended: Optional(Type.Array(int)),
     forced: Optional(bool),
     review: Optional(bool),
+    pullRequest: Optional(bool),
     agent: Optional(
       Type.Object(
         {
@@ -74,6 +75,7 @@ const Termination = Type.Object(terminationFields, {
 
 const Host = { hostId: int, name: str, version: str };
 const PlatformPayload = Type.Object({ platform: str }, { additionalProperties: true });
+const Pr = { number: int, url: str };
 
 /** One schema per kind; a kind missing here is a type error. */
 export const EVENT_PAYLOADS = {
@@ -131,6 +133,25 @@ export const EVENT_PAYLOADS = {
   profile_held: Type.Object({ profile: str, until: Type.Integer(), reason: str }),
   profile_released: Type.Object({ profile: str, by: str }),
   session_resume_failed: Type.Object({ sessionId: str, error: str }),
+  pr_opened: Type.Object({ ...Pr, provider: str, draft: bool }),
+  pr_adopted: Type.Object({ ...Pr, provider: str }),
+  pr_skipped: Type.Object({ reason: str }),
+  pr_merged: Type.Object({ ...Pr, mergeCommit: nullable(str) }),
+  pr_closed: Type.Object(Pr),
+  pr_reopened: Type.Object(Pr),
+  pr_feedback: Type.Object({
+    ...Pr,
+    round: int,
+    source: Type.Union([Type.Literal('checks'), Type.Literal('review')]),
+    checks: Optional(Type.Array(str)),
+    comments: Optional(Type.Array(str)),
+  }),
+  pr_comment_ignored: Type.Object({ ...Pr, id: str, by: str, association: str }),
+  pr_sync_failed: Type.Object({ reason: str, status: nullable(int), message: str }),
+  pr_left_open: Type.Object(Pr),
+  pr_checks_passed: Type.Object({ ...Pr, headSha: str }),
+  pr_blocked: Type.Object({ reason: str }),
+  pr_delivery: Type.Object({ repo: str, event: str, delivery: str, tasks: Type.Array(str) }),
 } satisfies Record<EventKind, TSchema>;
 
 /** Each kind's event as the API answers it: `payload` narrowed by `kind`. */

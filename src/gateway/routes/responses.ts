@@ -44,6 +44,26 @@ const WorkspaceSchema = Type.Object(
   { ...closed, $id: 'Workspace' },
 );
 
+const PullRequestSchema = Type.Object(
+  {
+    provider: literals(['github', 'gitlab', 'gitea'] as const),
+    number: Type.Integer(),
+    url: Type.String(),
+    state: literals(['open', 'merged', 'closed'] as const),
+    draft: Type.Boolean(),
+    headSha: nullable(Type.String()),
+    checks: literals(['pending', 'passing', 'failing', 'none'] as const),
+    review: literals(['none', 'approved', 'changes_requested'] as const),
+    rounds: Type.Integer({ description: 'feedback rounds sent back to the agent' }),
+    syncedAt: nullable(millis),
+  },
+  {
+    ...closed,
+    $id: 'PullRequest',
+    description: 'the task’s pull request as the forge last said (docs/pull-requests.md)',
+  },
+);
+
 const RunWorkspaceSchema = Type.Object(
   {
     headBefore: nullable(Type.String()),
@@ -120,6 +140,7 @@ const taskFields = {
     Type.String({ description: 'what its next run is asked to do besides the task (a follow-up)' }),
   ),
   workspace: nullable(Type.Ref(WorkspaceSchema)),
+  pr: nullable(Type.Ref(PullRequestSchema)),
 };
 
 export const TaskSchema = Type.Object(taskFields, { ...closed, $id: 'Task' });
@@ -266,6 +287,7 @@ export const COMPONENTS = [
   ErrorBody,
   OriginSchema,
   WorkspaceSchema,
+  PullRequestSchema,
   RunWorkspaceSchema,
   UsageSchema,
   RunAgentSchema,

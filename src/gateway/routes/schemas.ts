@@ -125,6 +125,18 @@ export const ApproveBody = Type.Union([
 
 export const ChangesBody = runText('what to change: the next run’s instructions, and a comment');
 
+/** POST /tasks/:id/pr: {} opens (or adopts) the task's PR now; {url} binds an existing one. */
+export const PullRequestBody = Type.Union([
+  Type.Object(
+    { url: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://' })) },
+    strict,
+  ),
+  Type.Null(),
+]);
+
+/** A repository's name in workspaces.repos. */
+export const RepoParams = Type.Object({ repo: Type.String({ maxLength: 64 }) }, strict);
+
 export const CompleteBody = Type.Union([
   Type.Object(
     {

@@ -180,6 +180,11 @@ export class Dispatcher {
    * Adopts or settles every running task, then dispatches and starts the tick. `baseUrl` is
    * what workers get as GATEHOUSE_URL (known once the server listens).
    */
+  /** The URL workers (and links to the dashboard) reach this daemon at, once started; else null. */
+  get url(): string | null {
+    return this.baseUrl || null;
+  }
+
   async start(baseUrl: string): Promise<void> {
     this.baseUrl = baseUrl;
     ensureRunsDir(this.deps.config.dataDir);

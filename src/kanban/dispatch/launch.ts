@@ -58,6 +58,18 @@ export class Launcher {
     }
     const workspace = await this.workspace(claim, profile);
     if (workspace === false) return;
+    // Someone else pushed to its PR's branch, and the two diverged: the agent is asked to
+    // integrate their commits (docs/pull-requests.md).
+    if (workspace?.note) {
+      const before = claim.task.instructions;
+      claim = {
+        ...claim,
+        task: {
+          ...claim.task,
+          instructions: before ? `${before}\n\n${workspace.note}` : workspace.note,
+        },
+      };
+    }
     // Every termination of the run waits for this to end (launching.ts): what it ends is then
     // the worker started here, or nothing. From here on, not while a workspace is made (that may
     // take minutes: a termination meanwhile settles the run, and recordWorkspace says so).
@@ -196,6 +208,7 @@ export class Launcher {
         profile,
         claim.task.repo,
         claim.run.logPath,
+        claim.task.pr !== null,
       );
       if (!prepared) return null;
       const start = await workspaces.room.runStart(prepared.record);

@@ -2,6 +2,7 @@
 // when the task is archived. The workspace room does the git; this keeps the board's record.
 import type { Config, Profile } from '../../config/schema.js';
 import { AppError } from '../../errors.js';
+import { gitAuthFor } from '../../forges/git-auth.js';
 import type { WorkspaceRecord } from '../../workspaces/types.js';
 import { Workspaces, type Prepared } from '../../workspaces/workspaces.js';
 import type { Board } from '../board.js';
@@ -25,7 +26,7 @@ export class TaskWorkspaces {
     private readonly config: Config,
     private readonly log: DispatcherLog,
   ) {
-    this.room = new Workspaces(config.workspaces, config.cluster.hostName);
+    this.room = new Workspaces(config.workspaces, config.cluster.hostName, config.workerEnv);
     this.usesWorkspaces = Object.values(config.workers.profiles).some(
       (p) => p.workspace !== 'none',
     );
@@ -40,6 +41,8 @@ export class TaskWorkspaces {
     /** The repository the task asked for, else null (its profile's). */
     repo: string | null,
     logPath: string,
+    /** It has a pull request: what someone else pushed to its branch is taken in first. */
+    hasPr = false,
   ): Promise<Prepared | null> {
     if (profile.workspace === 'none') return null;
     // A retirement under way finishes first; then the record is read as it left it. A task
@@ -57,7 +60,24 @@ export class TaskWorkspaces {
       GATEHOUSE_TASK_ID: taskId,
       GATEHOUSE_RUN_ID: runId,
     };
-    return this.room.prepare(taskId, current, profile, repo, setupEnv, logPath);
+    const prepared = await this.room.prepare(taskId, current, profile, repo, setupEnv, logPath);
+    const pr = hasPr ? this.room.repo(prepared.record.repo)?.pr : null;
+    if (!pr || prepared.record.kind !== 'worktree') return prepared;
+    try {
+      const remote = await this.room.takeRemote(prepared.record, gitAuthFor(pr));
+      if (remote.state !== 'diverged') return prepared;
+      return {
+        ...prepared,
+        note: [
+          "Someone else pushed commits to this task's branch that this worktree does not have, and the two have diverged. Integrate them (fetch origin's branch and merge or rebase) before you finish; gatehouse never force-pushes. Their commits:",
+          ...remote.commits.map((c) => `- ${c}`),
+        ].join('\n'),
+      };
+    } catch (err) {
+      // Origin cannot be asked now: the run goes on; a push that would lose a commit is refused.
+      this.log.warn({ err, taskId }, "workspace: origin's branch could not be read before the run");
+      return prepared;
+    }
   }
 
   /** What the run did to its workspace, for its settlement; nothing when it has none. */

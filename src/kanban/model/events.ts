@@ -32,6 +32,14 @@ export interface RunEndPayload {
   review?: boolean;
   /** An agent run's usage as it printed it (SPEC 11), with its profile. */
   agent?: { profile: string; usage: AgentUsage | null };
+  /** Its work goes to a pull request, opened or updated next (docs/pull-requests.md). */
+  pullRequest?: boolean;
+}
+
+/** A task's pull request, as its events name it. */
+interface PrPayload {
+  number: number;
+  url: string;
 }
 
 interface HostPayload {
@@ -102,6 +110,33 @@ export interface EventPayloads {
   profile_released: { profile: string; by: string };
   /** The agent no longer had the session a run asked to resume: the next run starts afresh. */
   session_resume_failed: { sessionId: string; error: string };
+  /** A pull request was opened for the task's branch, or one the forge had was adopted. */
+  pr_opened: PrPayload & { provider: string; draft: boolean };
+  pr_adopted: PrPayload & { provider: string };
+  /** The branch had nothing base lacks: no pull request, the task is done. */
+  pr_skipped: { reason: string };
+  pr_merged: PrPayload & { mergeCommit: string | null };
+  pr_closed: PrPayload;
+  pr_reopened: PrPayload;
+  /** What the forge said went back to the agent as a follow-up (round `round`). */
+  pr_feedback: PrPayload & {
+    round: number;
+    source: 'checks' | 'review';
+    checks?: string[];
+    comments?: string[];
+  };
+  /** A comment from an author outside feedback.from: never sent to the agent. */
+  pr_comment_ignored: PrPayload & { id: string; by: string; association: string };
+  /** The forge could not be read or written; nothing moved (reason: what failed). */
+  pr_sync_failed: { reason: string; status: number | null; message: string };
+  /** The task was archived with its pull request open: the PR stays on the forge. */
+  pr_left_open: PrPayload;
+  /** Its checks passed on the head for long enough (doneWhen: checks_passed): done. */
+  pr_checks_passed: PrPayload & { headSha: string };
+  /** The pull request cannot go on by itself: the task is blocked for a person. */
+  pr_blocked: { reason: string };
+  /** A forge's signed webhook delivery: the host that syncs these tasks' PRs does so now. */
+  pr_delivery: { repo: string; event: string; delivery: string; tasks: string[] };
 }
 
 export type EventKind = keyof EventPayloads;
@@ -164,6 +199,19 @@ export const EVENT_KINDS = {
   profile_released: wakes,
   session_resume_failed: quiet,
   workspace_recreated: quiet,
+  pr_opened: { wakesDispatch: false, notice: 'has a pull request' },
+  pr_adopted: { wakesDispatch: false, notice: 'has a pull request' },
+  pr_skipped: { wakesDispatch: true, notice: 'is done' },
+  pr_merged: { wakesDispatch: true, notice: 'was merged' },
+  pr_closed: { wakesDispatch: false, notice: 'had its pull request closed without merging' },
+  pr_reopened: { wakesDispatch: false, notice: 'had its pull request reopened' },
+  pr_feedback: { wakesDispatch: true, notice: 'got feedback on its pull request' },
+  pr_comment_ignored: quiet,
+  pr_sync_failed: quiet,
+  pr_left_open: quiet,
+  pr_checks_passed: { wakesDispatch: true, notice: 'is done' },
+  pr_blocked: { wakesDispatch: false, notice: 'is blocked' },
+  pr_delivery: quiet,
 } as const satisfies Record<EventKind, KindMeaning>;
 
 export const ALL_EVENT_KINDS = Object.keys(EVENT_KINDS) as EventKind[];

@@ -15,7 +15,10 @@ export type TaskMove =
   | 'follow_up'
   | 'submit'
   | 'approve'
-  | 'request_changes';
+  | 'request_changes'
+  | 'pr_done'
+  | 'pr_block'
+  | 'pr_reopen';
 
 export interface MoveContext {
   /** Every parent is done (decides `unblock` → ready or todo). */
@@ -48,6 +51,15 @@ export const MOVES: Record<
   approve: { from: ['review'], to: () => 'done' },
   /** Sent back with what to change: it runs again, its workspace and session kept. */
   request_changes: { from: ['review'], to: (ctx) => (ctx.parentsDone ? 'ready' : 'todo') },
+  /**
+   * Its pull request was merged (a person may merge at any time), its branch had nothing to
+   * propose, or its checks passed (docs/pull-requests.md). A running task waits for its run.
+   */
+  pr_done: { from: ['review', 'blocked', 'ready', 'todo'], to: () => 'done' },
+  /** Its pull request was closed, its feedback rounds ran out, or its push was refused. */
+  pr_block: { from: ['review', 'ready', 'todo'], to: () => 'blocked' },
+  /** Its closed pull request was reopened. */
+  pr_reopen: { from: ['blocked'], to: () => 'review' },
 };
 
 /** The status a move leads to from `from`, or null when the move is not allowed there. */

@@ -1,4 +1,5 @@
 // The board's vocabulary: statuses, outcomes, and the shapes of tasks, runs and events.
+import type { TaskPr } from './pull-request.js';
 import type { RunEvidence, WorkspaceRecord } from '../../workspaces/types.js';
 import type { RunAgent } from '../../agents/types.js';
 
@@ -86,6 +87,8 @@ export interface Task {
   review: boolean | null;
   /** Its workspace (SPEC 10), or null: it runs in its profile's cwd. */
   workspace: WorkspaceRecord | null;
+  /** Its pull request (docs/pull-requests.md), or null. */
+  pr: TaskPr | null;
 }
 
 export interface Run {

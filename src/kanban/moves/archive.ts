@@ -4,6 +4,7 @@ import { AppError } from '../../errors.js';
 import type { Task } from '../model/types.js';
 import { applyMove } from './apply.js';
 import { orphanChildren } from './children.js';
+import { leavePrOpen } from './pull-request.js';
 import type { Tx } from './tx.js';
 
 export async function archiveIdle(tx: Tx, id: string): Promise<Task> {
@@ -21,6 +22,7 @@ export async function archiveIdle(tx: Tx, id: string): Promise<Task> {
     kind: 'archived',
     payload: { prevPid: null, terminated: false, sigkill: false, survived: false },
   });
+  leavePrOpen(tx, task);
   await orphanChildren(tx, id);
   return (await tx.store.tasks.get(id))!;
 }

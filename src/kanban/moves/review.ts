@@ -6,6 +6,7 @@ import type { Task } from '../model/types.js';
 import { WRITES } from '../store/records/task-writes.js';
 import { applyMove } from './apply.js';
 import { parentsAllDone, promoteChildren } from './children.js';
+import { refuseApprovalWithOpenPr } from './pull-request.js';
 import type { Tx } from './tx.js';
 
 async function inReview(tx: Tx, id: string, what: string): Promise<Task> {
@@ -21,6 +22,7 @@ async function inReview(tx: Tx, id: string, what: string): Promise<Task> {
 
 export async function approveTask(tx: Tx, id: string, by: string): Promise<Task> {
   const task = await inReview(tx, id, 'only a task in review is approved');
+  refuseApprovalWithOpenPr(task);
   if (!(await applyMove(tx, task, 'approve', { details: { completed_at: tx.now } })))
     throw new AppError('INVALID_TRANSITION', `task ${id} changed while being approved`);
   tx.emit({ taskId: id, runId: null, kind: 'approved', payload: { by } });

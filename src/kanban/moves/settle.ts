@@ -6,7 +6,9 @@ import type { RunOutcome, Task } from '../model/types.js';
 import type { RunRecord } from '../store/records/run.js';
 import type { RunEvidence } from '../../workspaces/types.js';
 import type { RunAgent } from '../../agents/types.js';
+import { newPrSync } from '../model/pull-request.js';
 import { applyMove } from './apply.js';
+import { leavePrOpen } from './pull-request.js';
 import { together } from './together.js';
 import { orphanChildren, promoteChildren } from './children.js';
 import type { Tx } from './tx.js';
@@ -60,6 +62,8 @@ export interface SettlementPolicy {
   rateLimitCooldownMs: number;
   /** Profiles whose completed runs wait in review (SPEC 12) unless the task says otherwise. */
   reviewProfiles?: ReadonlySet<string>;
+  /** Repositories whose tasks' work ends in a pull request (docs/pull-requests.md). */
+  prRepos?: ReadonlySet<string>;
 }
 
 /**
@@ -87,10 +91,23 @@ export async function settleRun(
     rateLimitCooldownMs: policy.rateLimitCooldownMs,
   });
   const error = ending.error ?? null;
+  // Completed in a worktree of a repository with pull requests: its work is published next,
+  // and the task waits in review for the PR (docs/pull-requests.md).
+  const prRepo =
+    decision.move === 'complete' &&
+    task.workspace?.kind === 'worktree' &&
+    task.workspace.repo !== null &&
+    policy.prRepos?.has(task.workspace.repo)
+      ? task.workspace.repo
+      : null;
   // Completed, a task under review waits for a person instead of being done (SPEC 12).
   const reviewing =
     decision.move === 'complete' &&
-    (task.review ?? (run !== null && (policy.reviewProfiles?.has(run.profile) ?? false)));
+    (prRepo !== null ||
+      (task.review ?? (run !== null && (policy.reviewProfiles?.has(run.profile) ?? false))));
+  const sync = prRepo
+    ? { ...((await store.tasks.prSync(task.id)) ?? newPrSync(prRepo, null)), publish: ending.runId }
+    : null;
   const move = reviewing ? 'submit' : decision.move;
   const completing = decision.move === 'complete';
   const gaveUpReason = `gave up after ${decision.failures} failure${decision.failures === 1 ? '' : 's'}: ${ending.outcome}${error ? ` (${lastLine(error)})` : ''}`;
@@ -113,6 +130,7 @@ export async function settleRun(
             result: ending.result === undefined ? null : JSON.stringify(ending.result),
           }
         : {}),
+      ...(sync ? { pr_sync: JSON.stringify(sync) } : {}),
     },
   });
   if (!moved) return null;
@@ -145,12 +163,14 @@ export async function settleRun(
       durationMs: run ? Math.max(0, now - run.startedAt) : null,
       failures: decision.failures,
       ...(reviewing ? { review: true } : {}),
+      ...(sync ? { pullRequest: true } : {}),
       ...(ending.agent && run
         ? { agent: { profile: run.profile, usage: ending.agent.usage } }
         : {}),
       ...ending.payload,
     },
   });
+  if (ending.outcome === 'archived') leavePrOpen(tx, task);
   if (decision.gaveUp) {
     tx.emit({
       taskId: ending.taskId,

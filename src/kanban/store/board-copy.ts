@@ -53,6 +53,8 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
       'instructions',
       'model',
       'review',
+      'pr',
+      'pr_sync',
     ],
   },
   // Link order is the order of insertion (rowid here, ord there).

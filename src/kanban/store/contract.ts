@@ -3,6 +3,7 @@
 // and give in ./records/; each engine implements them in its own folder and neither imports the
 // other. Everything outside this folder sees only these types (eslint no-restricted-imports).
 import type { BoardEvent, EventKind, NewEvent } from '../model/events.js';
+import type { PrSync } from '../model/pull-request.js';
 import type { Comment, Host, Task, TaskStatus } from '../model/types.js';
 import type { ProfileHold } from './records/hold.js';
 import type { HostRenewal, NewHost } from './records/host.js';
@@ -10,6 +11,7 @@ import type { IdempotencyRecord } from './records/idempotency.js';
 import type { Delivery, Subscription } from './records/platform.js';
 import type { EndedBucket, NewRun, OpenRun, RunEnd, RunRecord } from './records/run.js';
 import type {
+  PrWork,
   RunningDeadline,
   TaskDetail,
   TaskFilter,
@@ -52,6 +54,10 @@ export interface TaskReads {
   /** What the tick checks of every running task, and nothing else of the row (it runs often). */
   runningDeadlines(): Promise<RunningDeadline[]>;
   running(): Promise<(Task & TaskLease)[]>;
+  /** Tasks whose pull request is followed (not archived), oldest first, at most `limit`. */
+  pullRequests(limit: number): Promise<PrWork[]>;
+  /** The task's pull request's sync state, or null when it is not followed. */
+  prSync(id: string): Promise<PrSync | null>;
 }
 
 export interface RunTable {

@@ -196,4 +196,10 @@ export const PG_MIGRATIONS: readonly string[] = [
     at bigint NOT NULL
   );
   `,
+  // 10: pull requests, as on SQLite.
+  `
+  ALTER TABLE tasks ADD COLUMN pr text;
+  ALTER TABLE tasks ADD COLUMN pr_sync text;
+  CREATE INDEX tasks_pr_sync ON tasks (seq) WHERE pr_sync IS NOT NULL;
+  `,
 ];

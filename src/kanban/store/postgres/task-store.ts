@@ -1,5 +1,6 @@
 // Reading tasks on PostgreSQL: the contract's reads, rows in the column order ../records/task.ts
 // lists, so both engines build a task with the same code.
+import type { PrSync } from '../../model/pull-request.js';
 import { noTasks, type Comment, type Task, type TaskStatus } from '../../model/types.js';
 import type { TaskReads } from '../contract.js';
 import { toRecord, type RunRow } from '../records/run.js';
@@ -7,8 +8,10 @@ import {
   TASK_ROW_LENGTH,
   taskColumns,
   taskPage,
+  toPrWork,
   toRunningTask,
   toTask,
+  type PrWork,
   type RunningDeadline,
   type TaskDetail,
   type TaskFilter,
@@ -192,5 +195,23 @@ export class PgTaskStore implements TaskReads {
       `SELECT ${COLUMNS} FROM tasks WHERE status = 'running'`,
     );
     return found.map(toRunningTask);
+  }
+
+  async pullRequests(limit: number): Promise<PrWork[]> {
+    const found = await arrays<TaskRow>(
+      this.db,
+      `SELECT ${COLUMNS} FROM tasks WHERE pr_sync IS NOT NULL AND status <> 'archived' ORDER BY seq LIMIT $1`,
+      [limit],
+    );
+    return found.map(toPrWork);
+  }
+
+  async prSync(id: string): Promise<PrSync | null> {
+    const [row] = await rows<{ pr_sync: string | null }>(
+      this.db,
+      'SELECT pr_sync FROM tasks WHERE id = $1',
+      [id],
+    );
+    return row?.pr_sync ? (JSON.parse(row.pr_sync) as PrSync) : null;
   }
 }

@@ -45,6 +45,7 @@ function createdTask(task: NewTask, status: 'ready' | 'todo', parents: readonly 
     model: maybe(task.model),
     review: task.review,
     workspace: null,
+    pr: null,
   };
 }
 

@@ -42,6 +42,9 @@ export interface DetailColumns {
   /** The task's workspace (JSON of a WorkspaceRecord), docs/workspaces.md. */
   workspace?: string | null;
   instructions?: string | null;
+  /** Its pull request (JSON of a TaskPr) and how it is followed (JSON of a PrSync). */
+  pr?: string | null;
+  pr_sync?: string | null;
 }
 
 /** What a running task may change without leaving running: its lease and pending termination. */

@@ -1,6 +1,7 @@
 // A task as both engines read it: one list of its columns, from which the SELECT list, each
 // column's place in a row and the mapping to a Task are all derived.
 import type { WorkspaceRecord } from '../../../workspaces/types.js';
+import type { PrSync, TaskPr } from '../../model/pull-request.js';
 import type { Origin, Task, TaskStatus } from '../../model/types.js';
 import type { RunRecord } from './run.js';
 
@@ -41,6 +42,10 @@ interface TaskColumnTypes {
   model: string | null;
   /** 0 or 1 on SQLite, a boolean on PostgreSQL. */
   review: number | boolean | null;
+  /** JSON of a TaskPr. */
+  pr: string | null;
+  /** JSON of a PrSync: set while the PR is followed. */
+  pr_sync: string | null;
 }
 
 type TaskColumn = keyof TaskColumnTypes;
@@ -80,6 +85,8 @@ const COLUMNS = [
   'instructions',
   'model',
   'review',
+  'pr',
+  'pr_sync',
 ] as const satisfies readonly TaskColumn[];
 
 // A column added to TaskColumnTypes but not to COLUMNS fails to compile here.
@@ -142,7 +149,19 @@ export function toTask(row: TaskRow): Task {
     instructions: taskColumn(row, 'instructions'),
     model: taskColumn(row, 'model'),
     review: review === null ? null : review === 1 || review === true,
+    pr: json<TaskPr>(taskColumn(row, 'pr')),
   };
+}
+
+/** A task with its pull request's sync state, from a row read with taskColumns. */
+export function toPrWork(row: TaskRow): PrWork {
+  return { task: toTask(row), sync: JSON.parse(taskColumn(row, 'pr_sync')!) as PrSync };
+}
+
+/** A task whose pull request is followed, and how. */
+export interface PrWork {
+  task: Task;
+  sync: PrSync;
 }
 
 /** A running task with its lease, from a row read with taskColumns. */

@@ -337,4 +337,10 @@ export const MIGRATIONS: readonly string[] = [
     at INTEGER NOT NULL
   );
   `,
+  // 12: pull requests (docs/pull-requests.md): the task's PR as shown, and how it is followed.
+  `
+  ALTER TABLE tasks ADD COLUMN pr TEXT CHECK (pr IS NULL OR json_valid(pr));
+  ALTER TABLE tasks ADD COLUMN pr_sync TEXT CHECK (pr_sync IS NULL OR json_valid(pr_sync));
+  CREATE INDEX tasks_pr_sync ON tasks (seq) WHERE pr_sync IS NOT NULL;
+  `,
 ];

@@ -1,4 +1,5 @@
 // Reading tasks and their parent links; every statement prepared once. Writes are in task-writes.ts.
+import type { PrSync } from '../../model/pull-request.js';
 import { noTasks, type Comment, type Task, type TaskStatus } from '../../model/types.js';
 import type { TaskReads } from '../contract.js';
 import { toRecord, type RunRow } from '../records/run.js';
@@ -6,8 +7,10 @@ import {
   TASK_ROW_LENGTH,
   taskColumns,
   taskPage,
+  toPrWork,
   toRunningTask,
   toTask,
+  type PrWork,
   type RunningDeadline,
   type TaskDetail,
   type TaskFilter,
@@ -48,6 +51,8 @@ export class TaskStore implements TaskReads {
   private readonly pendingTermination;
   private readonly toRetire;
   private readonly recentComments;
+  private readonly followedPrs;
+  private readonly syncOf;
   private readonly filterStatements = new Map<string, ReturnType<Db['prepare']>>();
 
   constructor(private readonly db: Db) {
@@ -101,6 +106,14 @@ export class TaskStore implements TaskReads {
     this.runningTasks = db
       .prepare<[], TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE status = 'running'`)
       .raw(true);
+    this.followedPrs = db
+      .prepare<[number], TaskRow>(
+        `SELECT ${TASK_COLUMNS} FROM tasks WHERE pr_sync IS NOT NULL AND status <> 'archived' ORDER BY seq LIMIT ?`,
+      )
+      .raw(true);
+    this.syncOf = db.prepare<[string], { pr_sync: string | null }>(
+      'SELECT pr_sync FROM tasks WHERE id = ?',
+    );
     this.runningDeadlineRows = db.prepare<[], RunningDeadline>(
       `SELECT id, current_run_id AS currentRunId, max_runtime_seconds AS maxRuntimeSeconds,
         lease_expires_at AS leaseExpiresAt, last_heartbeat_at AS lastHeartbeatAt, terminating
@@ -230,5 +243,14 @@ export class TaskStore implements TaskReads {
 
   async running(): Promise<(Task & TaskLease)[]> {
     return this.runningTasks.all().map(toRunningTask);
+  }
+
+  async pullRequests(limit: number): Promise<PrWork[]> {
+    return this.followedPrs.all(limit).map(toPrWork);
+  }
+
+  async prSync(id: string): Promise<PrSync | null> {
+    const text = this.syncOf.get(id)?.pr_sync;
+    return text ? (JSON.parse(text) as PrSync) : null;
   }
 }
