@@ -259,7 +259,7 @@ export async function githubDouble(
         return json(
           200,
           model.comments
-            .filter((c) => c.pr === Number(m![1]) && c.kind === 'comment')
+            .filter((c) => c.pr === Number(m[1]) && c.kind === 'comment')
             .map((c) => ({
               id: c.id,
               user: userOf(c),
