@@ -134,6 +134,20 @@ export type paths = {
      */
     get: operations["getTaskDiff"];
   };
+  "/tasks/{id}/pr": {
+    /**
+     * Open the task's pull request now, or bind an existing one
+     * @description With `{}`: for a task in review or done whose branch has changes, what its last run left is committed, its branch pushed and its PR adopted or opened. With `{url}`: an existing PR of the task’s branch is bound to it (409 `PR_NOT_OF_TASK` when it is of another branch or project). 409 `NO_PULL_REQUESTS` for a task without a worktree in a repository with `pr`; 503 `FORGE_UNAVAILABLE` when the forge cannot be asked.
+     */
+    post: operations["openPullRequest"];
+  };
+  "/tasks/{id}/pr/sync": {
+    /**
+     * Read the task's pull request from the forge now
+     * @description The PR, its checks and its feedback are read at once and the task moved as they say (merged: done; closed: blocked; failing checks or review feedback: a follow-up). 409 for a task without a PR; 503 `FORGE_UNAVAILABLE` when the forge cannot be asked.
+     */
+    post: operations["syncPullRequest"];
+  };
   "/tasks/{id}/complete": {
     /**
      * Complete the run (its verdict)
@@ -260,6 +274,13 @@ export type paths = {
      */
     post: operations["stopDaemon"];
   };
+  "/forges/{repo}/webhook": {
+    /**
+     * A forge's webhook delivery for a repository's pull requests
+     * @description Needs no token: GitHub and Gitea deliveries are verified by `X-Hub-Signature-256` (Gitea also `X-Gitea-Signature`), GitLab by `X-Gitlab-Token`, with the secret of the repository’s `pr.webhookSecretEnv`. A delivery only triggers a sync (the forge’s API is the truth); one received before (same delivery id, 24 hours) changes nothing. What gatehouse does not use is still 2xx.
+     */
+    post: operations["receiveForgeWebhook"];
+  };
   "/platform/{name}/inbound": {
     /**
      * A signed inbound webhook delivery (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature)
@@ -283,7 +304,7 @@ export type components = {
     ApiError: {
       error: {
         /** @description stable code, see docs/errors.md */
-        code: "BAD_REQUEST" | "VALIDATION_FAILED" | "UNAUTHORIZED" | "FORBIDDEN" | "FORBIDDEN_ORIGIN" | "NOT_FOUND" | "TASK_NOT_FOUND" | "RUN_NOT_FOUND" | "PLATFORM_NOT_FOUND" | "PROFILE_NOT_FOUND" | "WORKSPACE_NOT_FOUND" | "INVALID_TRANSITION" | "RUN_MISMATCH" | "TASK_NOT_ARCHIVED" | "WORKER_SURVIVED" | "IDEMPOTENCY_KEY_IN_USE" | "WORKSPACE_NOT_READY" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISDIRECTED_REQUEST" | "INTERNAL" | "PLATFORM_UNAVAILABLE" | "SHUTTING_DOWN" | "STORAGE_UNAVAILABLE" | "STORAGE_BUSY";
+        code: "BAD_REQUEST" | "VALIDATION_FAILED" | "UNAUTHORIZED" | "FORBIDDEN" | "FORBIDDEN_ORIGIN" | "NOT_FOUND" | "TASK_NOT_FOUND" | "RUN_NOT_FOUND" | "PLATFORM_NOT_FOUND" | "PROFILE_NOT_FOUND" | "WORKSPACE_NOT_FOUND" | "INVALID_TRANSITION" | "RUN_MISMATCH" | "TASK_NOT_ARCHIVED" | "WORKER_SURVIVED" | "IDEMPOTENCY_KEY_IN_USE" | "WORKSPACE_NOT_READY" | "PR_OPEN" | "PR_NOT_OF_TASK" | "NO_PULL_REQUESTS" | "FORGE_NOT_FOUND" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISDIRECTED_REQUEST" | "INTERNAL" | "PLATFORM_UNAVAILABLE" | "SHUTTING_DOWN" | "STORAGE_UNAVAILABLE" | "STORAGE_BUSY" | "FORGE_UNAVAILABLE";
         message: string;
       };
     };
@@ -309,6 +330,20 @@ export type components = {
       host: string;
       state: "active" | "preserved" | "removed";
       preservedRef: string | null;
+    };
+    /** @description the task’s pull request as the forge last said (docs/pull-requests.md) */
+    PullRequest: {
+      provider: "github" | "gitlab" | "gitea";
+      number: number;
+      url: string;
+      state: "open" | "merged" | "closed";
+      draft: boolean;
+      headSha: string | null;
+      checks: "pending" | "passing" | "failing" | "none";
+      review: "none" | "approved" | "changes_requested";
+      /** @description feedback rounds sent back to the agent */
+      rounds: number;
+      syncedAt: number | null;
     };
     /** @description changes against the base, committed or not */
     RunWorkspace: {
@@ -366,6 +401,7 @@ export type components = {
       review: boolean | null;
       instructions: string | null;
       workspace: components["schemas"]["Workspace"] | null;
+      pr: components["schemas"]["PullRequest"] | null;
     };
     Run: {
       id: string;
@@ -419,6 +455,7 @@ export type components = {
       review: boolean | null;
       instructions: string | null;
       workspace: components["schemas"]["Workspace"] | null;
+      pr: components["schemas"]["PullRequest"] | null;
       runs: components["schemas"]["Run"][];
       /** @description the sum of its agent runs’ usage, or null: no agent run printed one */
       usage: components["schemas"]["AgentUsage"] | null;
@@ -569,6 +606,7 @@ export type components = {
         ended?: number[];
         forced?: boolean;
         review?: boolean;
+        pullRequest?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -603,6 +641,7 @@ export type components = {
         ended?: number[];
         forced?: boolean;
         review?: boolean;
+        pullRequest?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -641,6 +680,7 @@ export type components = {
         ended?: number[];
         forced?: boolean;
         review?: boolean;
+        pullRequest?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -676,6 +716,7 @@ export type components = {
         ended?: number[];
         forced?: boolean;
         review?: boolean;
+        pullRequest?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -711,6 +752,7 @@ export type components = {
         ended?: number[];
         forced?: boolean;
         review?: boolean;
+        pullRequest?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -746,6 +788,7 @@ export type components = {
         ended?: number[];
         forced?: boolean;
         review?: boolean;
+        pullRequest?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -781,6 +824,7 @@ export type components = {
         ended?: number[];
         forced?: boolean;
         review?: boolean;
+        pullRequest?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -816,6 +860,7 @@ export type components = {
         ended?: number[];
         forced?: boolean;
         review?: boolean;
+        pullRequest?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -850,6 +895,7 @@ export type components = {
         ended?: number[];
         forced?: boolean;
         review?: boolean;
+        pullRequest?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -890,6 +936,7 @@ export type components = {
         ended?: number[];
         forced?: boolean;
         review?: boolean;
+        pullRequest?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -925,6 +972,7 @@ export type components = {
         ended?: number[];
         forced?: boolean;
         review?: boolean;
+        pullRequest?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -960,6 +1008,7 @@ export type components = {
         ended?: number[];
         forced?: boolean;
         review?: boolean;
+        pullRequest?: boolean;
         agent?: {
           profile: string;
           usage: ({
@@ -1272,6 +1321,175 @@ export type components = {
       payload: {
         sessionId: string;
         error: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "pr_opened";
+      payload: {
+        number: number;
+        url: string;
+        provider: string;
+        draft: boolean;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "pr_adopted";
+      payload: {
+        number: number;
+        url: string;
+        provider: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "pr_skipped";
+      payload: {
+        reason: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "pr_merged";
+      payload: {
+        number: number;
+        url: string;
+        mergeCommit: string | null;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "pr_closed";
+      payload: {
+        number: number;
+        url: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "pr_reopened";
+      payload: {
+        number: number;
+        url: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "pr_feedback";
+      payload: {
+        number: number;
+        url: string;
+        round: number;
+        source: "checks" | "review";
+        checks?: string[];
+        comments?: string[];
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "pr_comment_ignored";
+      payload: {
+        number: number;
+        url: string;
+        id: string;
+        by: string;
+        association: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "pr_sync_failed";
+      payload: {
+        reason: string;
+        status: number | null;
+        message: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "pr_left_open";
+      payload: {
+        number: number;
+        url: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "pr_checks_passed";
+      payload: {
+        number: number;
+        url: string;
+        headSha: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "pr_blocked";
+      payload: {
+        reason: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "pr_delivery";
+      payload: {
+        repo: string;
+        event: string;
+        delivery: string;
+        tasks: string[];
       };
       /** @description epoch milliseconds */
       at: number;
@@ -2788,6 +3006,179 @@ export type operations = {
     };
   };
   /**
+   * Open the task's pull request now, or bind an existing one
+   * @description With `{}`: for a task in review or done whose branch has changes, what its last run left is committed, its branch pushed and its PR adopted or opened. With `{url}`: an existing PR of the task’s branch is bound to it (409 `PR_NOT_OF_TASK` when it is of another branch or project). 409 `NO_PULL_REQUESTS` for a task without a worktree in a repository with `pr`; 503 `FORGE_UNAVAILABLE` when the forge cannot be asked.
+   */
+  openPullRequest: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          url?: string;
+        } | null;
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Task"];
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a token of another task, or a web page of another origin */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not allowed in the current state (or an old run token) */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Read the task's pull request from the forge now
+   * @description The PR, its checks and its feedback are read at once and the task moved as they say (merged: done; closed: blocked; failing checks or review feedback: a follow-up). 409 for a task without a PR; 503 `FORGE_UNAVAILABLE` when the forge cannot be asked.
+   */
+  syncPullRequest: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Task"];
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a token of another task, or a web page of another origin */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not allowed in the current state (or an old run token) */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
    * Complete the run (its verdict)
    * @description Ends the run as completed with a summary and result; the task goes to done. 409 for a run token that is not the task’s current run (a stale attempt): nothing changes.
    */
@@ -4013,6 +4404,97 @@ export type operations = {
       };
       /** @description a token of another task, or a web page of another origin */
       403: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * A forge's webhook delivery for a repository's pull requests
+   * @description Needs no token: GitHub and Gitea deliveries are verified by `X-Hub-Signature-256` (Gitea also `X-Gitea-Signature`), GitLab by `X-Gitlab-Token`, with the secret of the repository’s `pr.webhookSecretEnv`. A delivery only triggers a sync (the forge’s API is the truth); one received before (same delivery id, 24 hours) changes nothing. What gatehouse does not use is still 2xx.
+   */
+  receiveForgeWebhook: {
+    parameters: {
+      path: {
+        repo: string;
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": {
+            ok: boolean;
+            /** @description the same delivery id was received before */
+            duplicate: boolean;
+            /** @description the tasks whose PRs it syncs */
+            tasks: string[];
+          };
+        };
+      };
+      /** @description success */
+      202: {
+        content: {
+          "application/json": {
+            ok: boolean;
+            /** @description the same delivery id was received before */
+            duplicate: boolean;
+            /** @description the tasks whose PRs it syncs */
+            tasks: string[];
+          };
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a missing or wrong signature */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a token of another task, or a web page of another origin */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
         content: {
           "application/json": components["schemas"]["ApiError"];
         };

@@ -18,6 +18,9 @@ import { signedHeaders, webhookReceiver, webhookSecret } from '../helpers/double
 import { slackDouble } from '../helpers/slack-double.js';
 import { holdBoard } from '../helpers/store.js';
 import { makeRepo } from '../helpers/git.js';
+import { githubDouble } from '../helpers/forges/github.js';
+import { ForgeModel } from '../helpers/forges/model.js';
+import { createHmac } from 'node:crypto';
 
 type Doc = {
   openapi: string;
@@ -149,7 +152,11 @@ describe('the OpenAPI document', () => {
     /** METHOD route status, for every answer the test saw. */
     const seen = new Set<string>();
     const host = new URL(gw.url).host;
-    const signedRoutes = ['/platform/{name}/inbound', '/platform/{name}/events'];
+    const signedRoutes = [
+      '/platform/{name}/inbound',
+      '/platform/{name}/events',
+      '/forges/{repo}/webhook',
+    ];
     const note = <R extends { status: number; body: unknown; headers: unknown }>(
       method: string,
       route: string,
@@ -397,6 +404,109 @@ describe('the OpenAPI document', () => {
       return t.status !== 'ready' && t.status !== 'running';
     });
     note('GET', '/tasks/{id}/diff', await diffOf());
+    // A task's pull request on a forge double: opened, bound, synced, and the forge's webhook.
+    const { model, checkout } = ForgeModel.withRepository();
+    const forge = await githubDouble(model);
+    try {
+      const prs = await startGateway(
+        {
+          api: { token: TOKEN },
+          workers: {
+            tickSeconds: 0.1,
+            defaultProfile: 'dev',
+            profiles: {
+              dev: {
+                command: [
+                  '/bin/sh',
+                  '-c',
+                  'echo x > new.txt; printf \'{"status":"done"}\' > "$GATEHOUSE_RUN_DIR/result.json"',
+                ],
+                workspace: 'worktree',
+                repo: 'app',
+              },
+            },
+          },
+          workspaces: {
+            minFreeBytes: 0,
+            repos: {
+              app: {
+                path: checkout,
+                base: 'main',
+                pr: {
+                  provider: 'github',
+                  api: forge.url,
+                  project: model.project,
+                  tokenEnv: 'GH_T',
+                  webhookSecretEnv: 'GH_H',
+                },
+              },
+            },
+          },
+        },
+        { dispatch: true, env: { GH_T: forge.token, GH_H: 'hook-secret' } },
+      );
+      const pr = (await api(prs.url, 'POST', '/tasks', { title: 'with a PR' }, AUTH)).body as {
+        id: string;
+      };
+      await waitFor('its PR opened', async () => {
+        const t = (await api(prs.url, 'GET', `/tasks/${pr.id}`, undefined, AUTH)).body as {
+          pr: unknown;
+        };
+        return t.pr !== null;
+      });
+      const prCall = (method: string, route: string, path: string, body?: unknown) =>
+        api(prs.url, method, path, body, AUTH).then((res) => note(method, route, res));
+      await prCall('POST', '/tasks/{id}/pr', `/tasks/${pr.id}/pr`, {});
+      await prCall('POST', '/tasks/{id}/pr', `/tasks/${pr.id}/pr`, {
+        url: 'https://github.com/other/repo/pull/1',
+      });
+      await prCall('POST', '/tasks/{id}/pr/sync', `/tasks/${pr.id}/pr/sync`);
+      const plain = (await call('POST', '/tasks', '/tasks', { title: 'no repository' })).body as {
+        id: string;
+      };
+      note(
+        'POST',
+        '/tasks/{id}/pr/sync',
+        await api(gw.url, 'POST', `/tasks/${plain.id}/pr/sync`, undefined, AUTH),
+      );
+      const hook = (event: string, payload: unknown, id: string, secret = 'hook-secret') => {
+        const body = JSON.stringify(payload);
+        return rawRequest(
+          prs.url,
+          'POST',
+          '/forges/app/webhook',
+          {
+            host: new URL(prs.url).host,
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(body)),
+            'x-github-event': event,
+            'x-github-delivery': id,
+            'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+          },
+          body,
+        ).then((res) => note('POST', '/forges/{repo}/webhook', res));
+      };
+      await hook('ping', { zen: 'x' }, 'd-1');
+      await hook('ping', { zen: 'x' }, 'd-1');
+      await hook('ping', { zen: 'x' }, 'd-2', 'wrong');
+      note(
+        'POST',
+        '/forges/{repo}/webhook',
+        await rawRequest(
+          prs.url,
+          'POST',
+          '/forges/nope/webhook',
+          {
+            host: new URL(prs.url).host,
+            'content-type': 'application/json',
+            'content-length': '2',
+          },
+          '{}',
+        ),
+      );
+    } finally {
+      await forge.close();
+    }
     const { hosts } = (await call('GET', '/hosts', '/hosts')).body as {
       hosts: { state: string }[];
     };
@@ -419,7 +529,8 @@ describe('the OpenAPI document', () => {
       route
         .replace('{id}', value ?? 't_000000000000')
         .replace('{runId}', value ?? 'r_000000000000')
-        .replace('{name}', value ?? 'nope');
+        .replace('{name}', value ?? 'nope')
+        .replace('{repo}', value ?? 'nope');
     const tooLong = 'x'.repeat(65);
     for (const { method, route, statuses } of declared) {
       const key = `${method} ${route}`;

@@ -53,6 +53,7 @@ describe('workspaces in the config', () => {
       copy: ['.env'],
       push: false,
       escapeCheck: true,
+      pr: null,
     });
     expect(c.workers.profiles.agent).toMatchObject({ workspace: 'worktree', repo: 'app' });
   });

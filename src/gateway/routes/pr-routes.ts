@@ -6,9 +6,6 @@ import { Type, type Static } from '../../schema-types.js';
 import { describe, Task } from './responses.js';
 import { PullRequestBody, RepoParams, TaskIdParams } from './schemas.js';
 
-/** A forge's delivery is read up to this size (GitHub's are at most 25 MB; ours need less). */
-const DELIVERY_LIMIT = 5 * 1024 * 1024;
-
 const DeliveryAnswer = Type.Object(
   {
     ok: Type.Boolean(),
@@ -62,16 +59,13 @@ export function prRoutes(app: FastifyInstance, pulls: PullRequests): void {
   // The signature covers the raw body: this scope keeps it as it came.
   app.register(async (scope) => {
     scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser(
-      'application/json',
-      { parseAs: 'buffer', bodyLimit: DELIVERY_LIMIT },
-      (_req, body, done) => done(null, body),
+    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) =>
+      done(null, body),
     );
     scope.post<{ Params: Static<typeof RepoParams>; Body: Buffer }>(
       '/forges/:repo/webhook',
       {
         config: { auth: 'none' },
-        bodyLimit: DELIVERY_LIMIT,
         schema: {
           params: RepoParams,
           ...describe({
