@@ -366,7 +366,7 @@ export class ForgeServer {
             req.headers.authorization ??
             (req.headers['private-token'] as string | undefined) ??
             null,
-          ifNoneMatch: (req.headers['if-none-match']) ?? null,
+          ifNoneMatch: req.headers['if-none-match'] ?? null,
         });
         const text =
           payload.text ?? (payload.body === undefined ? '' : JSON.stringify(payload.body));
