@@ -21,7 +21,7 @@ import type { Workspaces } from '../workspaces/workspaces.js';
 import { ForgeHealth } from './forge-health.js';
 import { prEvent, taskPr } from './pr-record.js';
 import { publish } from './publish.js';
-import { syncPr } from './sync.js';
+import { syncPr, type SyncDepth } from './sync.js';
 
 export interface PullRequestsDeps {
   config: Config;
@@ -44,10 +44,16 @@ export interface ForgeView {
   detail: string | null;
 }
 
-/** The whole PR (checks and feedback too) is read at least this often, changed or not. */
+/**
+ * While nothing changes, a PR is asked for every pollSeconds (a conditional request), its checks
+ * every half hour (a check re-run on the same head changes nothing of the PR itself), and
+ * everything (its feedback too) every hour: at pollSeconds 60, 69 requests an hour with the base
+ * branch's protection (docs/pull-requests.md).
+ */
+const CHECKS_SYNC_MS = 30 * 60_000;
 const FULL_SYNC_MS = 60 * 60_000;
 /** The base branch's required checks are asked again after this long. */
-const REQUIRED_TTL_MS = 10 * 60_000;
+const REQUIRED_TTL_MS = 60 * 60_000;
 /** The board is listed again after this long even when nothing here is due (other hosts' work). */
 const LIST_EVERY_MS = 10_000;
 /** PRs worked on at once. */
@@ -55,6 +61,7 @@ const CONCURRENCY = 8;
 
 interface Followed {
   lastSync: number;
+  lastChecks: number;
   lastFull: number;
   dueAt: number | null;
   dirty: boolean;
@@ -167,7 +174,7 @@ export class PullRequests {
   private state(taskId: string): Followed {
     let f = this.followed.get(taskId);
     if (!f) {
-      f = { lastSync: -Infinity, lastFull: -Infinity, dueAt: null, dirty: true };
+      f = { lastSync: -Infinity, lastChecks: -Infinity, lastFull: -Infinity, dueAt: null, dirty: true };
       this.followed.set(taskId, f);
     }
     return f;
@@ -237,7 +244,7 @@ export class PullRequests {
   }
 
   /** What is due for this task now: its publication (this host's worktree), a sync, or nothing. */
-  private dueWork(work: PrWork, now: number): 'publish' | 'sync' | 'full' | null {
+  private dueWork(work: PrWork, now: number): 'publish' | SyncDepth | null {
     const { task, sync } = work;
     const pr = this.deps.config.workspaces.repos[sync.repo]?.pr;
     if (!pr || !this.healthOf(sync.repo).ready(now)) return null;
@@ -248,13 +255,13 @@ export class PullRequests {
     if (task.pr.state === 'merged') return null;
     const f = this.state(task.id);
     if (f.dirty || now - f.lastFull >= FULL_SYNC_MS) return 'full';
-    if (now - f.lastSync >= pr.pollSeconds * 1000 || (f.dueAt !== null && now >= f.dueAt))
-      return 'sync';
-    return null;
+    if (f.dueAt !== null && now >= f.dueAt) return 'checks';
+    if (now - f.lastSync < pr.pollSeconds * 1000) return null;
+    return now - f.lastChecks >= CHECKS_SYNC_MS ? 'checks' : 'pr';
   }
 
   /** Does one piece of work; its failure (recorded, backed off) is returned, not thrown. */
-  private async run(work: PrWork, kind: 'publish' | 'sync' | 'full'): Promise<unknown> {
+  private async run(work: PrWork, kind: 'publish' | SyncDepth): Promise<unknown> {
     const repo = work.sync.repo;
     const found = this.forgeOf(repo);
     if (!found) return null;
@@ -285,9 +292,10 @@ export class PullRequests {
           found.forge,
           found.config,
           fresh,
-          kind === 'full',
+          kind,
         );
         f.lastSync = now;
+        if (kind !== 'pr') f.lastChecks = now;
         if (kind === 'full') f.lastFull = now;
         f.dueAt = synced.dueAt;
       }

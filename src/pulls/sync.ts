@@ -70,17 +70,24 @@ interface Outcome {
   events: NewEvent[];
 }
 
+/**
+ * How much of the PR a sync reads: the PR alone (its checks and feedback too if it changed or
+ * its checks are not settled), its checks too, or everything (checks and feedback).
+ */
+export type SyncDepth = 'pr' | 'checks' | 'full';
+
 export async function syncPr(
   deps: SyncDeps,
   forge: Forge,
   config: PullRequestConfig,
   work: PrWork,
-  full: boolean,
+  depth: SyncDepth,
 ): Promise<Synced> {
   const { task, sync } = work;
   const prev = task.pr!;
   const fresh = await forge.get(prev.number);
-  if (fresh === 'unchanged' && !full && settled(prev, sync)) return { wrote: false, dueAt: null };
+  const unchanged = fresh === 'unchanged';
+  if (unchanged && depth === 'pr' && settled(prev, sync)) return { wrote: false, dueAt: null };
   const now = deps.board.clock();
   const pr = fresh === 'unchanged' ? asRecorded(prev, task) : fresh;
   const next: PrSync = { ...sync, sent: [...sync.sent] };

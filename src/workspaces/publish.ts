@@ -81,7 +81,7 @@ export async function pushTask(
 ): Promise<'pushed' | 'rejected'> {
   const ref = `refs/heads/${branch}`;
   try {
-    await git(repoPath, ['push', '--quiet', '--porcelain', 'origin', `${ref}:${ref}`], {
+    await git(repoPath, ['push', '--quiet', 'origin', `${ref}:${ref}`], {
       timeoutMs: 300_000,
       env: await authEnv(repoPath, auth),
     });

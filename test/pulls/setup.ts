@@ -12,13 +12,15 @@ export const HOOK_SECRET = 'a-webhook-secret-of-some-length';
 /**
  * Without instructions: writes change.txt (left uncommitted, for gatehouse to commit) and
  * completes through result.json. With them: appends them to feedback.txt and completes. With
- * NO_CHANGE it changes nothing. It also writes what it can see of the forge token.
+ * NO_CHANGE it changes nothing; with HOLD, it waits while that file exists. It also writes what
+ * it can see of the forge token.
  */
 export const WORKER = {
   command: [
     '/bin/sh',
     '-c',
     `printf '%s' "\${${TOKEN_ENV}:-unset}" > "$GATEHOUSE_RUN_DIR/token-seen"
+while [ -n "$HOLD" ] && [ -e "$HOLD" ]; do sleep 0.05; done
 if [ -n "$NO_CHANGE" ]; then :
 elif [ -n "$GATEHOUSE_INSTRUCTIONS_FILE" ]; then cat "$GATEHOUSE_INSTRUCTIONS_FILE" >> feedback.txt
 else echo "the task's change" > change.txt; fi

@@ -46,11 +46,13 @@ export async function recordPr(
   const task = await tx.store.tasks.get(id);
   if (!task || task.status === 'archived' || (expect !== null && task.status !== expect))
     return null;
-  const won = await tx.store[WRITES].change(
-    id,
-    { status: task.status, runId: task.currentRunId },
-    columns(change),
-  );
+  const set = columns(change);
+  // Only events to say: nothing of the row changes.
+  if (Object.keys(set).length === 0) {
+    emitAll(tx, events);
+    return task;
+  }
+  const won = await tx.store[WRITES].change(id, { status: task.status, runId: task.currentRunId }, set);
   if (!won) return null;
   emitAll(tx, events);
   return tx.store.tasks.get(id);
