@@ -343,6 +343,16 @@ export class ForgeServer {
     this.faults.push({ times: 1, ...fault });
   }
 
+  private holding: { method: string; path: RegExp; seen: () => void } | null = null;
+
+  /**
+   * The next matching request is carried out (what it makes is made) but never answered: the
+   * promise settles once it has been, as a caller killed before the answer would leave it.
+   */
+  holdAnswer(method: string, path: RegExp): Promise<void> {
+    return new Promise((seen) => (this.holding = { method, path, seen }));
+  }
+
   /** Requests made so far whose path matches. */
   seen(path: RegExp, method = 'GET'): SeenRequest[] {
     return this.requests.filter((r) => r.method === method && path.test(r.path));
@@ -395,6 +405,18 @@ export class ForgeServer {
         answer = { status: 500, body: { message: (err as Error).message } };
       }
       if (!answer) return send(404, { body: { message: 'Not Found' } });
+      const hold = this.holding;
+      if (hold && hold.method === req.method && hold.path.test(path)) {
+        this.holding = null;
+        this.requests.push({
+          method: req.method,
+          path,
+          status: 0,
+          authorization: null,
+          ifNoneMatch: null,
+        });
+        return hold.seen();
+      }
       send(answer.status, answer);
     });
   }
