@@ -13,6 +13,7 @@ const BOTH_ENGINES = [
   'test/platforms/**/*.test.ts',
   'test/agents/**/*.test.ts',
   'test/pulls/**/*.test.ts',
+  'test/sandbox/**/*.test.ts',
 ];
 /** Tests of SQLite's own files (its migrations of older boards). */
 const SQLITE_ONLY = ['test/kanban/migrations.test.ts'];

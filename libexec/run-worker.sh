@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-worker.sh [--until BOOT_MS] [--cgroup DIR] [--io STDIN STDOUT] EXIT_JSON PROGRAM [ARG...]
+# run-worker.sh [--until BOOT_MS] [--cgroup DIR] [--sandbox ARGS_FILE] [--io STDIN STDOUT] EXIT_JSON PROGRAM [ARG...]
 # Leads a worker run's process group: runs the worker as its child, survives the TERM sent to
 # the group (the worker gets it and ends), waits for the worker, and records how it ended in
 # EXIT_JSON, so a later gatehouse instance that cannot waitpid still knows. gatehouse reads the
@@ -18,8 +18,14 @@
 # another host took the task. Past it, nothing is started: EXIT_JSON says so ("started":false),
 # and the run ends interrupted. The check is the last thing before the start.
 #
-# With --io (an agent run, SPEC 11), the worker reads its prompt from STDIN and its stdout goes
-# to STDOUT (agent.jsonl), held by this wrapper, so a daemon that restarts loses none of it.
+# With --io (an agent run, docs/agents.md), the worker reads its prompt from STDIN and its stdout
+# goes to STDOUT (agent.jsonl), held by this wrapper, so a daemon that restarts loses none of it.
+#
+# With --sandbox (docs/sandbox.md), the worker runs inside bubblewrap, whose arguments are the
+# NUL-separated ARGS_FILE. bubblewrap is started with TERM, INT and HUP ignored: the TERM sent to
+# the run's group then reaches the worker (given back the default by env) but not bubblewrap,
+# which waits for the worker and reports its own status. When the worker ends, bubblewrap ends,
+# and with it (--die-with-parent) the sandbox's pid namespace: whatever the worker left there.
 until=
 if [ "$1" = --until ]; then
   # Given empty, it is no number: refused below, as a deadline passed.
@@ -28,6 +34,11 @@ if [ "$1" = --until ]; then
 fi
 if [ "$1" = --cgroup ]; then
   echo 0 2>/dev/null >"$2/cgroup.procs"
+  shift 2
+fi
+sandbox=
+if [ "$1" = --sandbox ]; then
+  sandbox=$2
   shift 2
 fi
 io_in=/dev/null
@@ -56,10 +67,18 @@ if [ -n "$until" ]; then
   fi
 fi
 trap 'interrupted=1' TERM INT HUP
+# The worker, in a subshell that becomes it (exec): no process more than "$@" & would start.
+run() {
+  if [ -n "$sandbox" ]; then
+    trap '' TERM INT HUP
+    exec bwrap --args 3 -- env --default-signal=TERM,INT,HUP "$@" 3<"$sandbox"
+  fi
+  exec "$@"
+}
 if [ -n "$io_out" ]; then
-  "$@" <"$io_in" >>"$io_out" &
+  (run "$@") <"$io_in" >>"$io_out" &
 else
-  "$@" <"$io_in" &
+  (run "$@") <"$io_in" &
 fi
 child=$!
 

@@ -96,6 +96,9 @@ export const codex: AgentKind = {
       // gatehouse chose its folder (a worktree, or a scratch folder that is no repository).
       '--skip-git-repo-check',
       ...(plan.model ? ['--model', plan.model] : []),
+      // Inside gatehouse's sandbox its own would use the host's bwrap, which cannot nest there
+      // (and Debian 12's 0.8 breaks its writes): gatehouse's is the boundary (docs/sandbox.md).
+      ...(plan.sandboxed ? ['--dangerously-bypass-approvals-and-sandbox'] : []),
       ...(hidden.length > 0
         ? ['-c', `shell_environment_policy.exclude=${JSON.stringify(hidden)}`]
         : []),

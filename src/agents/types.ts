@@ -43,6 +43,11 @@ export interface AgentRunPlan {
   resume: string | null;
   /** The profile's own environment (the provider's key among it). */
   profileEnv: Record<string, string>;
+  /**
+   * gatehouse's sandbox contains the run (docs/sandbox.md): a kind's own tool sandbox, which
+   * cannot nest in it (no capability, no user namespace to make), is turned off.
+   */
+  sandboxed: boolean;
 }
 
 /** One kind of coding-agent CLI: a file of its own in this room. */

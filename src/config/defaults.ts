@@ -44,6 +44,7 @@ export function defaultConfig(): RawConfig {
       killGraceSeconds: 5,
       reclaimDeferSeconds: 120,
       rateLimitCooldownSeconds: 300,
+      secretEnv: [],
       profiles: {
         demo: {
           command: [process.execPath, `${PACKAGE_ROOT}examples/workers/demo.mjs`],

@@ -17,6 +17,7 @@ import {
   type RawConfig,
   type WorkspacesConfig,
 } from './schema.js';
+import { resolveSandbox } from './sandbox.js';
 import { profileWorkspace, resolveWorkspaces } from './workspaces.js';
 
 /** A configuration mistake; `key` names what is wrong (a dotted path, a variable or the file). */
@@ -194,6 +195,7 @@ function resolveProfiles(
       maxRuntimeSeconds: p.maxRuntimeSeconds ?? null,
       keepDescendants: p.keepDescendants ?? false,
       review: p.review ?? false,
+      sandbox: resolveSandbox(p, at, configError),
       ...profileWorkspace(name, p, repos, configError),
     };
   }
@@ -364,8 +366,12 @@ function clusterTimings(raw: RawConfig, layers: Json[]): RawConfig['cluster'] {
  * The environment workers inherit: the daemon's own without gatehouse's variables, what systemd
  * tells the daemon alone, and the variables that hold a forge's token or webhook secret.
  */
-function workerEnvOf(env: NodeJS.ProcessEnv, workspaces: WorkspacesConfig): Record<string, string> {
-  const secrets = new Set<string>();
+function workerEnvOf(
+  env: NodeJS.ProcessEnv,
+  workspaces: WorkspacesConfig,
+  secretEnv: readonly string[],
+): Record<string, string> {
+  const secrets = new Set<string>(secretEnv);
   for (const repo of Object.values(workspaces.repos)) {
     if (repo.pr) secrets.add(repo.pr.tokenEnv);
     if (repo.pr?.webhookSecretEnv) secrets.add(repo.pr.webhookSecretEnv);
@@ -427,6 +433,6 @@ export function loadConfig(
     cluster: { ...cluster, hostName: raw.cluster.hostName ?? hostname() },
     source: file,
     journalStream: env.JOURNAL_STREAM ?? null,
-    workerEnv: workerEnvOf(env, workspaces),
+    workerEnv: workerEnvOf(env, workspaces, raw.workers.secretEnv),
   });
 }

@@ -32,6 +32,30 @@ export const AgentSchema = Type.Object(
   strict,
 );
 
+const absolutePath = Type.String({ minLength: 1, pattern: '^/' });
+
+/** What a profile's runs may reach (docs/sandbox.md). */
+export const SandboxSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('bwrap'), Type.Literal('none')]),
+    network: Type.Optional(Type.Union([Type.Literal('host'), Type.Literal('none')])),
+    writable: Type.Optional(Type.Array(absolutePath)),
+    readOnly: Type.Optional(Type.Array(absolutePath)),
+    hidden: Type.Optional(Type.Array(absolutePath)),
+    limits: Type.Optional(
+      Type.Object(
+        {
+          memoryMax: Type.Optional(Type.Integer({ minimum: 1024 * 1024 })),
+          pidsMax: Type.Optional(Type.Integer({ minimum: 1, maximum: 4_194_304 })),
+          cpuWeight: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+        },
+        strict,
+      ),
+    ),
+  },
+  strict,
+);
+
 export const ProfileSchema = Type.Object(
   {
     /** Exactly one of command and agent. */
@@ -52,6 +76,8 @@ export const ProfileSchema = Type.Object(
     repo: Type.Optional(Type.String({ minLength: 1 })),
     /** Its completed runs wait in review for a person (SPEC 12). */
     review: Type.Optional(Type.Boolean()),
+    /** What its runs may reach: default bwrap for an agent, none for a command. */
+    sandbox: Type.Optional(SandboxSchema),
   },
   strict,
 );
@@ -219,6 +245,8 @@ export const ConfigSchema = Type.Object(
         killGraceSeconds: seconds(0),
         reclaimDeferSeconds: seconds(0.01),
         rateLimitCooldownSeconds: seconds(0),
+        /** Names of the daemon's variables no worker's environment gets (docs/sandbox.md). */
+        secretEnv: Type.Array(Type.String({ pattern: envName })),
         profiles: Type.Record(
           Type.String({ pattern: '^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$' }),
           ProfileSchema,
@@ -278,6 +306,19 @@ export interface Profile {
   repo: string | null;
   /** Its completed runs wait in review (SPEC 12). */
   review: boolean;
+  /** What its runs may reach (docs/sandbox.md). */
+  sandbox: SandboxConfig;
+}
+
+/** A profile's sandbox, resolved: kind none, or bubblewrap with what it adds to the view. */
+export interface SandboxConfig {
+  kind: 'bwrap' | 'none';
+  network: 'host' | 'none';
+  /** Absolute paths, beyond what gatehouse binds itself. */
+  writable: string[];
+  readOnly: string[];
+  hidden: string[];
+  limits: { memoryMax: number | null; pidsMax: number | null; cpuWeight: number | null };
 }
 
 /** A repository tasks may work in, resolved (SPEC 10). */

@@ -174,7 +174,13 @@ export class PullRequests {
   private state(taskId: string): Followed {
     let f = this.followed.get(taskId);
     if (!f) {
-      f = { lastSync: -Infinity, lastChecks: -Infinity, lastFull: -Infinity, dueAt: null, dirty: true };
+      f = {
+        lastSync: -Infinity,
+        lastChecks: -Infinity,
+        lastFull: -Infinity,
+        dueAt: null,
+        dirty: true,
+      };
       this.followed.set(taskId, f);
     }
     return f;

@@ -9,10 +9,12 @@ import {
   statfsSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Profile, RepoConfig, WorkspacesConfig } from '../config/schema.js';
 import { worktreeDiff } from './diff.js';
 import { gitInherits } from './git.js';
+import { absorbGitView, gitViewDir, prepareGitView, removeGitView } from './git-view.js';
+import type { Mount } from '../sandbox/view.js';
 import { changedPaths, checkoutState, type CheckoutState } from './escape.js';
 import { runEvidence } from './evidence.js';
 import { checkInside, ensureRoot, makingMarker, workspacePath } from './paths.js';
@@ -40,6 +42,8 @@ export interface Prepared {
   source: 'found' | 'new' | 'branch' | 'origin' | 'base';
   /** What the run is to be told of the workspace besides its task (origin moved on), if anything. */
   note?: string;
+  /** A sandboxed run's view of its worktree's git (git-view.ts): its mounts. */
+  mounts?: Mount[];
 }
 
 /** What the run folder keeps of the workspace at the run's start (workspace.json). */
@@ -210,12 +214,31 @@ export class Workspaces {
     renameSync(`${file}.tmp`, file);
   }
 
+  /**
+   * A sandboxed run's view of the task's worktree's git (git-view.ts), made for its start: the
+   * mounts that put it in place.
+   */
+  async gitView(
+    taskId: string,
+    record: WorkspaceRecord,
+  ): Promise<{ mounts: Mount[]; env: Record<string, string> }> {
+    const { repo, branch } = this.worktreeOf(record);
+    return this.locks.run(repo.path, () =>
+      prepareGitView(this.config.root, taskId, record.path, branch),
+    );
+  }
+
   /** What the run did to its workspace, and whether the repository's checkout changed meanwhile. */
   async endRun(runDir: string, record: WorkspaceRecord): Promise<RunEnd> {
     const start = readRunStart(runDir);
     const repo = this.repo(record.repo);
     if (record.kind !== 'worktree' || !repo) return { evidence: null, escaped: [] };
     if (!existsSync(record.path)) return { evidence: null, escaped: [] };
+    // A sandboxed run's commits are in its git view until they are fetched in here.
+    if (record.branch !== null && existsSync(gitViewDir(this.config.root, basename(record.path))))
+      await this.locks.run(repo.path, () =>
+        absorbGitView(this.config.root, basename(record.path), record.path, record.branch!),
+      );
     const evidence = await runEvidence(record.path, record.base!, start?.headBefore ?? null);
     const escaped =
       start?.checkout && repo.escapeCheck
@@ -241,7 +264,11 @@ export class Workspaces {
       if (!(await stillDue())) return null;
       if (record.kind === 'scratch') return removeScratch(this.config.root, record, taskId);
       const repo = this.repo(record.repo)!;
+      // Its commits made in a sandbox are fetched in first: removal preserves what it holds.
+      if (record.branch !== null && existsSync(gitViewDir(this.config.root, taskId)))
+        await absorbGitView(this.config.root, taskId, record.path, record.branch);
       const removal = await removeWorktree(this.config.root, repo, record, taskId);
+      removeGitView(this.config.root, taskId);
       rmSync(makingMarker(this.config.root, taskId), { force: true });
       return removal;
     });

@@ -59,6 +59,7 @@ export async function planAgentRun(
   profileEnv: Record<string, string>,
   workspace: WorkspaceRecord | null,
   cwd: string,
+  sandboxed = false,
 ): Promise<AgentStart> {
   const { task } = claim;
   // Asked for with another assignee (then moved here), or allowed on another host only.
@@ -90,7 +91,7 @@ export async function planAgentRun(
   };
   return {
     prompt: resume ? resumePrompt(input) : taskPrompt(input),
-    plan: { model: task.model ?? agent.model, resume, profileEnv },
+    plan: { model: task.model ?? agent.model, resume, profileEnv, sandboxed },
     record: { kind: agent.kind, model: task.model ?? agent.model, resume },
   };
 }

@@ -96,6 +96,7 @@ export class Launcher {
           profile.env,
           workspace?.record ?? null,
           workspace?.record.path ?? profile.cwd,
+          profile.sandbox.kind === 'bwrap',
         );
       } catch (err) {
         await this.settleUnstarted(claim, 'spawn_failed', (err as Error).message);
@@ -119,7 +120,12 @@ export class Launcher {
         dataDir: config.dataDir,
         baseUrl: this.deps.baseUrl(),
         inheritedEnv: config.workerEnv,
-        workspace: workspace && { cwd: workspace.record.path, env: workspace.env },
+        config,
+        workspace: workspace && {
+          cwd: workspace.record.path,
+          env: workspace.env,
+          mounts: workspace.mounts ?? [],
+        },
       });
       if (!prepared.ok) spawned = prepared;
       else {

@@ -60,7 +60,17 @@ export class TaskWorkspaces {
       GATEHOUSE_TASK_ID: taskId,
       GATEHOUSE_RUN_ID: runId,
     };
-    const prepared = await this.room.prepare(taskId, current, profile, repo, setupEnv, logPath);
+    const made = await this.room.prepare(taskId, current, profile, repo, setupEnv, logPath);
+    const withRemote = await this.takeRemote(taskId, made, hasPr);
+    // A sandboxed run sees its worktree's git through a view of its own (docs/sandbox.md).
+    if (profile.sandbox.kind !== 'bwrap' || withRemote.record.kind !== 'worktree')
+      return withRemote;
+    const view = await this.room.gitView(taskId, withRemote.record);
+    return { ...withRemote, env: { ...view.env, ...withRemote.env }, mounts: view.mounts };
+  }
+
+  /** What someone else pushed to the task's PR branch, taken in before its run. */
+  private async takeRemote(taskId: string, prepared: Prepared, hasPr: boolean): Promise<Prepared> {
     const pr = hasPr ? this.room.repo(prepared.record.repo)?.pr : null;
     if (!pr || prepared.record.kind !== 'worktree') return prepared;
     try {

@@ -1,5 +1,6 @@
 // Starting one worker run: its folder, the wrapper as group and session leader, env, log; proc.json first.
 import { accessSync, closeSync, constants, mkdirSync, statSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { PACKAGE_ROOT } from '../../config/defaults.js';
 import type { Profile } from '../../config/schema.js';
@@ -20,6 +21,8 @@ import {
   type RunFileName,
 } from './run-files.js';
 import { agentKind } from '../../agents/kinds.js';
+import { runView, type RunViewRequest } from '../../sandbox/run-view.js';
+import { bwrapArgs, type Mount } from '../../sandbox/view.js';
 import type { AgentStart } from './agent-runs.js';
 
 /** Creates `<dataDir>/runs` (once, before the first spawn). */
@@ -37,10 +40,12 @@ export interface SpawnRequest {
   /** The daemon's base URL for GATEHOUSE_URL, no trailing slash. */
   baseUrl: string;
   inheritedEnv: Record<string, string>;
+  /** What a sandboxed run's view is built from (docs/sandbox.md). */
+  config: RunViewRequest['config'];
   /** The cgroup the wrapper moves itself into before it starts the worker, or null. */
   cgroup: string | null;
-  /** The task's workspace: the worker's cwd and what its environment adds (SPEC 10), or null. */
-  workspace: { cwd: string; env: Record<string, string> } | null;
+  /** The task's workspace: the worker's cwd, what its environment adds, its git view's mounts. */
+  workspace: { cwd: string; env: Record<string, string>; mounts: Mount[] } | null;
   /** An agent profile's run: its prompt and plan (SPEC 11), or null. */
   agent: AgentStart | null;
 }
@@ -92,6 +97,9 @@ export function workerEnv(req: SpawnRequest, dir: string): Record<string, string
       if (req.inheritedEnv[name] !== undefined) inherited[name] = req.inheritedEnv[name];
     return {
       ...inherited,
+      ...(req.profile.sandbox.kind === 'bwrap'
+        ? { HOME: sandboxHome(req.dataDir, req.profile) }
+        : {}),
       ...agentKind(agent.kind).env(agent),
       ...req.profile.env,
       ...req.workspace?.env,
@@ -103,6 +111,9 @@ export function workerEnv(req: SpawnRequest, dir: string): Record<string, string
   }
   return {
     ...req.inheritedEnv,
+    ...(req.profile.sandbox.kind === 'bwrap'
+      ? { HOME: sandboxHome(req.dataDir, req.profile) }
+      : {}),
     ...req.profile.env,
     ...req.workspace?.env,
     GATEHOUSE_URL: req.baseUrl,
@@ -128,6 +139,33 @@ function agentStart(
       ['agent.json', { json: req.agent.record }],
     ],
   };
+}
+
+/** The home of a sandboxed profile's runs: its own, kept across runs (docs/sandbox.md). */
+export function sandboxHome(dataDir: string, profile: Profile): string {
+  return profile.env.HOME ?? join(dataDir, 'homes', profile.name);
+}
+
+/** bubblewrap's arguments for the run, NUL-separated in its folder (the wrapper's --sandbox). */
+async function writeSandboxArgs(
+  req: SpawnRequest,
+  dir: string,
+  env: Record<string, string>,
+  cwd: string,
+): Promise<string> {
+  if (env.HOME) await mkdir(env.HOME, { recursive: true, mode: 0o700 });
+  const view = runView({
+    config: req.config,
+    profile: req.profile,
+    runDir: dir,
+    env,
+    cwd,
+    workspace: req.workspace?.cwd ?? null,
+    gitMounts: req.workspace?.mounts ?? [],
+  });
+  const file = join(dir, 'sandbox.args');
+  await writeFile(file, `${bwrapArgs(view).join('\0')}\0`);
+  return file;
 }
 
 /** A run's folder written and its log opened, ready for its spawn. */
@@ -177,7 +215,22 @@ export async function prepareRun(
   );
   const io = req.agent ? ['--io', runFile(dir, 'prompt.md'), runFile(dir, 'agent.jsonl')] : [];
   const cgroup = req.cgroup === null ? [] : ['--cgroup', req.cgroup];
-  const args = [...cgroup, ...io, runFile(dir, 'exit.json'), ...(agent?.argv ?? profile.command)];
+  let sandbox: string[] = [];
+  if (profile.sandbox.kind === 'bwrap') {
+    try {
+      sandbox = ['--sandbox', await writeSandboxArgs(req, dir, env, cwd)];
+    } catch (err) {
+      closeSync(logFd);
+      return { ok: false, error: `the run's sandbox could not be made: ${(err as Error).message}` };
+    }
+  }
+  const args = [
+    ...cgroup,
+    ...sandbox,
+    ...io,
+    runFile(dir, 'exit.json'),
+    ...(agent?.argv ?? profile.command),
+  ];
   return { ok: true, run: { dir, args, env, cwd, logFd } };
 }
 

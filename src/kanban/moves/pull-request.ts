@@ -52,7 +52,11 @@ export async function recordPr(
     emitAll(tx, events);
     return task;
   }
-  const won = await tx.store[WRITES].change(id, { status: task.status, runId: task.currentRunId }, set);
+  const won = await tx.store[WRITES].change(
+    id,
+    { status: task.status, runId: task.currentRunId },
+    set,
+  );
   if (!won) return null;
   emitAll(tx, events);
   return tx.store.tasks.get(id);
