@@ -1,4 +1,5 @@
 // Finding the running instance of a data dir (pid file, identity) and the URL to call it on.
+import { readApiTokenFile } from '../gateway/api-token.js';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../config/load.js';
 import type { Config } from '../config/schema.js';
@@ -84,11 +85,13 @@ function parseUrl(text: string, from: string): string {
 
 /**
  * --url U (else GATEHOUSE_URL) names a daemon anywhere; without one, the running instance of the
- * configured data dir is the target. The token: --token, else GATEHOUSE_TOKEN, else api.token.
+ * configured data dir is the target. The token: --token, else GATEHOUSE_TOKEN, else api.token,
+ * else the one the daemon made in its data dir (<dataDir>/api-token).
  */
 export function resolveTarget(values: TargetValues, env: NodeJS.ProcessEnv): Target {
   const config = cliConfig({ config: values.config, dataDir: values['data-dir'] });
-  const token = values.token ?? config.api.token;
+  // A daemon with a sandboxed profile and no token configured made its own in the data dir.
+  const token = values.token ?? config.api.token ?? readApiTokenFile(config.dataDir);
   const given = values.url ?? env.GATEHOUSE_URL;
   if (given !== undefined) {
     const url = parseUrl(given, values.url !== undefined ? '--url' : 'GATEHOUSE_URL');

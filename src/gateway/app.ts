@@ -27,6 +27,8 @@ import { apiDocs } from './routes/api-docs.js';
 import { opsRoutes } from './routes/ops-routes.js';
 import { platformRoutes } from './routes/platform-routes.js';
 import { prRoutes } from './routes/pr-routes.js';
+import { loginRoutes } from './routes/login-routes.js';
+import type { LoginCodes } from './api-token.js';
 import { slackRoutes } from './routes/slack-routes.js';
 import { taskRoutes, type WorkerSample } from './routes/task-routes.js';
 import { workspaceRoutes, type WorkspaceRouteDeps } from './routes/workspace-routes.js';
@@ -64,6 +66,8 @@ export interface AppDeps {
   workspaces: WorkspaceRouteDeps['workspaces'];
   /** Tasks' pull requests (docs/pull-requests.md). */
   pulls: PullRequests;
+  /** The dashboard's one-time login links (a token of the daemon's own making), if any. */
+  loginCodes?: LoginCodes;
 }
 
 /** "body.title: must be string", "body: unknown field \"bogus\"", "querystring.limit: must be <= 1000". */
@@ -184,6 +188,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     taskRoutes(scope, deps);
     workspaceRoutes(scope, deps);
     prRoutes(scope, deps.pulls);
+    if (deps.loginCodes) loginRoutes(scope, deps.loginCodes, deps.apiToken);
     workerRoutes(scope, deps.worker);
     eventRoutes(scope, deps.board, deps.hub);
     activityRoutes(scope, deps);

@@ -16,6 +16,7 @@ import { PullRequests, type ForgeView } from '../pulls/pull-requests.js';
 import { buildApp } from './app.js';
 import { CLOSE_RESTARTING, EventStreamHub, type StreamOptions } from './event-stream.js';
 import { createMetrics } from './metrics.js';
+import type { LoginCodes } from './api-token.js';
 import { RepeatLimiter } from '../repeat-limit.js';
 
 export interface GatewayDeps {
@@ -31,6 +32,8 @@ export interface GatewayDeps {
   notifyRetryMs?: number;
   /** How long a keyed request waits for its twin (tests). */
   keyedWaitMs?: number;
+  /** One-time dashboard login links, when the API's token is the daemon's own. */
+  loginCodes?: LoginCodes;
 }
 
 export interface Gateway {
@@ -170,6 +173,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     repoProblem: (repo, assignee) => repoProblem(config, repo, assignee),
     modelProblem: (model, assignee) => modelProblem(config, model, assignee),
     pulls,
+    ...(deps.loginCodes ? { loginCodes: deps.loginCodes } : {}),
   });
   return {
     kanban,

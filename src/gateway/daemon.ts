@@ -8,6 +8,8 @@ import { openBoard, StoreConfigError } from '../kanban/store/open.js';
 import { loadStarter, StarterUnusable } from '../proc/index.js';
 import { VERSION } from '../version.js';
 import { composeGateway } from './compose.js';
+import { API_TOKEN_FILE, LoginCodes, withApiToken } from './api-token.js';
+import { sandboxProblem } from '../sandbox/probe.js';
 import { diskFull, isDiskFull, prepareDataDir } from './data-dir.js';
 import { recordFailedStart, recordStart } from './crash-loop.js';
 import { ExitCode, ExitError, isExitError } from './exit-codes.js';
@@ -40,8 +42,12 @@ function readConfig(overrides: ConfigOverrides): Config {
 /** Runs the daemon until a signal, a stop request or a fatal error ends the process. */
 export async function runDaemon(opts: RunOptions): Promise<void> {
   holdYoungGeneration();
-  const config = readConfig(opts.overrides);
-  prepareDataDir(config.dataDir);
+  const configured = readConfig(opts.overrides);
+  prepareDataDir(configured.dataDir);
+  const problem = sandboxProblem(configured);
+  if (problem) throw new ExitError(ExitCode.config, `${problem.key}: ${problem.message}`);
+  // A sandboxed agent reaches the loopback: the API then needs a token, its own if none is set.
+  const { config, own } = withApiToken(configured);
   try {
     // Said now, not at the first worker's start: a build without it is the operator's to fix.
     loadStarter();
@@ -68,7 +74,7 @@ export async function runDaemon(opts: RunOptions): Promise<void> {
   }
 
   try {
-    await serve(config, instance, log, manager);
+    await serve(config, instance, log, manager, own ? new LoginCodes() : null);
   } catch (err) {
     // A start that failed after taking the data dir leaves it as a clean stop would, and says
     // so in starts.log when it exits 1, so that a loop of such starts is paced.
@@ -92,6 +98,7 @@ async function serve(
   instance: Instance,
   log: Logger,
   manager: ServiceManager,
+  loginCodes: LoginCodes | null,
 ): Promise<void> {
   const shutdown = new Shutdown({
     deadlineMs: config.shutdown.timeoutSeconds * 1000,
@@ -134,6 +141,7 @@ async function serve(
       store,
       logger: log,
       requestStop: (code, reason) => void shutdown.run(code, reason),
+      ...(loginCodes ? { loginCodes } : {}),
     });
   } catch (err) {
     await store.close();
@@ -164,6 +172,11 @@ async function serve(
   await gateway.pulls.start();
   await gateway.platforms.start();
   log.info({ host: config.server.host, port, dataDir: config.dataDir }, 'gatehouse serving');
+  if (loginCodes)
+    log.info(
+      { tokenFile: join(config.dataDir, API_TOKEN_FILE) },
+      `the API needs a token (a profile is sandboxed); the dashboard, logged in once: ${workerBaseUrl(config.server.host, port)}/#login=${loginCodes.issue()}`,
+    );
   manager.ready(`serving on port ${port}`);
 }
 

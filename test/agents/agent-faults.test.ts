@@ -206,9 +206,11 @@ describe("an agent's own files", () => {
       `#!/bin/sh\ncat > /dev/null\nrm -f "$GATEHOUSE_RUN_DIR/agent.json"\necho '{"status":"done","summary":"forged"}' > "$GATEHOUSE_RUN_DIR/result.json"\n`,
     );
     chmodSync(bin, 0o755);
+    // Unsandboxed: a sandboxed agent's run folder is read-only, and none of this can be tried.
     const gw = await gateway({
       agent: { kind: 'claude', bin },
       env: { GH_TEST_SUITE: process.env.GH_TEST_SUITE ?? '' },
+      sandbox: { kind: 'none' },
     });
     const { id } = await createTask(gw, { title: 'forged' });
     const task = await waitFor('its run judged', async () => {
@@ -254,9 +256,11 @@ describe('an agent that does not exit after its final event', () => {
     });
     writeFileSync(bin, `#!/bin/sh\ncat > /dev/null\necho '${result}'\nexec sleep 300\n`);
     chmodSync(bin, 0o755);
+    // Unsandboxed: a sandboxed agent's run folder is read-only, and none of this can be tried.
     const gw = await gateway({
       agent: { kind: 'claude', bin },
       env: { GH_TEST_SUITE: process.env.GH_TEST_SUITE ?? '' },
+      sandbox: { kind: 'none' },
     });
     const { id } = await createTask(gw, { title: 'lingers' });
     const done = await settledIn(gw, id, 'done', 30_000);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { api } from '../helpers/app.js';
 import { ENDS_AGENTS, claudeProfile, shellCall } from '../helpers/agents.js';
-import { startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
+import { daemonAuth, startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
 import { makeRepo } from '../helpers/git.js';
 import { anthropicDouble } from '../helpers/model-doubles.js';
 import { ENGINE, storeConfig } from '../helpers/store.js';
@@ -32,14 +32,23 @@ describe('an agent run across a daemon killed with SIGKILL', () => {
         killGraceSeconds: 0.5,
         defaultProfile: 'agent',
         profiles: {
-          agent: claudeProfile(double, {}, { workspace: 'worktree', repo: 'app' }),
+          agent: claudeProfile(
+            double,
+            {},
+            // The marks are the test's, written from inside the sandbox.
+            { workspace: 'worktree', repo: 'app', sandbox: { kind: 'bwrap', writable: [marks] } },
+          ),
         },
       },
       workspaces: { repos: { app: { path: makeRepo() } }, minFreeBytes: 0 },
     });
     const daemon = startDaemon({ dataDir, config });
     const url = await waitServing(dataDir, daemon.pid);
-    const { id } = (await api(url, 'POST', '/tasks', { title: 'outlive the daemon' })).body;
+    // A sandboxed profile and no api.token: the daemon made its own, kept in its data dir.
+    const auth = daemonAuth(dataDir);
+    expect(auth.authorization).toMatch(/^Bearer [0-9a-f]{64}$/);
+    expect((await api(url, 'GET', '/tasks')).status).toBe(401);
+    const { id } = (await api(url, 'POST', '/tasks', { title: 'outlive the daemon' }, auth)).body;
     await waitFor('the tool to run', async () => existsSync(started) || null, 60_000);
     daemon.child.kill('SIGKILL');
     await daemon.exited;
@@ -47,7 +56,7 @@ describe('an agent run across a daemon killed with SIGKILL', () => {
     const again = startDaemon({ dataDir, config });
     const url2 = await waitServing(dataDir, again.pid);
     const adopted = await waitFor('the run adopted', async () => {
-      const events = (await api(url2, 'GET', `/tasks/${id}/events`)).body.events;
+      const events = (await api(url2, 'GET', `/tasks/${id}/events`, undefined, auth)).body.events;
       return events.some((e: { kind: string }) => e.kind === 'adopted') || null;
     });
     expect(adopted).toBe(true);
@@ -55,7 +64,7 @@ describe('an agent run across a daemon killed with SIGKILL', () => {
     const task = await waitFor(
       'the task done',
       async () => {
-        const t = (await api(url2, 'GET', `/tasks/${id}`)).body;
+        const t = (await api(url2, 'GET', `/tasks/${id}`, undefined, auth)).body;
         return t.status === 'done' && t.runs[0].endedAt !== null ? t : null;
       },
       60_000,

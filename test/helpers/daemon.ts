@@ -1,5 +1,5 @@
 // Running the built daemon as a real process: start it, wait until it serves, read its pid file.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -56,6 +56,18 @@ export function startDaemon(opts: DaemonOptions): Spawned {
   if (opts.replace) args.push('--replace');
   args.push(...(opts.extraArgs ?? []));
   return spawnTracked(args, { cwd: ROOT, env: { ...cleanEnv(), ...opts.env } });
+}
+
+/**
+ * The headers that authenticate to a daemon of `dataDir` that made its own API token (a
+ * sandboxed profile and no api.token): none when it made none.
+ */
+export function daemonAuth(dataDir: string): Record<string, string> {
+  try {
+    return { authorization: `Bearer ${readFileSync(join(dataDir, 'api-token'), 'utf8').trim()}` };
+  } catch {
+    return {};
+  }
 }
 
 /** The environment without any GATEHOUSE_* a developer's shell may carry. */
