@@ -9,7 +9,7 @@ import { usageError } from './args.js';
 
 export function cliConfig(overrides: ConfigOverrides): Config {
   try {
-    return loadConfig(overrides);
+    return loadConfig(overrides, process.env, process.cwd(), { secrets: false });
   } catch (err) {
     if (err instanceof ConfigError)
       throw new ExitError(ExitCode.config, `configuration error: ${err.message}`);

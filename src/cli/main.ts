@@ -42,6 +42,10 @@ const SUB_USAGE: Record<string, Record<string, string>> = {
     diff: `gatehouse task diff ID ${TARGET}
   Prints the task's worktree against its base as a unified diff: commits, uncommitted and
   untracked files (at most 2 MiB).`,
+    pr: `gatehouse task pr ID [--open | --bind URL | --sync] [--json] ${TARGET}
+  Prints the task's pull request: its number and link, state, checks, review and rounds.
+  --open opens (or adopts) it now, --bind URL binds an existing one of its branch, --sync reads
+  the forge now.`,
   },
   worker: {
     complete: `gatehouse worker complete [--summary S] [--result-file F] [--wait 10m]

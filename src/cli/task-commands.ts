@@ -306,6 +306,38 @@ async function diff(args: string[]): Promise<void> {
   process.stdout.write(String(await connect(values).call('GET', `/tasks/${id}/diff`)));
 }
 
+/** The task's pull request (docs/pull-requests.md): shown, opened, bound or synced now. */
+async function pr(args: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(
+    args,
+    { ...common, open: { type: 'boolean' }, bind: { type: 'string' }, sync: { type: 'boolean' } },
+    1,
+  );
+  const id = oneId(positionals, 'task pr');
+  const chosen = [values.open, values.bind !== undefined, values.sync].filter(Boolean).length;
+  if (chosen > 1) throw usageError('task pr takes one of --open, --bind URL and --sync');
+  const api = connect(values);
+  const task = (
+    values.open
+      ? await api.call('POST', `/tasks/${id}/pr`, {})
+      : values.bind !== undefined
+        ? await api.call('POST', `/tasks/${id}/pr`, { url: values.bind })
+        : values.sync
+          ? await api.call('POST', `/tasks/${id}/pr/sync`)
+          : await api.call('GET', `/tasks/${id}`)
+  ) as Task;
+  print(values.json ?? false, task.pr, () => prLine(task));
+}
+
+function prLine(task: Task): string {
+  const pr = task.pr;
+  if (!pr) return `${task.id} has no pull request (${task.status})`;
+  return [
+    `#${pr.number} ${pr.state}${pr.draft ? ' (draft)' : ''}  ${pr.url}`,
+    `checks ${pr.checks}, review ${pr.review.replace('_', ' ')}, ${pr.rounds} round${pr.rounds === 1 ? '' : 's'} of feedback; task ${task.status}`,
+  ].join('\n');
+}
+
 const SUBCOMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   add,
   ls: list,
@@ -319,6 +351,7 @@ const SUBCOMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   'follow-up': followUpTask,
   approve,
   changes,
+  pr,
 };
 
 export async function taskCommand(args: string[]): Promise<void> {

@@ -392,6 +392,8 @@ export function loadConfig(
   overrides: ConfigOverrides,
   env: NodeJS.ProcessEnv = process.env,
   cwd: string = process.cwd(),
+  /** The daemon needs its secrets (a forge's token); the CLI, which only calls the API, does not. */
+  { secrets = true }: { secrets?: boolean } = {},
 ): Config {
   const file = locateFile(overrides, env, cwd);
   const layers = [file ? readConfigFile(file) : {}, fromEnvironment(env), fromFlags(overrides)];
@@ -411,7 +413,7 @@ export function loadConfig(
   const cluster = clusterTimings(raw, layers);
   const baseDir = file ? dirname(file) : cwd;
   const dataDir = resolve(cwd, raw.dataDir);
-  const workspaces = resolveWorkspaces(raw.workspaces, baseDir, dataDir, env, configError);
+  const workspaces = resolveWorkspaces(raw.workspaces, baseDir, dataDir, env, configError, secrets);
   return deepFreeze({
     ...raw,
     dataDir,

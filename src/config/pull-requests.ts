@@ -19,6 +19,8 @@ export function resolvePullRequests(
   at: string,
   env: NodeJS.ProcessEnv,
   fail: Fail,
+  /** Read the token and the webhook's secret (the daemon), or leave them empty (the CLI). */
+  secrets = true,
 ): PullRequestConfig {
   const api = raw.api ?? DEFAULT_API[raw.provider];
   if (api === null) throw fail(`${at}.api`, `required for ${raw.provider}: the API's base URL`);
@@ -28,12 +30,12 @@ export function resolvePullRequests(
       `${at}.project`,
       "required: origin's URL in the repository does not name a project (owner/name)",
     );
-  const token = env[raw.tokenEnv];
-  if (!token)
+  const token = secrets ? env[raw.tokenEnv] : '';
+  if (secrets && !token)
     throw fail(`${at}.tokenEnv`, `the variable ${raw.tokenEnv} is not set in the environment`);
   const secretEnv = raw.webhookSecretEnv ?? null;
-  const secret = secretEnv === null ? null : (env[secretEnv] ?? '');
-  if (secretEnv !== null && !secret)
+  const secret = secretEnv === null || !secrets ? null : (env[secretEnv] ?? '');
+  if (secrets && secretEnv !== null && !secret)
     throw fail(`${at}.webhookSecretEnv`, `the variable ${secretEnv} is not set in the environment`);
   const checks = raw.requiredChecks ?? 'protection';
   if (Array.isArray(checks) && new Set(checks).size !== checks.length)
@@ -43,7 +45,7 @@ export function resolvePullRequests(
     api: api.replace(/\/+$/, ''),
     project,
     tokenEnv: raw.tokenEnv,
-    token,
+    token: token ?? '',
     draft: raw.draft ?? false,
     doneWhen: raw.doneWhen ?? 'merged',
     requiredChecks: checks,

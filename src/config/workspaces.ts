@@ -20,6 +20,7 @@ function resolveRepo(
   baseDir: string,
   env: NodeJS.ProcessEnv,
   fail: Fail,
+  secrets: boolean,
 ): RepoConfig {
   const at = `workspaces.repos.${name}`;
   const path = resolve(baseDir, raw.path);
@@ -42,7 +43,7 @@ function resolveRepo(
     if (isAbsolute(rel) || clean === '..' || clean.startsWith(`..${sep}`) || clean === '.')
       throw fail(`${at}.copy.${i}`, 'must be a path inside the repository, relative to its path');
   });
-  const pr = raw.pr ? resolvePullRequests(raw.pr, path, `${at}.pr`, env, fail) : null;
+  const pr = raw.pr ? resolvePullRequests(raw.pr, path, `${at}.pr`, env, fail, secrets) : null;
   if (pr && raw.push === false)
     throw fail(`${at}.push`, 'a repository with "pr" pushes its tasks\' branches (leave it unset)');
   return {
@@ -64,10 +65,11 @@ export function resolveWorkspaces(
   dataDir: string,
   env: NodeJS.ProcessEnv,
   fail: Fail,
+  secrets = true,
 ): WorkspacesConfig {
   const repos: Record<string, RepoConfig> = {};
   for (const [name, repo] of Object.entries(raw.repos))
-    repos[name] = resolveRepo(name, repo, baseDir, env, fail);
+    repos[name] = resolveRepo(name, repo, baseDir, env, fail, secrets);
   const root = raw.root === null ? join(dataDir, 'workspaces') : resolve(baseDir, raw.root);
   for (const repo of Object.values(repos)) {
     const inside = (a: string, b: string) => a === b || a.startsWith(`${b}${sep}`);

@@ -3,7 +3,7 @@
 // daemon, SIGKILL, both engines.
 import { afterEach, describe, expect, it } from 'vitest';
 import { api } from '../helpers/app.js';
-import { startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
+import { runCli, startDaemon, tempDir, waitServing, writeConfig } from '../helpers/daemon.js';
 import { githubDouble, type GithubDouble } from '../helpers/forges/github.js';
 import { ForgeModel } from '../helpers/forges/model.js';
 import { ENGINE, storeConfig } from '../helpers/store.js';
@@ -70,6 +70,13 @@ describe('a daemon killed while it opened a pull request', () => {
     );
     expect(kinds).toContain('pr_adopted');
     expect(double.server.seen(/\/pulls$/, 'POST')).toHaveLength(1);
+    // The CLI says it, as a person at the terminal reads it.
+    const shown = await runCli(['task', 'pr', id, '--data-dir', dataDir, '--config', config]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('#1 open  https://github.com/acme/app/pull/1');
+    expect(shown.stdout).toMatch(
+      /checks (pending|passing|none), review none, 0 rounds of feedback; task review/,
+    );
     again.child.kill('SIGTERM');
     await again.exited;
   });

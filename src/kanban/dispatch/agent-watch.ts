@@ -82,6 +82,7 @@ export class AgentWatch {
     const w = this.watched.get(runId);
     if (!w) return undefined;
     w.output.poll();
+    w.output.end();
     return w.output.reading();
   }
 

@@ -1,6 +1,7 @@
 // A worker's process ended: in this order, empty what is left of the run, settle it from what
 // was recorded (exit.json, result.json), then release the slot. A step that fails is retried
 // on the next tick with the same facts, so an outcome is never lost to a full disk.
+import { boundOutput } from '../../agents/output.js';
 import type { Board } from '../board.js';
 import { classifyExit, type Classification } from '../model/exit-classifier.js';
 import { recordExitStatus, recordLeftovers } from '../moves/records.js';
@@ -8,7 +9,7 @@ import { settleRun, type SettlementPolicy } from '../moves/settle.js';
 import { deferTermination } from '../moves/termination.js';
 import { together } from '../moves/together.js';
 import type { LiveWorker, LiveWorkers } from './live-workers.js';
-import { readExitRecord, readVerdict, runDir } from './run-files.js';
+import { readExitRecord, readVerdict, runDir, runFile } from './run-files.js';
 import { readLogTail } from './run-log.js';
 import type { RunReaper } from './run-reaper.js';
 import type { RunTerminator } from './run-terminator.js';
@@ -159,6 +160,14 @@ export class RunEndings {
           this.deps.agentReading(run.id),
         )
       : classifyExit(exit, readVerdict(dir), tail, run.pid);
+    // Read to its end and judged: a huge output is kept bounded from now on, its verdict kept.
+    if (start) {
+      try {
+        boundOutput(runFile(dir, 'agent.jsonl'));
+      } catch (err) {
+        worker.log.warn({ err }, "the agent's output could not be bounded");
+      }
+    }
     const judged = await this.deps.judge(run);
     // The leftovers recorded and the run settled together (one round trip on PostgreSQL).
     const task = await board.transact(async (tx) => {

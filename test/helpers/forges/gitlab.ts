@@ -197,7 +197,7 @@ export async function gitlabDouble(
       }
       m = new RegExp(`/members/all/(\\d+)$`).exec(p);
       if (m && p.startsWith(project)) {
-        const user = [...model.users.values()].find((u) => u.id === Number(m![1]));
+        const user = [...model.users.values()].find((u) => u.id === Number(m[1]));
         const level = user ? LEVEL[user.association] : 0;
         if (!user || level === 0) return json(404, { message: '404 Not found' });
         return json(200, {
