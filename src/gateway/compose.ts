@@ -138,6 +138,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
             : { status: 'down', detail: `cannot be written: ${writes.error}` },
           dispatcher: { status: dispatcher.running ? 'ok' : 'down' },
           workspaces: workspacesStatus(kanban.workspaces.diskFloor()),
+          ...limitsStatus(dispatcher.unenforcedLimits()),
           ...forgesStatus(pulls.views()),
         },
         platforms: platforms.views().map((p) => ({
@@ -230,6 +231,19 @@ function forgesStatus(
           },
     ]),
   );
+}
+
+/** /ready's sandbox limits: said when the host cannot enforce them (docs/sandbox.md). */
+function limitsStatus(
+  profiles: string[],
+): Record<string, { status: 'degraded'; detail: string }> {
+  if (profiles.length === 0) return {};
+  return {
+    limits: {
+      status: 'degraded',
+      detail: `sandbox.limits of ${profiles.join(', ')} are not enforced: this host has no cgroup v2 that gatehouse may use (docs/sandbox.md)`,
+    },
+  };
 }
 
 /** /ready's workspaces: degraded (tasks that need a new workspace wait) below the disk floor. */

@@ -172,6 +172,12 @@ async function serve(
   await gateway.pulls.start();
   await gateway.platforms.start();
   log.info({ host: config.server.host, port, dataDir: config.dataDir }, 'gatehouse serving');
+  const unenforced = gateway.dispatcher.unenforcedLimits();
+  if (unenforced.length > 0)
+    log.warn(
+      { profiles: unenforced },
+      'sandbox.limits are not enforced: this host has no cgroup v2 that gatehouse may use',
+    );
   if (loginCodes)
     log.info(
       { tokenFile: join(config.dataDir, API_TOKEN_FILE) },

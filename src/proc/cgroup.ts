@@ -11,7 +11,7 @@ import {
   rmdirSync,
   writeFileSync,
 } from 'node:fs';
-import { mkdir, rmdir } from 'node:fs/promises';
+import { mkdir, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** The prefix of every run cgroup, then a tag of the data dir, then the run id. */
@@ -83,6 +83,35 @@ export async function makeRunCgroup(
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EEXIST' ? dir : null;
   }
+}
+
+/** A run's resource limits, as cgroup v2 files take them; null leaves one as it is. */
+export interface CgroupLimits {
+  memoryMax: number | null;
+  pidsMax: number | null;
+  cpuWeight: number | null;
+}
+
+/**
+ * Writes the limits into a run's cgroup (memory.max, pids.max, cpu.weight); which could not be
+ * written (a controller the parent does not delegate).
+ */
+export async function limitCgroup(dir: string, limits: CgroupLimits): Promise<string[]> {
+  const files: [string, number | null][] = [
+    ['memory.max', limits.memoryMax],
+    ['pids.max', limits.pidsMax],
+    ['cpu.weight', limits.cpuWeight],
+  ];
+  const failed: string[] = [];
+  for (const [file, value] of files) {
+    if (value === null) continue;
+    try {
+      await writeFile(join(dir, file), `${value}\n`);
+    } catch {
+      failed.push(file);
+    }
+  }
+  return failed;
 }
 
 /** The pids in the cgroup now (every thread group's leader). */

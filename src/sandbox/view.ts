@@ -38,8 +38,6 @@ export function bwrapArgs(view: SandboxView): string[] {
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
-    '--hostname',
-    'gatehouse',
     '--unshare-cgroup-try',
     ...(view.network === 'none' ? ['--unshare-net'] : []),
     // As root, bubblewrap keeps every capability unless told: with them a run could unmount

@@ -72,7 +72,10 @@ export class Dispatcher {
     const { kanban, config } = deps;
     const terminator: RunTerminator = kanban.terminator;
     // Every run this host supervises is ended at its fence unless it ends first.
-    this.cgroups = kanban.board.shared ? new RunCgroups(config.dataDir) : null;
+    this.cgroups =
+      kanban.board.shared || limitedProfiles(config).length > 0
+        ? new RunCgroups(config.dataDir)
+        : null;
     this.live = new LiveWorkers({
       added: (w) => this.host.guard(w.runId, w.leader, w.cgroup),
       removed: (w) => {
@@ -180,6 +183,22 @@ export class Dispatcher {
    * Adopts or settles every running task, then dispatches and starts the tick. `baseUrl` is
    * what workers get as GATEHOUSE_URL (known once the server listens).
    */
+  /**
+   * Profiles whose limits cannot be enforced on this host (no cgroup v2 of gatehouse's own):
+   * said in /ready and at start, never silently off (docs/sandbox.md).
+   */
+  unenforcedLimits(): string[] {
+    const controllers = this.cgroups?.base ? this.cgroups.controllers : new Set<string>();
+    const needs = { memoryMax: 'memory', pidsMax: 'pids', cpuWeight: 'cpu' } as const;
+    return Object.values(this.deps.config.workers.profiles)
+      .filter((p) =>
+        (Object.keys(needs) as (keyof typeof needs)[]).some(
+          (limit) => p.sandbox.limits[limit] !== null && !controllers.has(needs[limit]),
+        ),
+      )
+      .map((p) => p.name);
+  }
+
   /** The URL workers (and links to the dashboard) reach this daemon at, once started; else null. */
   get url(): string | null {
     return this.baseUrl || null;
@@ -429,4 +448,11 @@ export class Dispatcher {
       );
     }
   }
+}
+
+/** The profiles that set sandbox.limits. */
+function limitedProfiles(config: Config): string[] {
+  return Object.values(config.workers.profiles)
+    .filter((p) => Object.values(p.sandbox.limits).some((v) => v !== null))
+    .map((p) => p.name);
 }

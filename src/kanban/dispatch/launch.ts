@@ -104,7 +104,10 @@ export class Launcher {
       }
     }
     let spawned: Spawned;
-    const cgroup = (await cgroups?.make(claim.run.id)) ?? null;
+    const cgroup =
+      (await cgroups?.make(claim.run.id, profile.sandbox.limits, (files) =>
+        log.warn({ files }, "the run's cgroup refused some of its profile's limits"),
+      )) ?? null;
     try {
       // Before the fork: a run start that cannot be written (a full disk) starts nothing.
       if (workspace)

@@ -1,11 +1,14 @@
-// The cgroups of this data dir's runs on a shared board (src/proc/cgroup.ts): one made before
-// each spawn, the wrapper moving itself in before it starts the worker, so the fence keeper
-// ends the run's whole tree at once; removed once the run has ended and nothing is left in it.
+// The cgroups of this data dir's runs (src/proc/cgroup.ts), on a shared board and for profiles
+// with limits: one made before each spawn (with the profile's limits), the wrapper moving itself
+// in before it starts the worker, so the fence keeper ends the run's whole tree at once; removed
+// once the run has ended and nothing is left in it.
 import { createHash } from 'node:crypto';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   killCgroup,
+  limitCgroup,
+  type CgroupLimits,
   makeRunCgroup,
   removeRunCgroup,
   runCgroupBase,
@@ -22,8 +25,14 @@ export class RunCgroups {
   /** Removals release() started and has not finished. */
   private readonly removals = new Set<Promise<void>>();
 
+  /** The controllers the base gives its children (a limit needs its own: memory, pids, cpu). */
+  readonly controllers: ReadonlySet<string>;
+
   constructor(dataDir: string) {
     this.base = runCgroupBase();
+    this.controllers = new Set(
+      this.base === null ? [] : readText(join(this.base, 'cgroup.subtree_control')).split(/\s+/),
+    );
     let dir = dataDir;
     try {
       dir = realpathSync(dataDir);
@@ -41,9 +50,22 @@ export class RunCgroups {
     return existsSync(dir) ? dir : null;
   }
 
-  /** Made now for a run about to start; null without cgroups. */
-  async make(runId: string): Promise<string | null> {
-    return this.base === null ? null : makeRunCgroup(this.base, this.tag, runId);
+  /**
+   * Made now for a run about to start, with its profile's limits (docs/sandbox.md); null without
+   * cgroups. A limit the cgroup would not take is said by `onRefused`.
+   */
+  async make(
+    runId: string,
+    limits: CgroupLimits | null = null,
+    onRefused: (files: string[]) => void = () => undefined,
+  ): Promise<string | null> {
+    if (this.base === null) return null;
+    const dir = await makeRunCgroup(this.base, this.tag, runId);
+    if (dir && limits) {
+      const refused = await limitCgroup(dir, limits);
+      if (refused.length > 0) onRefused(refused);
+    }
+    return dir;
   }
 
   /**
@@ -83,5 +105,13 @@ export class RunCgroups {
   async sweepEarlier(): Promise<void> {
     if (this.base !== null)
       for (const dir of runCgroupsOf(this.base, this.tag)) await removeRunCgroup(dir);
+  }
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
   }
 }
