@@ -234,9 +234,7 @@ function forgesStatus(
 }
 
 /** /ready's sandbox limits: said when the host cannot enforce them (docs/sandbox.md). */
-function limitsStatus(
-  profiles: string[],
-): Record<string, { status: 'degraded'; detail: string }> {
+function limitsStatus(profiles: string[]): Record<string, { status: 'degraded'; detail: string }> {
   if (profiles.length === 0) return {};
   return {
     limits: {

@@ -2,7 +2,7 @@
 // would from inside a real bubblewrap: every escape fails, while its own work (a commit, a file
 // in its worktree) lands; the repository, checked from outside afterwards, is whole. Both engines.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,48 +10,8 @@ import { startGateway } from '../helpers/app.js';
 import { tempDir } from '../helpers/daemon.js';
 import { gitCode, gitOut, makeRepo } from '../helpers/git.js';
 import { waitFor } from '../helpers/wait.js';
+import { ATTACK, processesMatching } from './attack.js';
 import { createTask, getTask, settledIn } from '../helpers/workers.js';
-
-/** Each line: a name and a shell command that must fail inside; then the run's own work. */
-const ATTACK = `
-r() { if sh -c "$2" >/dev/null 2>&1; then echo "$1 ESCAPED"; else echo "$1 blocked"; fi; }
-. "$PLAN/plan.env"
-{
-r read-board "test -s '$DATA/gatehouse.db'"
-r read-config "cat '$CONFIG'"
-r read-other-run "ls '$DATA/runs/$VICTIM_RUN' | grep -q task.json"
-r write-other-worktree "echo pwned > '$VICTIM_WS/pwned.txt'"
-r read-daemon-environ "cat /proc/$DAEMON_PID/environ | grep -q PATH"
-r signal-daemon "kill -0 $DAEMON_PID"
-r signal-victim "kill -TERM $VICTIM_PID"
-r read-daemon-home "for f in $HOME_FILES; do test -e '$DAEMON_HOME'/\\$f && exit 0; done; exit 1"
-r umount-data "umount '$DATA'"
-r plant-hook "echo 'touch $PLAN/hook-ran' > '$REPO/.git/hooks/post-commit' && chmod +x '$REPO/.git/hooks/post-commit'"
-r plant-config "git config --file '$REPO/.git/config' core.fsmonitor 'touch $PLAN/fsmonitor-ran'"
-r move-main "git update-ref refs/heads/main HEAD"
-r delete-victim-branch "git update-ref -d refs/heads/gatehouse/$VICTIM_ID"
-r remove-old-objects "test -n \\"\\$(ls '$REPO/.git/objects' | grep -v info)\\" && rm -rf '$REPO'/.git/objects/?? '$REPO'/.git/objects/pack && test -z \\"\\$(git -C '$REPO' cat-file -t $BASE 2>/dev/null)\\""
-r write-host-tmp "echo x > /tmp/escaped-$TASK && test -e '$PLAN/../escaped-$TASK'"
-r write-repo-checkout "echo x > '$REPO/README.md'"
-} > escapes.txt
-env -i setsid sh -c 'exec sleep 4242' >/dev/null 2>&1 &
-echo "the run's own work" > work.txt
-git add work.txt escapes.txt && git commit -q -m "work from inside the sandbox"
-printf '{"status":"done","summary":"attacked"}' > "$GATEHOUSE_RUN_DIR/result.json"
-`;
-
-function processesMatching(text: string): number[] {
-  return readdirSync('/proc')
-    .filter((n) => /^\d+$/.test(n))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 describe('a sandboxed run', () => {
   it('cannot reach the board, the config, other tasks, the daemon or the repository, and its own work lands', async () => {
