@@ -1,7 +1,8 @@
 // `npm run bench`: runs every benchmark, prints one table (figure, value, baseline from the same
 // run, ratio, goal) and writes it to docs/benchmarks.md with the machine it ran on.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem, release } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './lib.mjs';
 
@@ -18,6 +19,7 @@ const SUITES = [
   'retention',
   'dashboard',
   'agents',
+  'sandbox',
 ];
 
 const fmt = (n) => (Number.isFinite(n) ? (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2)) : '-');
@@ -26,6 +28,21 @@ const sections = [];
 for (const name of SUITES) {
   const mod = await import(`./${name}.mjs`);
   sections.push({ name, rows: await mod.run() });
+}
+// The benchmarks that use the tests' TypeScript doubles run under vitest (bench/*.bench.ts).
+for (const name of ['pulls']) {
+  const rowsFile = join(tmpdir(), `gatehouse-bench-${name}-${process.pid}.json`);
+  execFileSync(
+    'npx',
+    ['vitest', 'run', '--config', 'vitest.bench.config.ts', `bench/${name}.bench.ts`],
+    {
+      cwd: ROOT,
+      stdio: 'inherit',
+      env: { ...process.env, GH_BENCH_ROWS: rowsFile },
+    },
+  );
+  sections.push({ name, rows: JSON.parse(readFileSync(rowsFile, 'utf8')) });
+  rmSync(rowsFile, { force: true });
 }
 
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${release()}, Node ${process.version}`;

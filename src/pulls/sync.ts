@@ -39,11 +39,12 @@ export interface Synced {
 }
 
 /** Whether nothing would change by reading more than the PR itself. */
-export function settled(pr: TaskPr, sync: PrSync): boolean {
+export function settled(pr: TaskPr, sync: PrSync, config: PullRequestConfig): boolean {
   return (
     pr.state !== 'open' ||
     (sync.waiting === null &&
-      sync.passingSince === null &&
+      // Passing only decides anything with doneWhen checks_passed (its 30 s hold).
+      (config.doneWhen !== 'checks_passed' || sync.passingSince === null) &&
       (pr.checks === 'passing' || pr.checks === 'none' || pr.checks === 'failing'))
   );
 }
@@ -87,7 +88,8 @@ export async function syncPr(
   const prev = task.pr!;
   const fresh = await forge.get(prev.number);
   const unchanged = fresh === 'unchanged';
-  if (unchanged && depth === 'pr' && settled(prev, sync)) return { wrote: false, dueAt: null };
+  if (unchanged && depth === 'pr' && settled(prev, sync, config))
+    return { wrote: false, dueAt: null };
   const now = deps.board.clock();
   const pr = fresh === 'unchanged' ? asRecorded(prev, task) : fresh;
   const next: PrSync = { ...sync, sent: [...sync.sent] };
@@ -139,21 +141,24 @@ export async function syncPr(
     const inReview = task.status === 'review' && out.move === null;
     if (inReview)
       await judgeChecksFeedback(forge, config, task, pr, verdict, shown, next, out, now);
-    // Read whatever feedback says: the review's state is shown, strangers are said ignored.
-    const items = await forge.feedback(pr);
-    shown = { ...shown, review: reviewState(items) };
-    const waitUntil = await judgeReviewFeedback(
-      forge,
-      config,
-      task,
-      pr,
-      items,
-      shown,
-      next,
-      out,
-      now,
-    );
-    if (waitUntil !== null) dueAt = Math.min(dueAt ?? waitUntil, waitUntil);
+    // Feedback changes the PR itself (its time, its counts): read when it changed, while some
+    // waits to be sent, and at a full sync. The review's state is shown, strangers said ignored.
+    if (!unchanged || depth === 'full' || sync.waiting !== null) {
+      const items = await forge.feedback(pr);
+      shown = { ...shown, review: reviewState(items) };
+      const waitUntil = await judgeReviewFeedback(
+        forge,
+        config,
+        task,
+        pr,
+        items,
+        shown,
+        next,
+        out,
+        now,
+      );
+      if (waitUntil !== null) dueAt = Math.min(dueAt ?? waitUntil, waitUntil);
+    }
   }
   if (out.move === 'follow_up') shown = { ...shown, rounds: prev.rounds + 1 };
   // A merged PR is over; a closed one is watched only while its close keeps the task blocked.
