@@ -104,7 +104,7 @@ export default tseslint.config(
   },
   {
     // Tests read JSON bodies whose shape each assertion checks.
-    files: ['test/**/*.ts'],
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',
