@@ -44,6 +44,7 @@ export default tseslint.config(
       'vitest.config.ts',
       'vitest.systemd.config.ts',
       'vitest.long.config.ts',
+      'vitest.bench.config.ts',
     ],
   },
   ...tseslint.configs.recommendedTypeChecked,
