@@ -353,6 +353,8 @@ export type components = {
       filesChanged: number;
       insertions: number;
       deletions: number;
+      /** @description too many untracked files to count their lines */
+      partial?: boolean;
     };
     /** @description tokens and cost as the agent printed them (null: the kind prints none) */
     AgentUsage: {
@@ -1271,6 +1273,17 @@ export type components = {
       payload: {
         why: string;
         branchDeleted: boolean;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "workspace_lost";
+      payload: {
+        path: string;
       };
       /** @description epoch milliseconds */
       at: number;

@@ -24,5 +24,5 @@ export async function worktreeDiff(
     const bytes = Buffer.from(stdout);
     const cut = bytes.subarray(0, bytes.lastIndexOf(10, maxBytes - 200) + 1).toString();
     return `${cut}\n# gatehouse: the diff is longer than ${maxBytes} bytes and was cut here\n`;
-  });
+  }, true);
 }

@@ -1,7 +1,7 @@
 // What a run did to its worktree: HEAD before and after, and every change against the base,
 // committed or not, untracked files included.
 import { git } from './git.js';
-import { lstat, readFile } from 'node:fs/promises';
+import { lstat, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunEvidence } from './types.js';
 
@@ -32,23 +32,62 @@ function numstat(text: string): Pick<RunEvidence, 'filesChanged' | 'insertions' 
 }
 
 /** Lines of an untracked file as git's numstat counts them; a binary file counts none. */
-async function linesOf(path: string): Promise<number> {
-  let text: Buffer;
+async function linesOf(path: string, buffer: Buffer): Promise<number> {
+  let file;
   try {
     const st = await lstat(path);
     if (!st.isFile() || st.size > MAX_COUNTED_BYTES) return 0;
-    text = await readFile(path);
+    file = await open(path, 'r');
   } catch {
     return 0;
   }
-  if (text.subarray(0, 8000).includes(0)) return 0;
-  let lines = 0;
-  for (let at = text.indexOf(10); at !== -1; at = text.indexOf(10, at + 1)) lines++;
-  return text.length > 0 && text[text.length - 1] !== 10 ? lines + 1 : lines;
+  try {
+    // Read a chunk at a time: a file is never held whole.
+    let lines = 0;
+    let last = 10;
+    let at = 0;
+    for (;;) {
+      const { bytesRead } = await file.read(buffer, 0, buffer.length, at);
+      if (bytesRead === 0) break;
+      const chunk = buffer.subarray(0, bytesRead);
+      if (at === 0 && chunk.subarray(0, 8000).includes(0)) return 0;
+      for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, nl + 1)) lines++;
+      last = chunk[bytesRead - 1]!;
+      at += bytesRead;
+    }
+    return at > 0 && last !== 10 ? lines + 1 : lines;
+  } catch {
+    return 0;
+  } finally {
+    await file.close();
+  }
 }
 
 /** Larger untracked files are counted as changed, their lines not counted. */
 const MAX_COUNTED_BYTES = 8 * 1024 * 1024;
+/** Untracked files read at once, each through a buffer of its own. */
+const READERS = 8;
+const CHUNK = 64 * 1024;
+/** Past this many untracked files, their lines are not counted: the evidence says partial. */
+const MAX_COUNTED_FILES = 20_000;
+
+/** The lines of each file, READERS files at a time, in bounded memory; null past the cap. */
+async function linesOfAll(dir: string, files: string[]): Promise<number | null> {
+  if (files.length > MAX_COUNTED_FILES) return null;
+  let next = 0;
+  let total = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(READERS, files.length) }, async () => {
+      const buffer = Buffer.allocUnsafe(CHUNK);
+      while (next < files.length) {
+        // Counted after the await: `total += await …` would add to a stale total.
+        const lines = await linesOf(join(dir, files[next++]!), buffer);
+        total += lines;
+      }
+    }),
+  );
+  return total;
+}
 
 /**
  * Read-only, from the worktree's own index (git's racy-clean rules apply as they do for the
@@ -89,13 +128,14 @@ export async function runEvidence(
   const changed = entries.filter((e) => !e.startsWith('# '));
   const untracked = changed.filter((e) => e.startsWith('? ')).map((e) => e.slice(2));
   const counts = numstat(changes);
-  const added = await Promise.all(untracked.map((rel) => linesOf(join(path, rel))));
+  const added = await linesOfAll(path, untracked);
   return {
     headBefore,
     headAfter: oid?.[1] ?? null,
     dirty: changed.length > 0,
     filesChanged: counts.filesChanged + untracked.length,
-    insertions: counts.insertions + added.reduce((a, b) => a + b, 0),
+    insertions: counts.insertions + (added ?? 0),
     deletions: counts.deletions,
+    ...(added === null ? { partial: true } : {}),
   };
 }

@@ -1,6 +1,14 @@
 // A worktree's whole state (tracked, changed and untracked files) staged on a copy of its
 // index: the worktree's own index, its HEAD and the user's stash are never touched.
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  statSync,
+  utimesSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { git } from './git.js';
@@ -34,7 +42,15 @@ async function indexAndHead(path: string): Promise<{ index: string; head: string
  * Runs `fn` with the worktree staged whole (`git add --all`, ignored files aside) on a copy of
  * its index, removed after.
  */
-export async function withStaged<T>(path: string, fn: (staged: Staged) => Promise<T>): Promise<T> {
+export async function withStaged<T>(
+  path: string,
+  fn: (staged: Staged) => Promise<T>,
+  /**
+   * A read (a diff) writes nothing into the repository: the objects staging makes go to a
+   * scratch store beside the index copy, the repository's borrowed read-only.
+   */
+  readOnly = false,
+): Promise<T> {
   const { index, head } = await indexAndHead(path);
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-index-'));
   const copy = join(dir, 'index');
@@ -50,7 +66,15 @@ export async function withStaged<T>(path: string, fn: (staged: Staged) => Promis
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    const env = { GIT_INDEX_FILE: copy };
+    const env: Record<string, string> = { GIT_INDEX_FILE: copy };
+    if (readOnly) {
+      const objects = (
+        await git(path, ['rev-parse', '--path-format=absolute', '--git-path', 'objects'])
+      ).stdout.trim();
+      mkdirSync(join(dir, 'objects'));
+      env.GIT_OBJECT_DIRECTORY = join(dir, 'objects');
+      env.GIT_ALTERNATE_OBJECT_DIRECTORIES = objects;
+    }
     await seeHidden(path, env);
     await git(path, ['add', '--all', '--', '.'], { env });
     return await fn({ head, env });

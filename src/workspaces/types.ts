@@ -26,6 +26,8 @@ export interface RunEvidence {
   filesChanged: number;
   insertions: number;
   deletions: number;
+  /** Too many untracked files for their lines to be counted: insertions are a floor. */
+  partial?: boolean;
 }
 
 export const WORKSPACE_KINDS: readonly WorkspaceKind[] = ['scratch', 'worktree'];

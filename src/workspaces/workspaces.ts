@@ -152,16 +152,23 @@ export class Workspaces {
       const repo = this.repo(name);
       if (!repo) throw new WorkspaceError(`no repository "${name}" in workspaces.repos`);
       const made = await this.locks.run(repo.path, () =>
-        ensureWorktree(repo, this.config.root, taskId, path, async (dir) => {
-          if (repo.setup)
-            await runSetup(
-              repo.setup,
-              dir,
-              { ...setupEnv, GATEHOUSE_WORKSPACE: dir },
-              logPath,
-              30 * 60_000,
-            );
-        }),
+        ensureWorktree(
+          repo,
+          this.config.root,
+          taskId,
+          path,
+          async (dir) => {
+            if (repo.setup)
+              await runSetup(
+                repo.setup,
+                dir,
+                { ...setupEnv, GATEHOUSE_WORKSPACE: dir },
+                logPath,
+                (profile.maxRuntimeSeconds ?? 30 * 60) * 1000,
+              );
+          },
+          current !== null,
+        ),
       );
       const record = this.record(current, {
         kind: 'worktree',

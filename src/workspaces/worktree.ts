@@ -99,10 +99,14 @@ export async function ensureWorktree(
   taskId: string,
   path: string,
   prepare: (path: string) => Promise<void>,
+  /** The task had a workspace before: its branch, if there is one, is gatehouse's. */
+  hadOne = false,
 ): Promise<Worktree> {
   const branch = branchOf(taskId);
   const base = await baseOf(repo);
   const marker = makingMarker(root, taskId);
+  // A worktree half made by a daemon that died: its branch was made by gatehouse too.
+  const halfMade = existsSync(marker);
   const exists = checkInside(root, path);
   if (exists && !existsSync(marker)) {
     if (await isTasksWorktree(repo, path)) return { path, branch, base, source: 'found' };
@@ -122,12 +126,22 @@ export async function ensureWorktree(
   const fetched =
     repo.push && !(await branchExists(repo.path, branch)) && (await fetchBranch(repo, branch));
   const local = fetched || (await branchExists(repo.path, branch));
+  // A person's branch of that name is theirs: never taken over (and so never deleted).
+  if (local && !fetched && !hadOne && !halfMade) {
+    rmSync(marker, { force: true });
+    throw new Error(
+      `a branch ${branch} exists in ${repo.name} that gatehouse did not make: rename it (or delete it if nothing on it matters), then unblock the task`,
+    );
+  }
   const args = local
     ? ['worktree', 'add', path, branch]
     : ['worktree', 'add', '-b', branch, path, base];
   try {
     await git(repo.path, args);
   } catch (err) {
+    // A branch made for a worktree that could not be made is not left behind.
+    if (!local && (await branchExists(repo.path, branch)))
+      await git(repo.path, ['branch', '-D', branch], { okCodes: [1] });
     if (err instanceof GitError && /invalid reference|not a valid object name/i.test(err.stderr))
       throw new Error(`the base branch "${base}" of repository ${repo.name} does not exist`);
     // git still lists a worktree here that was deleted by hand: forgotten, then made again.

@@ -250,6 +250,64 @@ describe('workspaces', () => {
     expect(task.summary).toBe('setup said twice');
   });
 
+  it('never takes over a branch gatehouse/<id> a person made: the task fails naming it, and archiving leaves it', async () => {
+    const repo = makeRepo();
+    const gate = join(tempDir(), 'go');
+    const gw = await gatewayOn(repo, {
+      agent: shWorker(`while [ ! -f ${gate} ]; do sleep 0.05; done`),
+    });
+    const parent = await createTask(gw, { title: 'waits for the gate' });
+    const { id } = await createTask(gw, { title: 'its branch is taken', parents: [parent.id] });
+    // A person's branch of the name the task will want, with their commit on it.
+    gitOut(repo, 'branch', `gatehouse/${id}`, 'main');
+    const theirs = join(tempDir(), 'theirs');
+    gitOut(repo, 'worktree', 'add', '-q', theirs, `gatehouse/${id}`);
+    writeFileSync(join(theirs, 'theirs.txt'), 'a person’s work');
+    gitOut(theirs, 'add', 'theirs.txt');
+    gitOut(theirs, '-c', 'user.name=p', '-c', 'user.email=p@x', 'commit', '-qm', 'theirs');
+    gitOut(repo, 'worktree', 'remove', theirs);
+    const tip = gitOut(repo, 'rev-parse', `gatehouse/${id}`);
+    writeFileSync(gate, '');
+    const task = await waitFor('the task to stop trying', async () => {
+      const t = await getTask(gw, id);
+      return ['failed', 'blocked'].includes(t.status) ? t : null;
+    });
+    expect(task.runs.length).toBeGreaterThan(0);
+    expect(task.runs[0].error).toMatch(
+      new RegExp(`a branch gatehouse/${id} exists in app that gatehouse did not make`),
+    );
+    expect(existsSync(join(gw.dataDir, 'workspaces', id))).toBe(false);
+    expect((await archive(gw, id)).status).toBe(200);
+    await ticksPass(gw);
+    // Their branch is where they left it.
+    expect(gitOut(repo, 'rev-parse', `gatehouse/${id}`)).toBe(tip);
+    expect(gitOut(repo, 'show', `gatehouse/${id}:theirs.txt`)).toBe('a person’s work');
+  });
+
+  it('blocks a run whose worktree was removed while it ran, and tells the next run it was made again', async () => {
+    const repo = makeRepo();
+    const gw = await gatewayOn(repo, {
+      agent: shWorker(
+        [
+          'if [ -f "${GATEHOUSE_INSTRUCTIONS_FILE:-/nonexistent}" ]; then SUMMARY="$(cat "$GATEHOUSE_INSTRUCTIONS_FILE" | tr -d \'\n"\')"',
+          'else echo unsaved > work.txt; dir="$PWD"; cd /; rm -rf "$dir"; fi',
+        ].join('\n'),
+      ),
+    });
+    const { id } = await createTask(gw, { title: 'loses its worktree' });
+    const blocked = await settledIn(gw, id, 'blocked');
+    expect(blocked.runs[0].outcome).toBe('blocked');
+    expect(blocked.blockReason).toMatch(/its workspace .* was gone when the run ended/);
+    const lost = (await eventsOf(gw, id)).filter((e) => e.kind === 'workspace_lost');
+    expect(lost).toEqual([
+      expect.objectContaining({ payload: { path: join(gw.dataDir, 'workspaces', id) } }),
+    ]);
+    expect((await api(gw.url, 'POST', `/tasks/${id}/unblock`, {})).status).toBe(200);
+    const done = await settledIn(gw, id, 'done');
+    expect(done.summary).toMatch(/workspace was lost .* made again from its branch gatehouse\//);
+    expect(existsSync(join(gw.dataDir, 'workspaces', id))).toBe(true);
+  });
+
   it('makes a task’s worktree from the repository it names, and refuses any other name, a path, or a profile without worktrees', async () => {
     const app = makeRepo();
     const web = makeRepo({ 'index.html': '<p>web</p>\n' });

@@ -1,5 +1,5 @@
 // What a run did, read from a copy of its worktree's index (the workspace room, real git).
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runEvidence } from '../../src/workspaces/evidence.js';
@@ -26,6 +26,37 @@ describe('a worktree’s evidence', () => {
     expect(await worktreeDiff(path, 'main')).toContain('+new line');
     // The worktree's own index was not touched.
     expect(gitOut(path, 'diff', '--cached', '--name-only')).toBe('');
+  });
+
+  it('reads a diff without writing an object into the repository', async () => {
+    const repo = makeRepo({ 'a.txt': 'old\n' });
+    const path = join(tempDir(), 'wt');
+    gitOut(repo, 'worktree', 'add', '-q', '-b', 'task', path, 'main');
+    writeFileSync(join(path, 'a.txt'), 'changed\n');
+    writeFileSync(join(path, 'new.txt'), 'untracked and never added\n');
+    const objects = () => gitOut(repo, 'count-objects', '-v');
+    const before = objects();
+    const diff = await worktreeDiff(path, 'main');
+    expect(diff).toContain('+untracked and never added');
+    expect(diff).toContain('+changed');
+    expect(objects()).toBe(before);
+  });
+
+  it('counts many untracked files in bounded reads, and says partial past 20,000 of them', async () => {
+    const repo = makeRepo();
+    const path = join(tempDir(), 'wt');
+    gitOut(repo, 'worktree', 'add', '-q', '-b', 'task', path, 'main');
+    const head = gitOut(path, 'rev-parse', 'HEAD');
+    mkdirSync(join(path, 'few'));
+    for (let i = 0; i < 300; i++) writeFileSync(join(path, 'few', `${i}.txt`), 'a\nb\n');
+    const few = await runEvidence(path, 'main', head);
+    expect(few).toMatchObject({ filesChanged: 300, insertions: 600 });
+    expect(few.partial).toBeUndefined();
+    mkdirSync(join(path, 'many'));
+    for (let i = 0; i < 20_001; i++) writeFileSync(join(path, 'many', `${i}`), 'x\n');
+    expect(readdirSync(join(path, 'many'))).toHaveLength(20_001);
+    const many = await runEvidence(path, 'main', head);
+    expect(many).toMatchObject({ dirty: true, filesChanged: 20_301, partial: true });
   });
 
   it('cuts a diff past its bound with a marker, at a line', async () => {

@@ -129,6 +129,7 @@ export const EVENT_PAYLOADS = {
   workspace_escape: Type.Object({ repo: str, paths: Type.Array(str) }),
   workspace_preserved: Type.Object({ ref: str, commit: nullable(str), why: str }),
   workspace_removed: Type.Object({ why: str, branchDeleted: bool }),
+  workspace_lost: Type.Object({ path: str }),
   workspace_recreated: Type.Object({ fromHost: str, branch: nullable(str), from: str }),
   profile_held: Type.Object({ profile: str, until: Type.Integer(), reason: str }),
   profile_released: Type.Object({ profile: str, by: str }),

@@ -72,6 +72,9 @@ const RunWorkspaceSchema = Type.Object(
     filesChanged: Type.Integer(),
     insertions: Type.Integer(),
     deletions: Type.Integer(),
+    partial: Type.Optional(
+      Type.Boolean({ description: 'too many untracked files to count their lines' }),
+    ),
   },
   { ...closed, $id: 'RunWorkspace', description: 'changes against the base, committed or not' },
 );

@@ -1,5 +1,6 @@
 // A task's workspace through its runs: made (or found) before a run, judged after it, retired
 // when the task is archived. The workspace room does the git; this keeps the board's record.
+import { existsSync } from 'node:fs';
 import type { Config, Profile } from '../../config/schema.js';
 import { AppError } from '../../errors.js';
 import { gitAuthFor } from '../../forges/git-auth.js';
@@ -12,7 +13,7 @@ import type { RunRecord } from '../store/records/run.js';
 import type { DispatcherLog } from './log.js';
 import { runDir } from './run-files.js';
 
-export type RunJudgement = Pick<RunEnding, 'workspace' | 'escaped'>;
+export type RunJudgement = Pick<RunEnding, 'workspace' | 'escaped' | 'workspaceLost'>;
 
 export class TaskWorkspaces {
   readonly room: Workspaces;
@@ -60,13 +61,26 @@ export class TaskWorkspaces {
       GATEHOUSE_TASK_ID: taskId,
       GATEHOUSE_RUN_ID: runId,
     };
-    const made = await this.room.prepare(taskId, current, profile, repo, setupEnv, logPath);
+    const made = this.saidLost(
+      current,
+      await this.room.prepare(taskId, current, profile, repo, setupEnv, logPath),
+    );
     const withRemote = await this.takeRemote(taskId, made, hasPr);
     // A sandboxed run sees its worktree's git through a view of its own (docs/sandbox.md).
     if (profile.sandbox.kind !== 'bwrap' || withRemote.record.kind !== 'worktree')
       return withRemote;
     const view = await this.room.gitView(taskId, withRemote.record);
     return { ...withRemote, env: { ...view.env, ...withRemote.env }, mounts: view.mounts };
+  }
+
+  /** A workspace made again because the one the task had was gone: the run is told so. */
+  private saidLost(current: WorkspaceRecord | null, prepared: Prepared): Prepared {
+    if (current?.state !== 'active' || prepared.source === 'found') return prepared;
+    const from = prepared.record.branch ? `its branch ${prepared.record.branch}` : 'nothing';
+    return {
+      ...prepared,
+      note: `This task's workspace was lost (removed while no run of it was there to see) and made again from ${from}: anything an earlier run left uncommitted there is gone.`,
+    };
   }
 
   /** What someone else pushed to the task's PR branch, taken in before its run. */
@@ -99,6 +113,7 @@ export class TaskWorkspaces {
     const record = task?.workspace;
     if (!record || record.state !== 'active' || record.host !== this.config.cluster.hostName)
       return {};
+    if (!existsSync(record.path)) return { workspaceLost: record.path };
     try {
       const end = await this.room.endRun(runDir(this.config.dataDir, run.id), record);
       const moved = end.evidence && end.evidence.headAfter !== end.evidence.headBefore;

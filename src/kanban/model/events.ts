@@ -102,6 +102,8 @@ export interface EventPayloads {
   workspace_preserved: { ref: string; commit: string | null; why: string };
   /** The task's workspace was made again on this host: its host was gone (SPEC 10). */
   workspace_recreated: { fromHost: string; branch: string | null; from: string };
+  /** The run's worktree was gone when it ended (removed by hand, or by anything else). */
+  workspace_lost: { path: string };
   /** The task's workspace was removed (its content kept, or all of it elsewhere). */
   workspace_removed: { why: string; branchDeleted: boolean };
   /** A rate limit holds the profile: none of its runs starts before `until` (SPEC 11). */
@@ -195,6 +197,7 @@ export const EVENT_KINDS = {
   workspace_escape: quiet,
   workspace_preserved: quiet,
   workspace_removed: quiet,
+  workspace_lost: quiet,
   profile_held: quiet,
   profile_released: wakes,
   session_resume_failed: quiet,

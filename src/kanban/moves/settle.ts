@@ -35,6 +35,8 @@ export interface RunEnding {
   workspace?: RunEvidence | null;
   /** The repository's own checkout changed while it ran: its name and the changed paths. */
   escaped?: { repo: string; paths: string[] } | null;
+  /** Its worktree was gone when the run ended (deleted by hand, or by anything else): its path. */
+  workspaceLost?: string | null;
   /** An agent run's session and usage (SPEC 11). */
   agent?: RunAgent | null;
   /** A rate limit holds the run's profile until then (epoch ms), for this reason. */
@@ -49,6 +51,16 @@ export interface RunEnding {
 }
 
 export const ESCAPE_REASON = "the repository's own checkout changed while it ran";
+
+/** A completed run whose worktree was gone when it ended: its work cannot be seen, a person looks. */
+function lostEnding(ending: RunEnding): RunEnding {
+  if (!ending.workspaceLost || ending.outcome !== 'completed') return ending;
+  return {
+    ...ending,
+    outcome: 'blocked',
+    blockReason: `its workspace ${ending.workspaceLost} was gone when the run ended: what it did there is lost unless it was committed and pushed`,
+  };
+}
 
 /** A completed run whose repository's checkout changed meanwhile is blocked for a person to look. */
 function escapedEnding(ending: RunEnding): RunEnding {
@@ -76,7 +88,7 @@ export async function settleRun(
   asReported: RunEnding,
 ): Promise<Task | null> {
   const { store, now } = tx;
-  const ending = escapedEnding(asReported);
+  const ending = lostEnding(escapedEnding(asReported));
   // The task and its run read together (one round trip on PostgreSQL).
   const [task, run] = await Promise.all([
     store.tasks.get(ending.taskId),
@@ -141,6 +153,13 @@ export async function settleRun(
       runId: ending.runId,
       kind: 'session_resume_failed',
       payload: { sessionId: ending.agent.resumed, error: ending.resumeFailed },
+    });
+  if (ending.workspaceLost)
+    tx.emit({
+      taskId: ending.taskId,
+      runId: ending.runId,
+      kind: 'workspace_lost',
+      payload: { path: ending.workspaceLost },
     });
   if (ending.escaped && ending.escaped.paths.length > 0)
     tx.emit({
