@@ -14,6 +14,7 @@ import { diskFull, isDiskFull, prepareDataDir } from './data-dir.js';
 import { recordFailedStart, recordStart } from './crash-loop.js';
 import { ExitCode, ExitError, isExitError } from './exit-codes.js';
 import { acquireInstance, type Instance } from './instance.js';
+import { lockWorkspacesRoot } from './instance-lock.js';
 import { listenWithRetry } from './listen.js';
 import { createLogger } from './logger.js';
 import type { Logger } from 'pino';
@@ -74,11 +75,13 @@ export async function runDaemon(opts: RunOptions): Promise<void> {
   }
 
   try {
+    instance.rootLock = lockWorkspacesRoot(config.workspaces.root);
     await serve(config, instance, log, manager, own ? new LoginCodes() : null);
   } catch (err) {
     // A start that failed after taking the data dir leaves it as a clean stop would, and says
     // so in starts.log when it exits 1, so that a loop of such starts is paced.
     removePidFileIfOurs(instance.pidPath, instance.self);
+    instance.rootLock?.release();
     instance.lock.release();
     manager.close();
     if (isDiskFull(err)) throw diskFull(config.dataDir);
@@ -149,7 +152,10 @@ async function serve(
   }
   for (const step of gateway.closeSteps) shutdown.add(step.name, step.run);
   shutdown.add('pid file', () => removePidFileIfOurs(instance.pidPath, instance.self));
-  shutdown.add('lock', () => instance.lock.release());
+  shutdown.add('lock', () => {
+    instance.rootLock?.release();
+    instance.lock.release();
+  });
 
   let port: number;
   try {

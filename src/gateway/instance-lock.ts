@@ -1,5 +1,7 @@
 // The data dir's mutex: a kernel file lock (via SQLite) that dies with its holder, zombies included.
 import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { ExitCode, ExitError } from './exit-codes.js';
 
 export const LOCK_FILE = 'gatehouse.lock';
@@ -38,4 +40,21 @@ export class InstanceLock {
   release(): void {
     if (this.db.open) this.db.close();
   }
+}
+
+/** The lock a daemon holds on its workspaces.root, beside the data dir's. */
+export const ROOT_LOCK_FILE = '.gatehouse.lock';
+
+/**
+ * The workspaces root, held for the life of the daemon: a second daemon given the same root
+ * (with a data dir of its own) would reconcile the first one's live worktrees away as orphans.
+ */
+export function lockWorkspacesRoot(root: string): InstanceLock {
+  mkdirSync(root, { recursive: true });
+  const lock = InstanceLock.tryAcquire(join(root, ROOT_LOCK_FILE), LOCK_PATIENCE_MS);
+  if (lock) return lock;
+  throw new ExitError(
+    ExitCode.config,
+    `workspaces.root: ${root} is in use by another gatehouse (each daemon needs a root of its own; hosts sharing a board each keep their own)`,
+  );
 }

@@ -20,6 +20,8 @@ export interface AcquireOptions {
 
 export interface Instance {
   lock: InstanceLock;
+  /** The workspaces root's, once taken (lockWorkspacesRoot). */
+  rootLock: InstanceLock | null;
   self: ProcessIdentity;
   pidPath: string;
   record: PidRecord;
@@ -77,7 +79,7 @@ export async function acquireInstance(opts: AcquireOptions): Promise<Instance> {
         lock.release();
         throw err;
       }
-      return { lock, self, pidPath, record, uncleanPrevious };
+      return { lock, rootLock: null, self, pidPath, record, uncleanPrevious };
     }
     const owner = liveOwner();
     if (!opts.replace) {

@@ -28,6 +28,18 @@ describe('single instance per data dir', () => {
     expect(pidRecord(dataDir)?.pid).toBe(owner.pid);
   });
 
+  it('refuses a second daemon given the first one’s workspaces.root with exit 78, whatever its data dir', async () => {
+    const root = join(tempDir(), 'workspaces');
+    const config = writeConfig(tempDir(), { workspaces: { root } });
+    const firstDir = tempDir();
+    const first = startDaemon({ dataDir: firstDir, config });
+    const url = await waitServing(firstDir, first.pid);
+    const second = startDaemon({ dataDir: tempDir(), config });
+    expect((await second.closed).code).toBe(78);
+    expect(second.output()).toContain(`workspaces.root: ${root} is in use by another gatehouse`);
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+  });
+
   it('lets exactly one of two racing starts serve; the other exits 73', async () => {
     for (let round = 0; round < 3; round++) {
       const dataDir = tempDir();
