@@ -189,6 +189,11 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
       { name: 'retention', run: () => retention.stop() },
       { name: 'pull requests', run: () => pulls.stop() },
       { name: 'workspaces', run: () => reconciler.stop() },
+      // A setup is the daemon's own child: ended, its run interrupted (not counted).
+      {
+        name: 'workspace setups',
+        run: () => kanban.workspaces.room.stopSetups('gatehouse is stopping'),
+      },
       { name: 'dispatcher', run: () => dispatcher.stop() },
       ...(config.shutdown.workers === 'terminate'
         ? [

@@ -55,11 +55,17 @@ export function createKanban(config: Config, store: BoardStore, opts: KanbanOpti
     ),
   };
   const launching = new Launching();
-  const terminator = launching.guard(
+  const workspaces = new TaskWorkspaces(board, config, opts.log);
+  const guarded = launching.guard(
     opts.terminator ??
       runTerminator({ graceMs: config.workers.killGraceSeconds * 1000, killWaitMs: 5000 }),
     (runId) => board.runs.get(runId),
   );
+  // A run ended while its workspace's setup runs: the setup ends with it.
+  const terminator: RunTerminator = (run, groupHeldUntil) => {
+    workspaces.room.stopSetup(run.taskId, 'its run was ended');
+    return guarded(run, groupHeldUntil);
+  };
   const terminations = new Terminations(
     board,
     { ...policy, reclaimDeferMs: config.workers.reclaimDeferSeconds * 1000 },
@@ -67,7 +73,6 @@ export function createKanban(config: Config, store: BoardStore, opts: KanbanOpti
     config.dataDir,
   );
   const ownership = new Ownership(board.shared, config.dataDir);
-  const workspaces = new TaskWorkspaces(board, config, opts.log);
   return {
     board,
     operator: new OperatorActions(

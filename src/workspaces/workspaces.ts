@@ -28,11 +28,11 @@ import {
 } from './publish.js';
 import { removeScratch, removeWorktree, type Removal } from './remove.js';
 import { RepoLocks } from './repo-lock.js';
-import { runSetup } from './setup.js';
+import { runSetup, SetupStopped, type SetupStop } from './setup.js';
 import { headOf } from './staged.js';
 import { branchOf, type RunEvidence, type WorkspaceRecord } from './types.js';
 import { scanRoot, type FoundWorkspace } from './reconcile.js';
-import { baseOf, ensureWorktree, pushBranch } from './worktree.js';
+import { baseOf, ensureWorktree, finishWorktree, pushBranch } from './worktree.js';
 
 /** A workspace ready for a run: where the worker starts and what it is told. */
 export interface Prepared {
@@ -78,6 +78,10 @@ export class WorkspaceError extends Error {
 
 export class Workspaces {
   private readonly locks = new RepoLocks();
+  /** The setups running now, by task: ended when their run is terminated or the daemon stops. */
+  private readonly setups = new Map<string, AbortController>();
+  /** The tasks whose worktree is being made now. */
+  private readonly makingNow = new Set<string>();
   private rootMade = false;
 
   constructor(
@@ -151,25 +155,29 @@ export class Workspaces {
       const name = current?.repo ?? asked ?? profile.repo;
       const repo = this.repo(name);
       if (!repo) throw new WorkspaceError(`no repository "${name}" in workspaces.repos`);
-      const made = await this.locks.run(repo.path, () =>
-        ensureWorktree(
-          repo,
-          this.config.root,
-          taskId,
-          path,
-          async (dir) => {
-            if (repo.setup)
-              await runSetup(
-                repo.setup,
-                dir,
-                { ...setupEnv, GATEHOUSE_WORKSPACE: dir },
-                logPath,
-                (profile.maxRuntimeSeconds ?? 30 * 60) * 1000,
-              );
-          },
-          current !== null,
-        ),
-      );
+      this.makingNow.add(taskId);
+      const stop = new AbortController();
+      this.setups.set(taskId, stop);
+      let made;
+      try {
+        made = await this.locks.run(repo.path, () =>
+          ensureWorktree(repo, this.config.root, taskId, path, current !== null),
+        );
+        await finishWorktree(repo, this.config.root, taskId, made, async (dir) => {
+          if (repo.setup)
+            await runSetup(
+              repo.setup,
+              dir,
+              { ...setupEnv, GATEHOUSE_WORKSPACE: dir },
+              logPath,
+              (profile.maxRuntimeSeconds ?? 30 * 60) * 1000,
+              stop.signal,
+            );
+        });
+      } finally {
+        if (this.setups.get(taskId) === stop) this.setups.delete(taskId);
+        this.makingNow.delete(taskId);
+      }
       const record = this.record(current, {
         kind: 'worktree',
         path,
@@ -187,7 +195,7 @@ export class Workspaces {
         source: made.source,
       };
     } catch (err) {
-      if (err instanceof WorkspaceError) throw err;
+      if (err instanceof WorkspaceError || err instanceof SetupStopped) throw err;
       throw new WorkspaceError(`cannot make the task's workspace: ${(err as Error).message}`);
     }
   }
@@ -353,9 +361,24 @@ export class Workspaces {
     return { repo, branch: record.branch, base: record.base };
   }
 
-  /** The task's workspace is being made now (or a daemon died making it). */
+  /** Ends the task's workspace setup if one runs (its run was terminated). */
+  stopSetup(taskId: string, why: string): void {
+    this.setups.get(taskId)?.abort({ why, byTermination: true } satisfies SetupStop);
+  }
+
+  /** Ends every setup that runs (the daemon is stopping): none outlives it. */
+  stopSetups(why: string): void {
+    for (const stop of this.setups.values())
+      stop.abort({ why, byTermination: false } satisfies SetupStop);
+  }
+
+  /**
+   * The task's workspace is being made now, by this daemon (the only one on its root). A
+   * marker left by a daemon that died making it is not: such a worktree is its task's to make
+   * again, or an orphan once its task is archived.
+   */
   making(taskId: string): boolean {
-    return existsSync(makingMarker(this.config.root, taskId));
+    return this.makingNow.has(taskId);
   }
 
   async diff(record: WorkspaceRecord): Promise<string> {

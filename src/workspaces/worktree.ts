@@ -90,15 +90,14 @@ function copyInto(repo: RepoConfig, path: string): void {
 }
 
 /**
- * The task's worktree at `path`, made if it is not there. Run under the repository's lock.
- * `prepare` (setup) runs in a new worktree before it is called ready.
+ * The task's worktree at `path`, added if it is not there. Run under the repository's lock. A
+ * worktree added here is not ready until finishWorktree has run (its marker says so meanwhile).
  */
 export async function ensureWorktree(
   repo: RepoConfig,
   root: string,
   taskId: string,
   path: string,
-  prepare: (path: string) => Promise<void>,
   /** The task had a workspace before: its branch, if there is one, is gatehouse's. */
   hadOne = false,
 ): Promise<Worktree> {
@@ -150,10 +149,24 @@ export async function ensureWorktree(
     await pruneOurs(repo, root);
     await git(repo.path, args);
   }
-  copyInto(repo, path);
-  await prepare(path);
-  rmSync(marker, { force: true });
   return { path, branch, base, source: fetched ? 'origin' : local ? 'branch' : 'base' };
+}
+
+/**
+ * A worktree ensureWorktree added, made ready: the repository's copies, then `prepare` (its
+ * setup), outside the repository's lock (four setups of one repository run side by side).
+ */
+export async function finishWorktree(
+  repo: RepoConfig,
+  root: string,
+  taskId: string,
+  made: Worktree,
+  prepare: (path: string) => Promise<void>,
+): Promise<void> {
+  if (made.source === 'found') return;
+  copyInto(repo, made.path);
+  await prepare(made.path);
+  rmSync(makingMarker(root, taskId), { force: true });
 }
 
 /**

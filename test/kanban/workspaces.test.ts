@@ -9,6 +9,7 @@ import { api, startGateway, type TestGateway } from '../helpers/app.js';
 import { tempDir } from '../helpers/daemon.js';
 import { gitCode, gitOut, makeRepo } from '../helpers/git.js';
 import { waitFor } from '../helpers/wait.js';
+import { pidExists } from '../../src/proc/index.js';
 import { createTask, eventsOf, getTask, settledIn, ticksPass } from '../helpers/workers.js';
 
 const fast = { tickSeconds: 0.1, killGraceSeconds: 0.3, failureLimit: 2, maxConcurrent: 20 };
@@ -306,6 +307,110 @@ describe('workspaces', () => {
     const done = await settledIn(gw, id, 'done');
     expect(done.summary).toMatch(/workspace was lost .* made again from its branch gatehouse\//);
     expect(existsSync(join(gw.dataDir, 'workspaces', id))).toBe(true);
+  });
+
+  it('runs four setups of one repository side by side, each bounded by its profile’s maxRuntimeSeconds', async () => {
+    const repo = makeRepo();
+    const times = join(tempDir(), 'times');
+    mkdirSync(times);
+    const gw = await gatewayOn(
+      repo,
+      { agent: shWorker('true', { maxRuntimeSeconds: 2 }) },
+      {
+        setup: [
+          '/bin/sh',
+          '-c',
+          // Each waits for all four to have started: one after another, none would finish.
+          `touch ${times}/$GATEHOUSE_TASK_ID; while [ "$(ls ${times} | wc -l)" -lt 4 ]; do sleep 0.05; done; if [ -f ${times}/slow ]; then sleep 30; fi`,
+        ],
+      },
+    );
+    const ids = await Promise.all(
+      [1, 2, 3, 4].map(async (i) => (await createTask(gw, { title: `setup ${i}` })).id),
+    );
+    for (const id of ids)
+      expect((await settledIn(gw, id, 'done')).runs[0].outcome).toBe('completed');
+    // One more whose setup outlives the profile's bound: ended, and its run says so.
+    writeFileSync(join(times, 'slow'), '');
+    const { id } = await createTask(gw, { title: 'slow setup' });
+    const task = await waitFor('the slow setup to be ended', async () => {
+      const t = await getTask(gw, id);
+      return t.runs[0]?.endedAt ? t : null;
+    });
+    expect(task.runs[0].outcome).toBe('spawn_failed');
+    expect(task.runs[0].error).toMatch(/was ended after 2 s \(the profile's maxRuntimeSeconds\)/);
+  });
+
+  it('ends a setup when its task is archived: the whole setup goes, the archive takes effect, no second setup', async () => {
+    const repo = makeRepo();
+    const pids = join(tempDir(), 'pids');
+    const gw = await gatewayOn(
+      repo,
+      { agent: shWorker('true') },
+      { setup: ['/bin/sh', '-c', `sleep 60 & echo $! >> ${pids}; echo $$ >> ${pids}; wait`] },
+    );
+    const { id } = await createTask(gw, { title: 'archived in setup' });
+    const started = await waitFor('the setup to have started', () => {
+      const lines = existsSync(pids) ? readFileSync(pids, 'utf8').trim().split('\n') : [];
+      return lines.length === 2 ? lines.map(Number) : null;
+    });
+    const t0 = Date.now();
+    const archived = await archive(gw, id);
+    expect(archived.body).toMatchObject({ id, status: 'archived' });
+    expect(Date.now() - t0).toBeLessThan(5000);
+    await waitFor('the setup and its child to be gone', () =>
+      started.every((pid) => !pidExists(pid)),
+    );
+    const task = await waitFor('the task archived, its run ended', async () => {
+      const t = await getTask(gw, id);
+      return t.status === 'archived' && t.runs.every((r: { endedAt: number | null }) => r.endedAt)
+        ? t
+        : null;
+    });
+    expect(task.runs).toHaveLength(1);
+    await ticksPass(gw);
+    expect(readFileSync(pids, 'utf8').trim().split('\n')).toHaveLength(2);
+    // Its half-made worktree is an orphan now: removed, with the branch made for it.
+    await gw.reconciler.pass();
+    expect(existsSync(join(gw.dataDir, 'workspaces', id))).toBe(false);
+    expect(gitCode(repo, 'rev-parse', '--verify', '--quiet', `gatehouse/${id}`)).not.toBe(0);
+  });
+
+  it('ends a setup at the daemon’s stop, its run interrupted (not counted), made again at the next start', async () => {
+    const repo = makeRepo();
+    const pids = join(tempDir(), 'pids');
+    const slow = join(tempDir(), 'slow');
+    writeFileSync(slow, '');
+    const profiles = { agent: shWorker('SUMMARY="after $(cat .setup-ran)"') };
+    const setup = {
+      setup: [
+        '/bin/sh',
+        '-c',
+        `if [ -f ${slow} ]; then sleep 60 & echo $! >> ${pids}; echo $$ >> ${pids}; wait; fi; echo yes > .setup-ran`,
+      ],
+    };
+    const gw = await gatewayOn(repo, profiles, setup);
+    const { id } = await createTask(gw, { title: 'stopped in setup' });
+    const started = await waitFor('the setup to have started', () => {
+      const lines = existsSync(pids) ? readFileSync(pids, 'utf8').trim().split('\n') : [];
+      return lines.length === 2 ? lines.map(Number) : null;
+    });
+    await gw.close();
+    expect(started.filter((pid) => pidExists(pid))).toEqual([]);
+    rmSync(slow);
+    const again = await startGateway(
+      {
+        workers: { ...fast, defaultProfile: 'agent', profiles },
+        workspaces: { repos: { app: { path: repo, base: 'main', ...setup } }, minFreeBytes: 0 },
+      },
+      { dispatch: true, dataDir: gw.dataDir },
+    );
+    const task = await settledIn(again, id, 'done');
+    expect(task.runs.map((r: { outcome: string }) => r.outcome)).toEqual([
+      'interrupted',
+      'completed',
+    ]);
+    expect(task.summary).toBe('after yes');
   });
 
   it('makes a task’s worktree from the repository it names, and refuses any other name, a path, or a profile without worktrees', async () => {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { RepoConfig } from '../../src/config/schema.js';
 import { removeWorktree } from '../../src/workspaces/remove.js';
 import type { WorkspaceRecord } from '../../src/workspaces/types.js';
-import { ensureWorktree } from '../../src/workspaces/worktree.js';
+import { ensureWorktree, finishWorktree } from '../../src/workspaces/worktree.js';
 import { ensureRoot } from '../../src/workspaces/paths.js';
 import { tempDir } from '../helpers/daemon.js';
 import { gitCode, gitOut, makeRepo } from '../helpers/git.js';
@@ -33,7 +33,8 @@ function setUp(extra: Partial<RepoConfig> = {}, files?: Record<string, string>) 
 }
 
 async function made(repo: RepoConfig, root: string): Promise<WorkspaceRecord> {
-  const wt = await ensureWorktree(repo, root, TASK, join(root, TASK), async () => {});
+  const wt = await ensureWorktree(repo, root, TASK, join(root, TASK));
+  await finishWorktree(repo, root, TASK, wt, async () => {});
   return {
     kind: 'worktree',
     path: wt.path,

@@ -15,6 +15,7 @@ import type { Launching } from './launching.js';
 import type { TaskWorkspaces } from './task-workspaces.js';
 import { recordWorkspace } from '../moves/workspace.js';
 import type { Prepared, RunStart } from '../../workspaces/workspaces.js';
+import { SetupStopped } from '../../workspaces/setup.js';
 import { closeSync, mkdirSync } from 'node:fs';
 import { LEASE_LOST_BEFORE_START } from '../model/exit-classifier.js';
 import { planAgentRun, type AgentStart } from './agent-runs.js';
@@ -228,8 +229,15 @@ export class Launcher {
       if (!current) return false;
       return { ...prepared, start };
     } catch (err) {
+      // Its setup ended by the run's termination, which settles the run (an archive, a reclaim).
+      if (err instanceof SetupStopped && err.byTermination) return false;
       const error = (err as Error).message;
-      await this.settleUnstarted(claim, 'spawn_failed', error);
+      // Its setup ended by the daemon's stop: interrupted, not counted.
+      await this.settleUnstarted(
+        claim,
+        err instanceof SetupStopped ? 'interrupted' : 'spawn_failed',
+        error,
+      );
       this.deps.log.warn(
         { taskId: claim.task.id, runId: claim.run.id, error },
         'workspace could not be made',
