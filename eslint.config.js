@@ -45,6 +45,7 @@ export default tseslint.config(
       'vitest.systemd.config.ts',
       'vitest.long.config.ts',
       'vitest.bench.config.ts',
+      'vitest.unit.config.ts',
     ],
   },
   ...tseslint.configs.recommendedTypeChecked,
