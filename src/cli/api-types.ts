@@ -123,7 +123,7 @@ export type paths = {
   "/workspaces": {
     /**
      * What is under this host’s workspaces root
-     * @description Each directory under workspaces.root, from the last look (at start, every hour; looked at again when older than a minute): its task, kind, size and whether it holds changes. `active`: its task’s; `orphaned`: no task wants it (removed at the next pass, its content preserved first); `unknown`: not a workspace gatehouse made, never touched.
+     * @description Each directory under workspaces.root, from the last look (at start, every hour; looked at again when older than a minute, or when a workspace was made or removed since): its task, kind, size and whether it holds changes. `active`: its task’s; `orphaned`: no task wants it (removed at the next pass, its content preserved first); `unknown`: not a workspace gatehouse made, never touched.
      */
     get: operations["listWorkspaces"];
   };
@@ -2902,7 +2902,7 @@ export type operations = {
   };
   /**
    * What is under this host’s workspaces root
-   * @description Each directory under workspaces.root, from the last look (at start, every hour; looked at again when older than a minute): its task, kind, size and whether it holds changes. `active`: its task’s; `orphaned`: no task wants it (removed at the next pass, its content preserved first); `unknown`: not a workspace gatehouse made, never touched.
+   * @description Each directory under workspaces.root, from the last look (at start, every hour; looked at again when older than a minute, or when a workspace was made or removed since): its task, kind, size and whether it holds changes. `active`: its task’s; `orphaned`: no task wants it (removed at the next pass, its content preserved first); `unknown`: not a workspace gatehouse made, never touched.
    */
   listWorkspaces: {
     responses: {

@@ -80,6 +80,16 @@ export class Workspaces {
   private readonly locks = new RepoLocks();
   /** The setups running now, by task: ended when their run is terminated or the daemon stops. */
   private readonly setups = new Map<string, AbortController>();
+  /**
+   * Counts every workspace made and removed, once done: a listing of the root taken at another
+   * count is out of date (GET /workspaces looks again).
+   */
+  changes = 0;
+
+  private changed<T>(result: T): T {
+    this.changes++;
+    return result;
+  }
   /** The tasks whose worktree is being made now. */
   private readonly makingNow = new Set<string>();
   private rootMade = false;
@@ -146,6 +156,7 @@ export class Workspaces {
           branch: null,
           base: null,
         });
+        if (!existed) this.changed(null);
         return {
           record,
           env: { GATEHOUSE_WORKSPACE: path },
@@ -178,6 +189,7 @@ export class Workspaces {
         if (this.setups.get(taskId) === stop) this.setups.delete(taskId);
         this.makingNow.delete(taskId);
       }
+      if (made.source !== 'found') this.changed(null);
       const record = this.record(current, {
         kind: 'worktree',
         path,
@@ -277,7 +289,8 @@ export class Workspaces {
       throw new WorkspaceError(`no repository "${record.repo}" in workspaces.repos: kept`);
     return this.locks.run(lockKey, async () => {
       if (!(await stillDue())) return null;
-      if (record.kind === 'scratch') return removeScratch(this.config.root, record, taskId);
+      if (record.kind === 'scratch')
+        return this.changed(removeScratch(this.config.root, record, taskId));
       const repo = this.repo(record.repo)!;
       // Its commits made in a sandbox are fetched in first: removal preserves what it holds.
       if (record.branch !== null && existsSync(gitViewDir(this.config.root, taskId)))
@@ -285,7 +298,7 @@ export class Workspaces {
       const removal = await removeWorktree(this.config.root, repo, record, taskId);
       removeGitView(this.config.root, taskId);
       rmSync(makingMarker(this.config.root, taskId), { force: true });
-      return removal;
+      return this.changed(removal);
     });
   }
 

@@ -564,6 +564,22 @@ describe('workspaces', () => {
     expect(existsSync(done.workspace.path)).toBe(false);
   });
 
+  it('lists a worktree made a moment ago, and drops one removed a moment ago', async () => {
+    const repo = makeRepo();
+    const gw = await gatewayOn(repo, { agent: shWorker('echo mine > mine.txt') });
+    const list = async () =>
+      ((await api(gw.url, 'GET', '/workspaces')).body.workspaces as { taskId: string }[]).map(
+        (w) => w.taskId,
+      );
+    expect(await list()).toEqual([]);
+    const { id } = await createTask(gw, { title: 'listed at once' });
+    await settledIn(gw, id, 'done');
+    expect(await list()).toEqual([id]);
+    expect((await archive(gw, id)).status).toBe(200);
+    await retired(gw, id, 'preserved');
+    expect(await list()).toEqual([]);
+  });
+
   it('reconciles the root with the board: an orphan worktree preserved then removed, one deleted by hand pruned, a stranger left alone', async () => {
     const repo = makeRepo();
     const gw = await gatewayOn(repo, { agent: shWorker('echo mine > mine.txt') });

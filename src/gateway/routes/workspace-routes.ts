@@ -20,7 +20,7 @@ export function workspaceRoutes(app: FastifyInstance, deps: WorkspaceRouteDeps):
         id: 'listWorkspaces',
         summary: 'What is under this host’s workspaces root',
         description:
-          'Each directory under workspaces.root, from the last look (at start, every hour; looked at again when older than a minute): its task, kind, size and whether it holds changes. `active`: its task’s; `orphaned`: no task wants it (removed at the next pass, its content preserved first); `unknown`: not a workspace gatehouse made, never touched.',
+          'Each directory under workspaces.root, from the last look (at start, every hour; looked at again when older than a minute, or when a workspace was made or removed since): its task, kind, size and whether it holds changes. `active`: its task’s; `orphaned`: no task wants it (removed at the next pass, its content preserved first); `unknown`: not a workspace gatehouse made, never touched.',
         ok: { 200: WorkspaceList },
       }),
     },

@@ -32,7 +32,7 @@ export interface WorkspaceReport {
 export class WorkspaceReconciler {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<WorkspaceReport[]> | null = null;
-  private last: { at: number; rows: WorkspaceReport[] } | null = null;
+  private last: { at: number; changes: number; rows: WorkspaceReport[] } | null = null;
   private readonly failures = new RepeatLimiter();
 
   constructor(
@@ -58,7 +58,13 @@ export class WorkspaceReconciler {
 
   /** What is under the root (the last pass's, or a fresh look that removes nothing). */
   async report(): Promise<WorkspaceReport[]> {
-    if (this.last && Date.now() - this.last.at < FRESH_MS) return this.last.rows;
+    // Fresh: a minute old at most, and no workspace made or removed since.
+    if (
+      this.last &&
+      Date.now() - this.last.at < FRESH_MS &&
+      this.last.changes === this.workspaces.room.changes
+    )
+      return this.last.rows;
     return this.running ?? this.passOnce(false);
   }
 
@@ -75,13 +81,14 @@ export class WorkspaceReconciler {
 
   private async passOnce(act: boolean): Promise<WorkspaceReport[]> {
     if (act) await this.retireDone();
+    const changes = this.workspaces.room.changes;
     const rows: WorkspaceReport[] = [];
     for (const found of await this.workspaces.room.scan()) {
       const state = await this.stateOf(found);
       rows.push({ ...found, host: this.config.cluster.hostName, state });
       if (act && state === 'orphaned') await this.removeOrphan(found);
     }
-    this.last = { at: Date.now(), rows };
+    this.last = { at: Date.now(), changes, rows };
     return rows;
   }
 
