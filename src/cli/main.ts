@@ -76,7 +76,11 @@ const COMMAND_USAGE: Record<string, string> = {
   PostgreSQL database at URL (postgres://…), schema S (default gatehouse): every task, run,
   event (with its id), comment, link, subscription and platform state, in one transaction, and
   prints the verified counts. Refuses (exit 1, nothing written) a target that already holds a
-  task, run or event; a copy that fails or is killed half-way has written nothing.`,
+  task, run or event; a copy that fails or is killed half-way has written nothing.
+gatehouse board backup FILE [--config F] [--data-dir D] [--json]
+  Copies the data dir's SQLite board to FILE while its daemon runs (SQLite's online backup: one
+  moment's board, checked, never over a file that exists). Restore: stop the daemon, put FILE
+  in place of <dataDir>/gatehouse.db (removing gatehouse.db-wal and -shm), start it.`,
   worker: `${Object.values(SUB_USAGE.worker!).join('\n')}\n${WORKER_ENV}`,
 };
 
