@@ -1,4 +1,4 @@
-// Agents (SPEC 11): the daemon's CPU per agent run (reading what it prints, its verdict) beside
+// Agents (docs/agents.md): the daemon's CPU per agent run (reading what it prints, its verdict) beside
 // the same run as a plain command printing the same lines to its log; a 10,000-line agent.jsonl
 // judged as after a restart, beside JSON.parse of every line; and how soon after a rate limit's
 // reset the held profile's next run starts, beside the dispatcher's tick. The agent is a script

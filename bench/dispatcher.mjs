@@ -285,7 +285,7 @@ export async function run() {
   const wrapped = [];
   const folders = [];
   // The same lifecycles with the data dir in memory: what the daemon costs without this
-  // machine's disk under its run folders (whose files SPEC 3 names, so they are not optional).
+  // machine's disk under its run folders (whose files docs/operations.md names, so they are not optional).
   const shm = existsSync('/dev/shm') ? '/dev/shm' : null;
   const inMemory = [];
   // A daemon runs for days: one round unmeasured first, so that what is measured is its steady

@@ -1,4 +1,4 @@
-// Workspaces (SPEC 10) on a 10,000-file repository: claim → spawned with a new worktree against
+// Workspaces (docs/workspaces.md) on a 10,000-file repository: claim → spawned with a new worktree against
 // `git worktree add` alone; 20 tasks claimed at once against 20 sequential `git worktree add`;
 // a run's evidence against `git diff --stat` alone. Baselines run in the same process, on the
 // same repository, interleaved with the figures they are beside.

@@ -1,4 +1,4 @@
-// How an agent's API error becomes an ending (SPEC 11's table), for every kind alike: a rate
+// How an agent's API error becomes an ending (docs/agents.md), for every kind alike: a rate
 // limit or an overload is `rate_limited`, refused credentials `blocked`, anything else `crashed`.
 import type { AgentEnding } from './types.js';
 

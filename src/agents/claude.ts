@@ -1,4 +1,4 @@
-// Claude Code (`claude -p`, stream-json): its command line, environment and output (SPEC 11).
+// Claude Code (`claude -p`, stream-json): its command line, environment and output (docs/agents.md).
 import type { AgentConfig } from '../config/schema.js';
 import { apiErrorEnding, num, obj, str } from './api-errors.js';
 import type { AgentEnding, AgentKind, AgentReader, AgentReading, AgentUsage } from './types.js';

@@ -1,4 +1,4 @@
-// The prompt an agent is given, built from the task (SPEC 11): never from a shell variable, any
+// The prompt an agent is given, built from the task (docs/agents.md): never from a shell variable, any
 // size the API accepts (it goes on the agent's stdin, not its argv).
 
 export interface PromptInput {

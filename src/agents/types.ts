@@ -1,4 +1,4 @@
-// The agents room's vocabulary (SPEC 11): what a kind of coding-agent CLI must provide (its
+// The agents room's vocabulary (docs/agents.md): what a kind of coding-agent CLI must provide (its
 // command line, its environment, a reader of what it prints) and what a run's output says.
 import type { AgentConfig } from '../config/schema.js';
 

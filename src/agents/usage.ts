@@ -1,4 +1,4 @@
-// A task's agent usage: the sum of its runs' (SPEC 11), each figure null where no run had it.
+// A task's agent usage: the sum of its runs' (docs/agents.md), each figure null where no run had it.
 import type { AgentUsage } from './types.js';
 
 const FIGURES = ['inputTokens', 'outputTokens', 'cachedTokens', 'costUsd', 'numTurns'] as const;

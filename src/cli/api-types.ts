@@ -364,7 +364,7 @@ export type components = {
       costUsd: number | null;
       numTurns: number | null;
     };
-    /** @description an agent run’s session and usage (SPEC 11) */
+    /** @description an agent run’s session and usage (docs/agents.md) */
     RunAgent: {
       kind: string;
       model: string | null;

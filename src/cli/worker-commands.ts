@@ -16,7 +16,7 @@ interface RunEnv {
   runDir: string | undefined;
 }
 
-/** How long complete and block keep trying (SPEC §6), and heartbeat, which is not worth more. */
+/** How long complete and block keep trying (docs/workers.md), and heartbeat, which is not worth more. */
 const VERDICT_WAIT_SECONDS = 600;
 const HEARTBEAT_WAIT_SECONDS = 30;
 const MAX_BACKOFF_MS = 5000;

@@ -1,4 +1,4 @@
-// Which model a task may ask its agent profile for (SPEC 11): the profile's `model` or one of its
+// Which model a task may ask its agent profile for (docs/agents.md): the profile's `model` or one of its
 // `models`, and only for an agent profile.
 import type { AgentConfig, Profile } from './schema.js';
 

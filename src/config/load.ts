@@ -178,7 +178,10 @@ function resolveProfiles(
     const cwd = p.cwd ? resolve(baseDir, p.cwd) : baseDir;
     const at = `workers.profiles.${name}`;
     if ((p.command === undefined) === (p.agent === undefined))
-      throw configError(at, 'expected exactly one of "command" (a program) and "agent" (SPEC 11)');
+      throw configError(
+        at,
+        'expected exactly one of "command" (a program) and "agent" (docs/agents.md)',
+      );
     const agent = p.agent ? resolveAgent(p.agent, cwd, `${at}.agent`) : null;
     if (agent && p.keepDescendants)
       throw configError(

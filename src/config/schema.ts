@@ -18,7 +18,7 @@ export const BreakerSchema = Type.Object(
   strict,
 );
 
-/** A coding-agent CLI run as the worker (SPEC 11), instead of a command. */
+/** A coding-agent CLI run as the worker (docs/agents.md), instead of a command. */
 export const AgentSchema = Type.Object(
   {
     kind: Type.Union([Type.Literal('claude'), Type.Literal('codex')]),
@@ -68,13 +68,13 @@ export const ProfileSchema = Type.Object(
     maxConcurrent: Type.Optional(Type.Integer({ minimum: 0 })),
     maxRuntimeSeconds: Type.Optional(Type.Union([seconds(0.001), Type.Null()])),
     keepDescendants: Type.Optional(Type.Boolean()),
-    /** Where its tasks run (SPEC 10): the profile's cwd, an empty directory, or a git worktree. */
+    /** Where its tasks run (docs/workspaces.md): the profile's cwd, an empty directory, or a git worktree. */
     workspace: Type.Optional(
       Type.Union([Type.Literal('none'), Type.Literal('scratch'), Type.Literal('worktree')]),
     ),
     /** For a worktree: the name in workspaces.repos. */
     repo: Type.Optional(Type.String({ minLength: 1 })),
-    /** Its completed runs wait in review for a person (SPEC 12). */
+    /** Its completed runs wait in review for a person (docs/workers.md). */
     review: Type.Optional(Type.Boolean()),
     /** What its runs may reach: default bwrap for an agent, none for a command. */
     sandbox: Type.Optional(SandboxSchema),
@@ -196,7 +196,7 @@ export const ConfigSchema = Type.Object(
     api: Type.Object(
       {
         token: Type.Union([Type.String({ minLength: 16 }), Type.Null()]),
-        /** How long an Idempotency-Key is remembered (SPEC 12); at most a year. */
+        /** How long an Idempotency-Key is remembered (docs/api.md); at most a year. */
         idempotencyHours: Type.Number({ exclusiveMinimum: 0, maximum: 8760 }),
       },
       strict,
@@ -274,7 +274,7 @@ export const ConfigSchema = Type.Object(
 export type RawConfig = Static<typeof ConfigSchema>;
 export type BreakerOptions = Static<typeof BreakerSchema>;
 
-/** An agent profile's agent, resolved (SPEC 11). */
+/** An agent profile's agent, resolved (docs/agents.md). */
 export interface AgentConfig {
   kind: 'claude' | 'codex';
   /** The program: the kind's command on PATH unless set. */
@@ -304,7 +304,7 @@ export interface Profile {
   workspace: 'none' | 'scratch' | 'worktree';
   /** The repository of a worktree profile (a name in workspaces.repos), else null. */
   repo: string | null;
-  /** Its completed runs wait in review (SPEC 12). */
+  /** Its completed runs wait in review (docs/workers.md). */
   review: boolean;
   /** What its runs may reach (docs/sandbox.md). */
   sandbox: SandboxConfig;
@@ -321,7 +321,7 @@ export interface SandboxConfig {
   limits: { memoryMax: number | null; pidsMax: number | null; cpuWeight: number | null };
 }
 
-/** A repository tasks may work in, resolved (SPEC 10). */
+/** A repository tasks may work in, resolved (docs/workspaces.md). */
 export interface RepoConfig {
   name: string;
   /** Absolute path of its checkout. */

@@ -1,4 +1,4 @@
-// workspaces.* and each profile's workspace, resolved and checked against each other (SPEC 10).
+// workspaces.* and each profile's workspace, resolved and checked against each other (docs/workspaces.md).
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join, normalize, resolve, sep } from 'node:path';
 import { resolvePullRequests } from './pull-requests.js';
@@ -107,7 +107,7 @@ export function profileWorkspace(
 }
 
 /**
- * Why a task may not name `repo` (SPEC 10): only a repository of workspaces.repos, for a profile
+ * Why a task may not name `repo` (docs/workspaces.md): only a repository of workspaces.repos, for a profile
  * whose tasks get a worktree. A path is never taken.
  */
 export function repoProblem(

@@ -1,4 +1,4 @@
-// What stops a web page from driving the API (SPEC §8 "Browsers"): a Host allow-list against
+// What stops a web page from driving the API (docs/api.md "Browsers"): a Host allow-list against
 // DNS rebinding (421), and for state-changing requests and websocket upgrades an Origin that must
 // be the daemon's own (403). The 415 for non-JSON bodies comes from having no other parser.
 import type { FastifyInstance, FastifyRequest } from 'fastify';

@@ -1,4 +1,4 @@
-// Exit codes of `gatehouse run`, as systemd units rely on them (SPEC §2).
+// Exit codes of `gatehouse run`, as systemd units rely on them (docs/operations.md).
 export const ExitCode = {
   ok: 0,
   failure: 1,

@@ -56,7 +56,7 @@ export class Board {
   readonly runs: RunTable;
   readonly events: EventTable;
   readonly hosts: HostTable;
-  /** Profiles a rate limit holds (SPEC 11). */
+  /** Profiles a rate limit holds (docs/agents.md). */
   readonly holds: HoldTable;
   /** Other hosts may share the board (see BoardStore.shared). */
   readonly shared: boolean;
@@ -75,7 +75,7 @@ export class Board {
     private readonly store: BoardStore,
     readonly clock: Clock,
     onListenerError: (err: unknown) => void,
-    /** How long a keyed request waits for its twin (SPEC 12: 10 s). */
+    /** How long a keyed request waits for its twin (docs/api.md: 10 s). */
     private readonly keyedWaitMs = 10_000,
   ) {
     this.tasks = store.tasks;
@@ -189,7 +189,7 @@ export class Board {
 
   /**
    * The first answer to a keyed request, if its key holds one (a read, outside any write): a
-   * retry is answered with it before anything else is checked again (SPEC 12).
+   * retry is answered with it before anything else is checked again (docs/workers.md).
    */
   async replayOf<T>(key: KeyedRequest): Promise<Answer<T> | null> {
     return replayOf<T>(
@@ -214,7 +214,7 @@ export class Board {
     return this.keyed(key, 201, (tx) => addComment(tx, id, text, author));
   }
 
-  /** A follow-up (SPEC 12): the task runs again with `text` as its instructions. */
+  /** A follow-up (docs/workers.md): the task runs again with `text` as its instructions. */
   followUp(id: string, text: string, author: string): Promise<Task> {
     return this.transact((tx) => followUp(tx, id, text, author));
   }
@@ -228,7 +228,7 @@ export class Board {
     return this.keyed(key, 200, (tx) => followUp(tx, id, text, author));
   }
 
-  /** A task in review approved (SPEC 12): done, its children promoted. */
+  /** A task in review approved (docs/workers.md): done, its children promoted. */
   approve(id: string, by: string): Promise<Task> {
     return this.transact((tx) => approveTask(tx, id, by));
   }

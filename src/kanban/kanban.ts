@@ -24,7 +24,7 @@ export interface Kanban {
   policy: SettlementPolicy;
   /** Which runs this daemon supervises (all of them unless the board is shared). */
   ownership: Ownership;
-  /** Tasks' workspaces (SPEC 10). */
+  /** Tasks' workspaces (docs/workspaces.md). */
   workspaces: TaskWorkspaces;
 }
 

@@ -10,7 +10,7 @@ import type { Tx } from './moves/tx.js';
 import { leaderOf, type RunRecord } from './store/records/run.js';
 import type { RunJudgement } from './dispatch/task-workspaces.js';
 
-/** At most one heartbeat event per run per this long (SPEC §6); the lease counts every one. */
+/** At most one heartbeat event per run per this long (docs/workers.md); the lease counts every one. */
 export const HEARTBEAT_EVENT_MS = 30_000;
 
 export class WorkerActions {

@@ -1,7 +1,7 @@
 // Chat commands: /task TITLE, /tasks, /status ID, and for a task this chat created that waits in
-// review /approve ID and /changes ID TEXT (SPEC 12); anything else gets a short help. Each message
+// review /approve ID and /changes ID TEXT (docs/workers.md); anything else gets a short help. Each message
 // is handled in one transaction with what marks it handled (the adapter's position, a delivery
-// id), so a crash neither loses nor repeats it (SPEC §7).
+// id), so a crash neither loses nor repeats it (docs/platforms.md).
 import { titleProblem } from '../kanban/model/task-title.js';
 import type { Task } from '../kanban/model/types.js';
 import { createTask } from '../kanban/moves/create-task.js';

@@ -29,7 +29,7 @@ export function notificationText(title: string, event: BoardEvent): string {
   };
   const pr = prNotice(event);
   const extra = pr === null ? (payload.summary ?? payload.reason ?? null) : null;
-  // A completed run of a task under review: not done yet, a person is asked (SPEC 12); one whose
+  // A completed run of a task under review: not done yet, a person is asked (docs/workers.md); one whose
   // work goes to a pull request waits for the forge instead.
   const notice =
     pr ??

@@ -1,4 +1,4 @@
-// What the board keeps of a task's workspace and of each run in it (SPEC 10).
+// What the board keeps of a task's workspace and of each run in it (docs/workspaces.md).
 
 export type WorkspaceKind = 'scratch' | 'worktree';
 export type WorkspaceState = 'active' | 'preserved' | 'removed';

@@ -1,5 +1,5 @@
 // The workspace room's one face to the dispatcher: a task's workspace made (or found) before a
-// run, what each run did to it, and its removal once its content is safe (SPEC 10).
+// run, what each run did to it, and its removal once its content is safe (docs/workspaces.md).
 import {
   existsSync,
   mkdirSync,

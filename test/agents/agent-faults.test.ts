@@ -1,4 +1,4 @@
-// What each kind's own faults become (SPEC 11), with the real programs: claude's refused tools,
+// What each kind's own faults become (docs/agents.md), with the real programs: claude's refused tools,
 // overload, max turns and subscription reset time; codex's usage limit with its local time;
 // an agent ended mid-tool. Both engines.
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

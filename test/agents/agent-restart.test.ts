@@ -1,4 +1,4 @@
-// A daemon killed with SIGKILL while an agent runs (SPEC 11): the agent goes on, its output kept
+// A daemon killed with SIGKILL while an agent runs (docs/agents.md): the agent goes on, its output kept
 // in agent.jsonl by its wrapper; the next instance adopts it and judges it from that file, as it
 // would have. Both engines, a real daemon, the real claude.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

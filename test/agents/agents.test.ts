@@ -1,4 +1,4 @@
-// Coding agents as workers (SPEC 11), with the real `claude` and `codex` programs the suite
+// Coding agents as workers (docs/agents.md), with the real `claude` and `codex` programs the suite
 // installed, each against a local double of its provider's streaming API. The verdict comes from
 // what the agent printed; a rate limit holds the profile; silence ends a run. Both engines.
 import { existsSync, readFileSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// A review cycle with the real agents (SPEC 12 with SPEC 11): two rounds of changes, each run
+// A review cycle with the real agents (docs/workers.md with docs/agents.md): two rounds of changes, each run
 // resuming the same session in the same worktree with the reviewer's text as its prompt, then
 // approved. Both kinds, both engines.
 import { describe, expect, it } from 'vitest';

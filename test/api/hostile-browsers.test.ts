@@ -1,4 +1,4 @@
-// A web page must not be able to drive the API (SPEC §8 "Browsers"): Host allow-list (421),
+// A web page must not be able to drive the API (docs/api.md "Browsers"): Host allow-list (421),
 // Origin check on state-changing requests and websocket upgrades (403), JSON only (415).
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';

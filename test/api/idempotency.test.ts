@@ -1,4 +1,4 @@
-// Idempotency-Key on the routes that create (SPEC 12), on either engine: a retry gets the first
+// Idempotency-Key on the routes that create (docs/api.md), on either engine: a retry gets the first
 // answer and makes nothing, twins make one, a key sent again elsewhere or with another body is
 // refused, a twin held past the wait is told so, and a key is forgotten after its lifetime.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// A profile's agent (SPEC 11): resolved with its defaults, and every mistake named by its key.
+// A profile's agent (docs/agents.md): resolved with its defaults, and every mistake named by its key.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { tempDir, writeConfig } from '../helpers/daemon.js';

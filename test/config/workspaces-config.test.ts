@@ -1,4 +1,4 @@
-// workspaces.* and a profile's workspace (SPEC 10): resolved, and every mistake named by its key.
+// workspaces.* and a profile's workspace (docs/workspaces.md): resolved, and every mistake named by its key.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';

@@ -179,7 +179,7 @@ export async function webhookReceiver(
   return receiver;
 }
 
-/** The headers of a signed inbound delivery (SPEC §7), as a sender following docs/platforms.md sends them. */
+/** The headers of a signed inbound delivery (docs/platforms.md), as a sender following docs/platforms.md sends them. */
 export function signedHeaders(
   secret: string,
   body: string,

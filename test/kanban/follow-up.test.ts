@@ -1,4 +1,4 @@
-// Follow-ups (SPEC 12): a done or blocked task sent back with more to do runs again in its own
+// Follow-ups (docs/workers.md): a done or blocked task sent back with more to do runs again in its own
 // workspace, told what to do in task.json and $GATEHOUSE_INSTRUCTIONS_FILE. Both engines.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

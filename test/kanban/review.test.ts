@@ -1,4 +1,4 @@
-// Review (SPEC 12): a profile's or a task's completed runs wait in `review` for a person, who
+// Review (docs/workers.md): a profile's or a task's completed runs wait in `review` for a person, who
 // approves them (done, children promoted) or sends them back with what to change (ready, the
 // text its next run's instructions, not a failure). Both engines.
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// The supervision promises at their edges (SPEC §6): never two workers, nothing outlives its
+// The supervision promises at their edges (docs/workers.md): never two workers, nothing outlives its
 // run, and an ending is recorded as what it was, whatever fails on the way. Real processes.
 import { failUpdates } from '../helpers/store.js';
 import { writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// A workspace of its own for every task (SPEC 10), with real git repositories and real workers:
+// A workspace of its own for every task (docs/workspaces.md), with real git repositories and real workers:
 // worktrees made at the first claim and kept across runs, evidence per run, a run that touched
 // the repository's own checkout held for a person, and cleanup that keeps every change.
 import { execFileSync } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Inbound messages are handled exactly once (SPEC §7): a signed webhook delivery cannot be
+// Inbound messages are handled exactly once (docs/platforms.md): a signed webhook delivery cannot be
 // replayed, a paused or disabled platform takes nothing in, and SIGKILLs of the daemon while
 // chat messages arrive neither lose nor double a /task.
 import { createServer } from 'node:http';

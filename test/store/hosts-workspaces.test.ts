@@ -1,4 +1,4 @@
-// Workspaces on a board shared by hosts (SPEC 10): a task's later runs stay on the host that has
+// Workspaces on a board shared by hosts (docs/workspaces.md): a task's later runs stay on the host that has
 // its worktree; when that host is declared dead another host makes the worktree again from the
 // branch origin has; the dead host, back, preserves what its old worktree held.
 import { execFileSync } from 'node:child_process';

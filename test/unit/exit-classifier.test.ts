@@ -4,7 +4,7 @@ import { classifyExit } from '../../src/kanban/model/exit-classifier.js';
 const done = { status: 'done' as const, summary: 'ok', result: { n: 1 } };
 const blocked = { status: 'blocked' as const, reason: 'needs a key' };
 
-// SPEC §6 "Exit classification", one row each: [how it ended, what it said, outcome, fields].
+// docs/workers.md "Exit classification", one row each: [how it ended, what it said, outcome, fields].
 const TABLE: [
   string,
   Parameters<typeof classifyExit>[0],

@@ -1,4 +1,4 @@
-// Reading what an agent printed (SPEC 11's table), from agent.jsonl as it grows or whole: the
+// Reading what an agent printed (docs/agents.md), from agent.jsonl as it grows or whole: the
 // final event is the verdict, nothing on the way is; exit codes are not trusted; a cut line,
 // garbage and huge lines are passed over.
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -8,7 +8,7 @@ import {
 } from '../../src/kanban/model/transitions.js';
 import { TASK_STATUSES, type TaskStatus } from '../../src/kanban/model/types.js';
 
-// The contract of SPEC §5, written out independently of the table under test.
+// The contract of docs/api.md, written out independently of the table under test.
 const ALLOWED: Record<
   TaskMove,
   Partial<Record<TaskStatus, TaskStatus | ((done: boolean) => TaskStatus)>>

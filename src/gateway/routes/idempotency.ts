@@ -1,4 +1,4 @@
-// The Idempotency-Key header of the routes that create (SPEC 12, after the IETF httpapi draft):
+// The Idempotency-Key header of the routes that create (docs/api.md, after the IETF httpapi draft):
 // its schema for the route, what a request with one asks the board, and how its answer is sent.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';

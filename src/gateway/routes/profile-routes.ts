@@ -1,4 +1,4 @@
-// A profile's rate-limit hold, ended early by an operator (SPEC 11).
+// A profile's rate-limit hold, ended early by an operator (docs/agents.md).
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Board } from '../../kanban/board.js';

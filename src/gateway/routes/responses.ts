@@ -105,7 +105,7 @@ const RunAgentSchema = Type.Object(
     resumeFailed: Type.Boolean(),
     usage: nullable(Type.Ref(UsageSchema)),
   },
-  { ...closed, $id: 'RunAgent', description: 'an agent run’s session and usage (SPEC 11)' },
+  { ...closed, $id: 'RunAgent', description: 'an agent run’s session and usage (docs/agents.md)' },
 );
 
 const taskFields = {

@@ -46,9 +46,9 @@ export interface TaskRouteDeps {
   workerInfo: (taskId: string) => WorkerSample | null;
   /** How long an Idempotency-Key holds (api.idempotencyHours). */
   idempotencyMs: number;
-  /** Why a task may not ask for `repo` with this assignee (SPEC 10), or null. */
+  /** Why a task may not ask for `repo` with this assignee (docs/workspaces.md), or null. */
   repoProblem: (repo: string, assignee: string | null) => string | null;
-  /** Why a task may not ask for `model` with this assignee (SPEC 11), or null. */
+  /** Why a task may not ask for `model` with this assignee (docs/agents.md), or null. */
   modelProblem: (model: string, assignee: string | null) => string | null;
 }
 

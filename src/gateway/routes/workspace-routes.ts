@@ -1,4 +1,4 @@
-// A task's workspace over HTTP (SPEC 10): its worktree's change against the base.
+// A task's workspace over HTTP (docs/workspaces.md): its worktree's change against the base.
 import type { FastifyInstance } from 'fastify';
 import type { Static } from '../../schema-types.js';
 import { WorkspaceList, describe } from './responses.js';

@@ -1,4 +1,4 @@
-// An agent profile's run (SPEC 11): before it starts, its prompt and whether it resumes the
+// An agent profile's run (docs/agents.md): before it starts, its prompt and whether it resumes the
 // task's session; when it ends, its verdict from what the agent printed (agent.jsonl), so a run
 // adopted after a restart is judged exactly as one this daemon watched.
 import { readFileSync } from 'node:fs';

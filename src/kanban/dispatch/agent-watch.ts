@@ -1,4 +1,4 @@
-// Live agent runs, watched each tick through what they print (SPEC 11): alive means printing,
+// Live agent runs, watched each tick through what they print (docs/agents.md): alive means printing,
 // so one silent for idleTimeoutSeconds is ended as timed_out; and a final event is the verdict
 // at once, settled while the agent may still be running (it then gets killGraceSeconds to
 // exit, as after a worker's API verdict).

@@ -22,7 +22,7 @@ export interface ClaimPassDeps {
   halted: () => boolean;
   /** Runs work whose failure is logged and retried by the tick (Dispatcher.track). */
   track: (what: string, work: () => Promise<unknown>) => void;
-  /** Profiles a rate limit holds: none of their runs starts (SPEC 11). */
+  /** Profiles a rate limit holds: none of their runs starts (docs/agents.md). */
   holds: ProfileHolds;
 }
 

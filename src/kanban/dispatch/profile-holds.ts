@@ -1,4 +1,4 @@
-// Which profiles a rate limit holds (SPEC 11), as dispatch reads them: from the board, at most
+// Which profiles a rate limit holds (docs/agents.md), as dispatch reads them: from the board, at most
 // every half second, so a pass costs no query of its own and a hold set on another host (or
 // released) is seen within that.
 import type { Board } from '../board.js';

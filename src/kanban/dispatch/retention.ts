@@ -1,4 +1,4 @@
-// Retention (SPEC Configuration `retention`): run folders of runs that ended more than runDays
+// Retention (docs/configuration.md `retention`): run folders of runs that ended more than runDays
 // ago, events older than eventDays and inbound delivery ids past their replay window are
 // removed in small batches on a timer of their own, never on a request's path.
 import { readdir } from 'node:fs/promises';
@@ -19,7 +19,7 @@ const BATCH = 200;
 const INTERVAL_MS = 60_000;
 /** Run folders checked against the board per turn of the event loop. */
 const SWEEP_CHUNK = 500;
-/** Inbound delivery ids are kept for the replay window (SPEC §7: a repeat within 24 h). */
+/** Inbound delivery ids are kept for the replay window (docs/platforms.md: a repeat within 24 h). */
 const DELIVERY_WINDOW_MS = DAY_MS;
 
 export class Retention {

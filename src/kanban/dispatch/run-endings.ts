@@ -33,7 +33,7 @@ export interface RunEndingsDeps {
   wake: () => void;
   /** What a live agent run was read to have printed, if it was watched (agent-watch.ts). */
   agentReading: (runId: string) => AgentReading | undefined;
-  /** The agent a profile runs (SPEC 11), or null: a command, judged by result.json. */
+  /** The agent a profile runs (docs/agents.md), or null: a command, judged by result.json. */
   agentOf: (profile: string) => AgentConfig | null;
 }
 

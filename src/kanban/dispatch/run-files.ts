@@ -1,4 +1,4 @@
-// The run folder (SPEC §3): task.json, log, proc.json, exit.json, result.json; read defensively.
+// The run folder (docs/operations.md): task.json, log, proc.json, exit.json, result.json; read defensively.
 import {
   closeSync,
   open,

@@ -1,5 +1,5 @@
 // Reading the tail of a run's log with bounded memory and time, whatever the log looks like
-// (SPEC §8: at most 1 MiB, long lines cut with a marker).
+// (docs/api.md: at most 1 MiB, long lines cut with a marker).
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 

@@ -12,7 +12,7 @@ export type RunTerminator = (
 ) => Promise<TerminateResult>;
 
 /**
- * Terminates a run's processes (SPEC §6 "Termination", "Nothing outlives its run"). A run whose
+ * Terminates a run's processes (docs/workers.md "Termination", "Nothing outlives its run"). A run whose
  * leader was never recorded (the daemon died between the spawn and proc.json) is ended by its
  * marker alone.
  */

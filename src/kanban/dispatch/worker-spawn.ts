@@ -46,7 +46,7 @@ export interface SpawnRequest {
   cgroup: string | null;
   /** The task's workspace: the worker's cwd, what its environment adds, its git view's mounts. */
   workspace: { cwd: string; env: Record<string, string>; mounts: Mount[] } | null;
-  /** An agent profile's run: its prompt and plan (SPEC 11), or null. */
+  /** An agent profile's run: its prompt and plan (docs/agents.md), or null. */
   agent: AgentStart | null;
 }
 
@@ -80,7 +80,7 @@ function preflight(profile: Profile, cwd: string, env: Record<string, string>): 
     : `program "${program}" not found on PATH (ENOENT)`;
 }
 
-/** What an agent's environment keeps of the daemon's own (SPEC 11). */
+/** What an agent's environment keeps of the daemon's own (docs/agents.md). */
 const AGENT_INHERITS = ['PATH', 'HOME', 'LANG'] as const;
 
 export function workerEnv(req: SpawnRequest, dir: string): Record<string, string> {

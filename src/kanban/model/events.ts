@@ -28,9 +28,9 @@ export interface RunEndPayload {
   survived?: boolean;
   ended?: number[];
   forced?: boolean;
-  /** Completed, its task waits in review for a person (SPEC 12). */
+  /** Completed, its task waits in review for a person (docs/workers.md). */
   review?: boolean;
-  /** An agent run's usage as it printed it (SPEC 11), with its profile. */
+  /** An agent run's usage as it printed it (docs/agents.md), with its profile. */
   agent?: { profile: string; usage: AgentUsage | null };
   /** Its work goes to a pull request, opened or updated next (docs/pull-requests.md). */
   pullRequest?: boolean;
@@ -79,9 +79,9 @@ export interface EventPayloads {
   host_joined: HostPayload;
   host_dead: HostPayload & { lostRuns: number };
   unblocked: { status: TaskStatus };
-  /** More to do (SPEC 12): the task runs again with `text` as its instructions. */
+  /** More to do (docs/workers.md): the task runs again with `text` as its instructions. */
   followed_up: { text: string; author: string; status: TaskStatus };
-  /** A task in review was approved (SPEC 12): done. */
+  /** A task in review was approved (docs/workers.md): done. */
   approved: { by: string };
   /** A task in review was sent back with what to change: it runs again with `text`. */
   changes_requested: { text: string; author: string; status: TaskStatus };
@@ -96,17 +96,17 @@ export interface EventPayloads {
   breaker_closed: PlatformPayload;
   platform_paused: PlatformPayload;
   platform_resumed: PlatformPayload;
-  /** The repository's own checkout changed while the run was live (SPEC 10). */
+  /** The repository's own checkout changed while the run was live (docs/workspaces.md). */
   workspace_escape: { repo: string; paths: string[] };
   /** What the task's workspace held was kept before its removal. */
   workspace_preserved: { ref: string; commit: string | null; why: string };
-  /** The task's workspace was made again on this host: its host was gone (SPEC 10). */
+  /** The task's workspace was made again on this host: its host was gone (docs/workspaces.md). */
   workspace_recreated: { fromHost: string; branch: string | null; from: string };
   /** The run's worktree was gone when it ended (removed by hand, or by anything else). */
   workspace_lost: { path: string };
   /** The task's workspace was removed (its content kept, or all of it elsewhere). */
   workspace_removed: { why: string; branchDeleted: boolean };
-  /** A rate limit holds the profile: none of its runs starts before `until` (SPEC 11). */
+  /** A rate limit holds the profile: none of its runs starts before `until` (docs/agents.md). */
   profile_held: { profile: string; until: number; reason: string };
   /** An operator ended a profile's hold early. */
   profile_released: { profile: string; by: string };
@@ -223,7 +223,7 @@ export const WAKE_KINDS: ReadonlySet<EventKind> = new Set(
   ALL_EVENT_KINDS.filter((k) => EVENT_KINDS[k].wakesDispatch),
 );
 
-/** Kinds told to chats: the task's terminal events (SPEC §7). */
+/** Kinds told to chats: the task's terminal events (docs/platforms.md). */
 export const NOTIFY_KINDS: readonly EventKind[] = ALL_EVENT_KINDS.filter(
   (k) => EVENT_KINDS[k].notice !== null,
 );

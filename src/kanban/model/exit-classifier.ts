@@ -1,4 +1,4 @@
-// One function turns "how the worker's process ended + what it said" into a run outcome (SPEC §6).
+// One function turns "how the worker's process ended + what it said" into a run outcome (docs/workers.md).
 import type { ExitRecord, RunOutcome, Verdict } from './types.js';
 
 export interface Classification {
@@ -11,7 +11,7 @@ export interface Classification {
   blockReason?: string;
 }
 
-/** A run whose wrapper refused to start its worker, its host's lease run out (SPEC 9). */
+/** A run whose wrapper refused to start its worker, its host's lease run out (docs/operations.md). */
 export const LEASE_LOST_BEFORE_START = 'its host lost its lease before the worker was started';
 
 /** EX_TEMPFAIL: the worker was rate-limited and should be retried after a cooldown. */

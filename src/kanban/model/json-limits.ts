@@ -1,4 +1,4 @@
-// Limits on JSON a worker or client hands us (SPEC §6): at most 1 MiB and 64 levels deep, so a
+// Limits on JSON a worker or client hands us (docs/workers.md): at most 1 MiB and 64 levels deep, so a
 // hostile body cannot exhaust the stack when it is stored or sent back.
 export const MAX_JSON_DEPTH = 64;
 export const MAX_RESULT_BYTES = 1024 * 1024;

@@ -1,4 +1,4 @@
-// One function turns a run's outcome into the task's next move and its failure count (SPEC §6).
+// One function turns a run's outcome into the task's next move and its failure count (docs/workers.md).
 import type { TaskMove } from './transitions.js';
 import type { RunOutcome } from './types.js';
 

@@ -1,4 +1,4 @@
-// The task state machine as one pure table: which move takes which status where (SPEC §5), and
+// The task state machine as one pure table: which move takes which status where (docs/api.md), and
 // which columns each status implies, so no move can leave a lease on a done task.
 import type { TaskStatus } from './types.js';
 
@@ -41,12 +41,12 @@ export const MOVES: Record<
   archive: { from: ALL_BUT_ARCHIVED, to: () => 'archived' },
   /** A parent was archived before it was done: the child cannot become ready by itself. */
   orphan: { from: ['todo'], to: () => 'blocked' },
-  /** More to do on a finished or blocked task (SPEC 12): it runs again, in its workspace. */
+  /** More to do on a finished or blocked task (docs/workers.md): it runs again, in its workspace. */
   follow_up: {
     from: ['done', 'blocked', 'review'],
     to: (ctx) => (ctx.parentsDone ? 'ready' : 'todo'),
   },
-  /** A completed run of a task under review waits for a person (SPEC 12). */
+  /** A completed run of a task under review waits for a person (docs/workers.md). */
   submit: { from: ['running'], to: () => 'review' },
   approve: { from: ['review'], to: () => 'done' },
   /** Sent back with what to change: it runs again, its workspace and session kept. */

@@ -79,13 +79,13 @@ export interface Task {
   origin: Origin;
   /** The repository it asked to work in (a name in workspaces.repos), or null: its profile's. */
   repo: string | null;
-  /** What its next run is asked to do besides the task (a follow-up, SPEC 12), or null. */
+  /** What its next run is asked to do besides the task (a follow-up, docs/workers.md), or null. */
   instructions: string | null;
-  /** The model its agent profile runs it with (SPEC 11), or null: the profile's. */
+  /** The model its agent profile runs it with (docs/agents.md), or null: the profile's. */
   model: string | null;
-  /** Its completed runs wait in review for a person (SPEC 12); null: as its profile says. */
+  /** Its completed runs wait in review for a person (docs/workers.md); null: as its profile says. */
   review: boolean | null;
-  /** Its workspace (SPEC 10), or null: it runs in its profile's cwd. */
+  /** Its workspace (docs/workspaces.md), or null: it runs in its profile's cwd. */
   workspace: WorkspaceRecord | null;
   /** Its pull request (docs/pull-requests.md), or null. */
   pr: TaskPr | null;
@@ -112,7 +112,7 @@ export interface Run {
   logPath: string;
   /** What the run did to its task's worktree, or null. */
   workspace: RunEvidence | null;
-  /** An agent run's session and usage (SPEC 11), or null. */
+  /** An agent run's session and usage (docs/agents.md), or null. */
   agent: RunAgent | null;
 }
 

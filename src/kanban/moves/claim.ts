@@ -18,7 +18,7 @@ export interface ClaimRequest {
   leaseMs: number;
   keepDescendants: boolean;
   /**
-   * Its profile may be held by a rate limit (an agent's, SPEC 11): checked under the claim,
+   * Its profile may be held by a rate limit (an agent's, docs/agents.md): checked under the claim,
    * since a pass may have read the holds before one was set.
    */
   checkHold?: boolean;

@@ -19,7 +19,7 @@ export interface TaskInput {
   repo?: string | null | undefined;
   /** One of its agent profile's models, checked by the caller against the configuration. */
   model?: string | null | undefined;
-  /** Its completed runs wait in review for a person (SPEC 12); null: as its profile says. */
+  /** Its completed runs wait in review for a person (docs/workers.md); null: as its profile says. */
   review?: boolean | null | undefined;
 }
 

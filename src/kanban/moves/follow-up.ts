@@ -1,4 +1,4 @@
-// Move: a follow-up on a done, blocked or review task (SPEC 12): it goes back to ready (todo while a
+// Move: a follow-up on a done, blocked or review task (docs/workers.md): it goes back to ready (todo while a
 // parent is not done) with `text` as its next run's instructions, in the same workspace, its
 // failure count reset. Its children keep what they have: a follow-up does not undo them.
 import { AppError } from '../../errors.js';

@@ -1,4 +1,4 @@
-// Move: what a request with an Idempotency-Key makes, made once (SPEC 12). The key, the route and
+// Move: what a request with an Idempotency-Key makes, made once (docs/api.md). The key, the route and
 // a digest of the body are recorded in the transaction that makes it: a repeat within the key's
 // lifetime gets the first answer and makes nothing, a key sent again elsewhere or with another
 // body is refused, and a twin not yet committed (another host's) holds the key until it is.

@@ -1,4 +1,4 @@
-// Move: an operator ends a profile's rate-limit hold early (SPEC 11); its tasks may start again.
+// Move: an operator ends a profile's rate-limit hold early (docs/agents.md); its tasks may start again.
 import type { Tx } from './tx.js';
 
 /** Whether a hold was in force (and is now gone). */

@@ -1,4 +1,4 @@
-// Moves of review (SPEC 12): a task whose completed run waits for a person is approved (review →
+// Moves of review (docs/workers.md): a task whose completed run waits for a person is approved (review →
 // done, its children promoted as by a completion) or sent back with what to change (review →
 // ready, the text its next run's instructions and a comment; not counted as a failure).
 import { AppError } from '../../errors.js';

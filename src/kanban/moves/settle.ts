@@ -31,17 +31,17 @@ export interface RunEnding {
   procGone?: boolean;
   /** A start time by which the run's group was proven its own, for ending its leftovers later. */
   groupHeldUntil?: number | null;
-  /** What the run did to its task's worktree (SPEC 10). */
+  /** What the run did to its task's worktree (docs/workspaces.md). */
   workspace?: RunEvidence | null;
   /** The repository's own checkout changed while it ran: its name and the changed paths. */
   escaped?: { repo: string; paths: string[] } | null;
   /** Its worktree was gone when the run ended (deleted by hand, or by anything else): its path. */
   workspaceLost?: string | null;
-  /** An agent run's session and usage (SPEC 11). */
+  /** An agent run's session and usage (docs/agents.md). */
   agent?: RunAgent | null;
   /** A rate limit holds the run's profile until then (epoch ms), for this reason. */
   hold?: { until: number; reason: string } | null;
-  /** The session it asked to resume was gone (SPEC 11): why. */
+  /** The session it asked to resume was gone (docs/agents.md): why. */
   resumeFailed?: string | null;
   /**
    * The run as its caller read it just before, not read again: what settling reads of it (its
@@ -72,7 +72,7 @@ function escapedEnding(ending: RunEnding): RunEnding {
 export interface SettlementPolicy {
   failureLimit: number;
   rateLimitCooldownMs: number;
-  /** Profiles whose completed runs wait in review (SPEC 12) unless the task says otherwise. */
+  /** Profiles whose completed runs wait in review (docs/workers.md) unless the task says otherwise. */
   reviewProfiles?: ReadonlySet<string>;
   /** Repositories whose tasks' work ends in a pull request (docs/pull-requests.md). */
   prRepos?: ReadonlySet<string>;
@@ -112,7 +112,7 @@ export async function settleRun(
     policy.prRepos?.has(task.workspace.repo)
       ? task.workspace.repo
       : null;
-  // Completed, a task under review waits for a person instead of being done (SPEC 12).
+  // Completed, a task under review waits for a person instead of being done (docs/workers.md).
   const reviewing =
     decision.move === 'complete' &&
     (prRepo !== null ||

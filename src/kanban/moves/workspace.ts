@@ -1,4 +1,4 @@
-// Moves of a task's workspace record (SPEC 10): made or found for a run, and retired once its
+// Moves of a task's workspace record (docs/workspaces.md): made or found for a run, and retired once its
 // content is safe. The record is a detail: no status changes with it.
 import type { WorkspaceRecord } from '../../workspaces/types.js';
 import type { TaskStatus } from '../model/types.js';

@@ -161,7 +161,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX runs_ended ON runs (ended_at) WHERE ended_at IS NOT NULL;
   `,
-  // 7: Idempotency-Key of the routes that create (SPEC 12), as on SQLite; the primary key is
+  // 7: Idempotency-Key of the routes that create (docs/api.md), as on SQLite; the primary key is
   // what keeps two hosts from making two tasks for one key.
   `
   CREATE TABLE idempotency_keys (
@@ -174,14 +174,14 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX idempotency_keys_at ON idempotency_keys (at);
   `,
-  // 8: workspaces (SPEC 10), as on SQLite.
+  // 8: workspaces (docs/workspaces.md), as on SQLite.
   `
   ALTER TABLE tasks ADD COLUMN workspace text;
   ALTER TABLE runs ADD COLUMN workspace text;
   ALTER TABLE tasks ADD COLUMN repo text;
   ALTER TABLE tasks ADD COLUMN instructions text;
   `,
-  // 9: agents (SPEC 11) and review (SPEC 12), as on SQLite.
+  // 9: agents (docs/agents.md) and review (docs/workers.md), as on SQLite.
   `
   ALTER TABLE runs ADD COLUMN agent text;
   ALTER TABLE tasks ADD COLUMN model text;

@@ -136,7 +136,7 @@ export class PgTaskStore implements TaskReads {
     host: string,
   ): Promise<string[]> {
     // A task's workspace lives on the host that made it: its later runs are that host's while
-    // the host's lease is live (SPEC 10); once it is not, any host makes the workspace anew.
+    // the host's lease is live (docs/workspaces.md); once it is not, any host makes the workspace anew.
     const found = await rows<{ id: string }>(
       this.db,
       `SELECT id FROM tasks

@@ -1,4 +1,4 @@
-// SQL for profile holds on SQLite (SPEC 11): a profile a rate limit holds until its reset.
+// SQL for profile holds on SQLite (docs/agents.md): a profile a rate limit holds until its reset.
 import type { HoldTable } from '../contract.js';
 import type { ProfileHold } from '../records/hold.js';
 import type { Db } from './db.js';

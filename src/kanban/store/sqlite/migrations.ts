@@ -250,7 +250,7 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX runs_ended ON runs (ended_at) WHERE ended_at IS NOT NULL;
   `,
-  // 9: Idempotency-Key of the routes that create (SPEC 12): one row per key, with what it was
+  // 9: Idempotency-Key of the routes that create (docs/api.md): one row per key, with what it was
   // sent to and with, and the answer given, swept with retention after api.idempotencyHours.
   `
   CREATE TABLE idempotency_keys (
@@ -263,16 +263,16 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX idempotency_keys_at ON idempotency_keys (at);
   `,
-  // 10: workspaces (SPEC 10): a task's (JSON of its record), what each run did in it, and the
-  // repository a task asked for; and the instructions of a follow-up (SPEC 12) for its next run.
+  // 10: workspaces (docs/workspaces.md): a task's (JSON of its record), what each run did in it, and the
+  // repository a task asked for; and the instructions of a follow-up (docs/workers.md) for its next run.
   `
   ALTER TABLE tasks ADD COLUMN workspace TEXT CHECK (workspace IS NULL OR json_valid(workspace));
   ALTER TABLE runs ADD COLUMN workspace TEXT CHECK (workspace IS NULL OR json_valid(workspace));
   ALTER TABLE tasks ADD COLUMN repo TEXT;
   ALTER TABLE tasks ADD COLUMN instructions TEXT;
   `,
-  // 11: agents (SPEC 11): what each agent run printed of its session and usage, the model a
-  // task asked for, and the profiles a rate limit holds until its reset; review (SPEC 12): a
+  // 11: agents (docs/agents.md): what each agent run printed of its session and usage, the model a
+  // task asked for, and the profiles a rate limit holds until its reset; review (docs/workers.md): a
   // status between running and done, and whether a task asks for it. A CHECK changes only with
   // a rebuild of the table (as in migration 2; foreign keys are off while migrations run).
   `
