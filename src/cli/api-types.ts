@@ -87,10 +87,17 @@ export type paths = {
   };
   "/tasks/{id}/approve": {
     /**
-     * Approve a task in review
-     * @description A task whose completed run waits in `review` goes to `done`, its children promoted as by a completion; an `approved` event with `by` (default "operator"). 409 for a task that is not in review.
+     * Approve a task in review, or a task’s first run
+     * @description A task whose completed run waits in `review` goes to `done`, its children promoted as by a completion; an `approved` event with `by` (default "operator"). A task whose first run waits for approval (`approval` on the task, docs/mcp.md) is approved at its current revision (or the `revision` given, refused with 409 if it was edited since) and goes to `ready` (or stays in `todo` for its parents); 403 when its profile’s `approvers` do not name `api`, or with `notSelf` for a task made through the API. 409 for a task that is neither.
      */
     post: operations["approveTask"];
+  };
+  "/tasks/{id}/answer": {
+    /**
+     * Answer the question a blocked task’s agent asked
+     * @description A task blocked on its agent’s question (`blockKind: "question"`, docs/mcp.md) goes back to `ready` (or `todo` while a parent is not done) with the answer as its next run’s instructions, resuming the agent’s session; an `answered` event. 409 for a task that waits for no answer.
+     */
+    post: operations["answerTask"];
   };
   "/tasks/{id}/request-changes": {
     /**
@@ -319,6 +326,13 @@ export type components = {
       kind: "platform";
       platform: string;
       channel: string;
+      /** @description who wrote it, as the platform names them */
+      user?: string;
+    } | {
+      /** @enum {string} */
+      kind: "mcp";
+      /** @description the agent run that made it over MCP (docs/mcp.md) */
+      runId: string;
     };
     Workspace: {
       kind: "scratch" | "worktree";
@@ -404,6 +418,29 @@ export type components = {
       instructions: string | null;
       workspace: components["schemas"]["Workspace"] | null;
       pr: components["schemas"]["PullRequest"] | null;
+      blockKind: "question" | null;
+      question: ({
+        text: string;
+        options: string[] | null;
+        runId: string;
+        /** @description epoch milliseconds */
+        askedAt: number;
+      }) | null;
+      progress: ({
+        note: string;
+        percent: number | null;
+        runId: string;
+        /** @description epoch milliseconds */
+        at: number;
+      }) | null;
+      awaiting: "approval" | null;
+      approval: ({
+        /** @description of what it asks: title, body, assignee, repo, model */
+        revision: number;
+        approvedRevision: number | null;
+        by: string | null;
+        at: number | null;
+      }) | null;
     };
     Run: {
       id: string;
@@ -458,6 +495,29 @@ export type components = {
       instructions: string | null;
       workspace: components["schemas"]["Workspace"] | null;
       pr: components["schemas"]["PullRequest"] | null;
+      blockKind: "question" | null;
+      question: ({
+        text: string;
+        options: string[] | null;
+        runId: string;
+        /** @description epoch milliseconds */
+        askedAt: number;
+      }) | null;
+      progress: ({
+        note: string;
+        percent: number | null;
+        runId: string;
+        /** @description epoch milliseconds */
+        at: number;
+      }) | null;
+      awaiting: "approval" | null;
+      approval: ({
+        /** @description of what it asks: title, body, assignee, repo, model */
+        revision: number;
+        approvedRevision: number | null;
+        by: string | null;
+        at: number | null;
+      }) | null;
       runs: components["schemas"]["Run"][];
       /** @description the sum of its agent runs’ usage, or null: no agent run printed one */
       usage: components["schemas"]["AgentUsage"] | null;
@@ -513,6 +573,8 @@ export type components = {
         commentId: number;
         author: string;
         text: string;
+        /** @enum {string} */
+        via?: "mcp";
       };
       /** @description epoch milliseconds */
       at: number;
@@ -609,6 +671,7 @@ export type components = {
         forced?: boolean;
         review?: boolean;
         pullRequest?: boolean;
+        question?: string;
         agent?: {
           profile: string;
           usage: ({
@@ -644,6 +707,7 @@ export type components = {
         forced?: boolean;
         review?: boolean;
         pullRequest?: boolean;
+        question?: string;
         agent?: {
           profile: string;
           usage: ({
@@ -683,6 +747,7 @@ export type components = {
         forced?: boolean;
         review?: boolean;
         pullRequest?: boolean;
+        question?: string;
         agent?: {
           profile: string;
           usage: ({
@@ -719,6 +784,7 @@ export type components = {
         forced?: boolean;
         review?: boolean;
         pullRequest?: boolean;
+        question?: string;
         agent?: {
           profile: string;
           usage: ({
@@ -755,6 +821,7 @@ export type components = {
         forced?: boolean;
         review?: boolean;
         pullRequest?: boolean;
+        question?: string;
         agent?: {
           profile: string;
           usage: ({
@@ -791,6 +858,7 @@ export type components = {
         forced?: boolean;
         review?: boolean;
         pullRequest?: boolean;
+        question?: string;
         agent?: {
           profile: string;
           usage: ({
@@ -827,6 +895,7 @@ export type components = {
         forced?: boolean;
         review?: boolean;
         pullRequest?: boolean;
+        question?: string;
         agent?: {
           profile: string;
           usage: ({
@@ -863,6 +932,7 @@ export type components = {
         forced?: boolean;
         review?: boolean;
         pullRequest?: boolean;
+        question?: string;
         agent?: {
           profile: string;
           usage: ({
@@ -898,6 +968,7 @@ export type components = {
         forced?: boolean;
         review?: boolean;
         pullRequest?: boolean;
+        question?: string;
         agent?: {
           profile: string;
           usage: ({
@@ -939,6 +1010,7 @@ export type components = {
         forced?: boolean;
         review?: boolean;
         pullRequest?: boolean;
+        question?: string;
         agent?: {
           profile: string;
           usage: ({
@@ -975,6 +1047,7 @@ export type components = {
         forced?: boolean;
         review?: boolean;
         pullRequest?: boolean;
+        question?: string;
         agent?: {
           profile: string;
           usage: ({
@@ -1011,6 +1084,7 @@ export type components = {
         forced?: boolean;
         review?: boolean;
         pullRequest?: boolean;
+        question?: string;
         agent?: {
           profile: string;
           usage: ({
@@ -1083,6 +1157,79 @@ export type components = {
       kind: "approved";
       payload: {
         by: string;
+        revision?: number;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "approval_requested";
+      payload: {
+        revision: number;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "approval_invalidated";
+      payload: {
+        revision: number;
+        fields: string[];
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "question_asked";
+      payload: {
+        question: string;
+        options: string[] | null;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "answered";
+      payload: {
+        text: string;
+        author: string;
+        status: "todo" | "ready" | "running" | "review" | "blocked" | "done" | "archived";
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "progress";
+      payload: {
+        note: string;
+        percent: number | null;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "mcp_call_cancelled";
+      payload: {
+        tool: string;
+        message: string;
       };
       /** @description epoch milliseconds */
       at: number;
@@ -1746,6 +1893,8 @@ export type operations = {
           repo?: string | null;
           /** @description its completed runs wait in review for a person; null: as its profile says */
           review?: boolean | null;
+          /** @description before_run: its first run waits in todo for a person’s approval (POST /tasks/:id/approve); null: as its profile says */
+          approval?: "before_run" | null;
           /** @description the model its agent profile runs it with: agent.model or one of agent.models */
           model?: string | null;
         };
@@ -2488,8 +2637,8 @@ export type operations = {
     };
   };
   /**
-   * Approve a task in review
-   * @description A task whose completed run waits in `review` goes to `done`, its children promoted as by a completion; an `approved` event with `by` (default "operator"). 409 for a task that is not in review.
+   * Approve a task in review, or a task’s first run
+   * @description A task whose completed run waits in `review` goes to `done`, its children promoted as by a completion; an `approved` event with `by` (default "operator"). A task whose first run waits for approval (`approval` on the task, docs/mcp.md) is approved at its current revision (or the `revision` given, refused with 409 if it was edited since) and goes to `ready` (or stays in `todo` for its parents); 403 when its profile’s `approvers` do not name `api`, or with `notSelf` for a task made through the API. 409 for a task that is neither.
    */
   approveTask: {
     parameters: {
@@ -2501,7 +2650,101 @@ export type operations = {
       content: {
         "application/json": {
           by?: string;
+          /** @description for a task waiting for approval: the revision you saw (an edit since then is refused with 409) */
+          revision?: number;
         } | null;
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Task"];
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a token of another task, or a web page of another origin */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not allowed in the current state (or an old run token) */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Answer the question a blocked task’s agent asked
+   * @description A task blocked on its agent’s question (`blockKind: "question"`, docs/mcp.md) goes back to `ready` (or `todo` while a parent is not done) with the answer as its next run’s instructions, resuming the agent’s session; an `answered` event. 409 for a task that waits for no answer.
+   */
+  answerTask: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description the answer to its agent’s question: the next run’s instructions */
+          text: string;
+          author?: string;
+        };
       };
     };
     responses: {

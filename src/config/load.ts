@@ -17,6 +17,7 @@ import {
   type RawConfig,
   type WorkspacesConfig,
 } from './schema.js';
+import { checkAssignees, resolveApproval, resolveMcp } from './mcp.js';
 import { resolveSandbox } from './sandbox.js';
 import { profileWorkspace, resolveWorkspaces } from './workspaces.js';
 
@@ -188,6 +189,7 @@ function resolveProfiles(
         `${at}.keepDescendants`,
         "an agent profile's run is ended whole (its tools too) once it has its verdict",
       );
+    const sandbox = resolveSandbox(p, at, configError);
     out[name] = {
       name,
       command: agent ? [agent.bin] : p.command!.map((arg, i) => resolveArg(cwd, arg, i)),
@@ -198,10 +200,13 @@ function resolveProfiles(
       maxRuntimeSeconds: p.maxRuntimeSeconds ?? null,
       keepDescendants: p.keepDescendants ?? false,
       review: p.review ?? false,
-      sandbox: resolveSandbox(p, at, configError),
+      sandbox,
+      mcp: resolveMcp(p, at, sandbox, configError),
+      approval: resolveApproval(p),
       ...profileWorkspace(name, p, repos, configError),
     };
   }
+  checkAssignees(out, configError);
   return out;
 }
 

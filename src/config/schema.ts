@@ -56,7 +56,32 @@ export const SandboxSchema = Type.Object(
   strict,
 );
 
-export const ProfileSchema = Type.Object(
+/** The tools a run may be given over MCP (docs/mcp.md). */
+export const AGENT_TOOLS = [
+  'get_task',
+  'list_tasks',
+  'add_comment',
+  'report_progress',
+  'create_subtask',
+  'ask_human',
+] as const;
+export type AgentTool = (typeof AGENT_TOOLS)[number];
+
+/** An approver: the API's token holder, or a chat user as `<platform name>:<user id>`. */
+const APPROVER = '^(api|[a-z0-9][a-z0-9_-]{0,62}:[^\\s]+)$';
+
+const McpSchema = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    tools: Type.Optional(Type.Array(Type.Union(AGENT_TOOLS.map((t) => Type.Literal(t))))),
+    assignees: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    maxSubtasksPerRun: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+    maxCallsPerMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+  },
+  strict,
+);
+
+const ProfileSchema = Type.Object(
   {
     /** Exactly one of command and agent. */
     command: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
@@ -78,6 +103,14 @@ export const ProfileSchema = Type.Object(
     review: Type.Optional(Type.Boolean()),
     /** What its runs may reach: default bwrap for an agent, none for a command. */
     sandbox: Type.Optional(SandboxSchema),
+    /** Its runs get gatehouse's MCP tools (docs/mcp.md). */
+    mcp: Type.Optional(McpSchema),
+    /** Its tasks' first run waits for a person (docs/mcp.md). */
+    approval: Type.Optional(Type.Union([Type.Literal('before_run'), Type.Null()])),
+    /** Who may approve: `api`, or `<platform>:<user id>`; absent: anyone who may use the API. */
+    approvers: Type.Optional(Type.Array(Type.String({ pattern: APPROVER }), { minItems: 1 })),
+    /** Whoever created a task may not approve it. */
+    notSelf: Type.Optional(Type.Boolean()),
   },
   strict,
 );
@@ -308,6 +341,25 @@ export interface Profile {
   review: boolean;
   /** What its runs may reach (docs/sandbox.md). */
   sandbox: SandboxConfig;
+  /** Its runs' MCP tools (docs/mcp.md), or null: none. */
+  mcp: McpConfig | null;
+  /** Whether its tasks' first run waits for a person, and who may say yes (docs/mcp.md). */
+  approval: ApprovalConfig;
+}
+
+export interface McpConfig {
+  tools: AgentTool[];
+  /** Profiles its subtasks may be given to; empty: only this profile. */
+  assignees: string[];
+  maxSubtasksPerRun: number;
+  maxCallsPerMinute: number;
+}
+
+export interface ApprovalConfig {
+  beforeRun: boolean;
+  /** null: whoever may use the API (or a chat command) approves. */
+  approvers: string[] | null;
+  notSelf: boolean;
 }
 
 /** A profile's sandbox, resolved: kind none, or bubblewrap with what it adds to the view. */

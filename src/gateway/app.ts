@@ -8,6 +8,7 @@ import Fastify, {
 import websocket from '@fastify/websocket';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.js';
 import type { StorageFailure } from '../kanban/store/contract.js';
+import type { ApprovalRules } from '../kanban/approval-rules.js';
 import type { Board } from '../kanban/board.js';
 import type { OperatorActions } from '../kanban/operator-actions.js';
 import type { WorkerActions } from '../kanban/worker-actions.js';
@@ -66,6 +67,8 @@ export interface AppDeps {
   workspaces: WorkspaceRouteDeps['workspaces'];
   /** Tasks' pull requests (docs/pull-requests.md). */
   pulls: PullRequests;
+  /** Whose approval a task's first run waits for (docs/mcp.md). */
+  approvals: ApprovalRules;
   /** The dashboard's one-time login links (a token of the daemon's own making), if any. */
   loginCodes?: LoginCodes;
 }

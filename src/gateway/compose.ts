@@ -74,6 +74,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     host: () => (dispatcher.host.joined ? dispatcher.host : null),
     holdEveryMs: config.cluster.renewSeconds * 1000,
     holdGraceMs: config.cluster.reclaimGraceSeconds * 1000,
+    approvals: kanban.approvals,
   });
   // The sources are read at scrape time; the dispatcher and platforms exist by then.
   const metrics = createMetrics({
@@ -174,6 +175,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     repoProblem: (repo, assignee) => repoProblem(config, repo, assignee),
     modelProblem: (model, assignee) => modelProblem(config, model, assignee),
     pulls,
+    approvals: kanban.approvals,
     ...(deps.loginCodes ? { loginCodes: deps.loginCodes } : {}),
   });
   return {

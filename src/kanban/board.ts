@@ -9,6 +9,8 @@ import type { HostRenewal } from './store/records/host.js';
 import { addComment } from './moves/comment.js';
 import { followUp } from './moves/follow-up.js';
 import { approveTask, requestChanges } from './moves/review.js';
+import { approveRun } from './moves/approval.js';
+import { answerQuestion } from './moves/asks.js';
 import { once, replayOf, type Answer, type KeyedRequest } from './moves/once.js';
 import { createTask, type TaskInput } from './moves/create-task.js';
 import { deleteTask } from './moves/delete-task.js';
@@ -231,6 +233,16 @@ export class Board {
   /** A task in review approved (docs/workers.md): done, its children promoted. */
   approve(id: string, by: string): Promise<Task> {
     return this.transact((tx) => approveTask(tx, id, by));
+  }
+
+  /** A task's first run approved by a person (docs/mcp.md), at the revision they saw if said. */
+  approveRun(id: string, by: string, revision: number | null): Promise<Task> {
+    return this.transact((tx) => approveRun(tx, id, by, revision));
+  }
+
+  /** The answer to the question a blocked task's agent asked: it runs again with it. */
+  answer(id: string, text: string, author: string): Promise<Task> {
+    return this.transact((tx) => answerQuestion(tx, id, text, author));
   }
 
   /** A task in review sent back with what to change: ready, `text` its next run's instructions. */

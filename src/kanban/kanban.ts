@@ -1,5 +1,6 @@
 // Assembles the board's services from the configuration and an open store.
 import type { Config } from '../config/schema.js';
+import { ApprovalRules } from './approval-rules.js';
 import { Board } from './board.js';
 import { Ownership } from './dispatch/ownership.js';
 import { Launching } from './dispatch/launching.js';
@@ -26,6 +27,8 @@ export interface Kanban {
   ownership: Ownership;
   /** Tasks' workspaces (docs/workspaces.md). */
   workspaces: TaskWorkspaces;
+  /** Whose approval a task's first run waits for (docs/mcp.md). */
+  approvals: ApprovalRules;
 }
 
 export interface KanbanOptions {
@@ -93,6 +96,7 @@ export function createKanban(config: Config, store: BoardStore, opts: KanbanOpti
     ownership,
     worker: new WorkerActions(board, policy, (run) => workspaces.judge(run)),
     workspaces,
+    approvals: new ApprovalRules(config),
     terminations,
     terminator,
     launching,

@@ -8,6 +8,8 @@ export interface MessageTag {
 export interface InboundMessage {
   channel: string;
   text: string;
+  /** Who wrote it, as the platform names them (an approver is `<platform>:<user>`), if known. */
+  user?: string;
 }
 
 /** How a failure should be treated by the supervisor. */

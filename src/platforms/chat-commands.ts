@@ -1,5 +1,7 @@
 // Chat commands: /task TITLE, /tasks, /status ID, and for a task this chat created that waits in
-// review /approve ID and /changes ID TEXT (docs/workers.md); anything else gets a short help. Each message
+// review /approve ID and /changes ID TEXT (docs/workers.md); /approve ID of a task whose first run
+// waits for a person, by an approver (docs/mcp.md); /answer ID TEXT to its agent's question.
+// Anything else gets a short help. Each message
 // is handled in one transaction with what marks it handled (the adapter's position, a delivery
 // id), so a crash neither loses nor repeats it (docs/platforms.md).
 import { titleProblem } from '../kanban/model/task-title.js';
@@ -8,9 +10,13 @@ import { createTask } from '../kanban/moves/create-task.js';
 import { subscribeChat } from '../kanban/moves/platform-records.js';
 import { approveTask, requestChanges } from '../kanban/moves/review.js';
 import type { Tx } from '../kanban/moves/tx.js';
+import type { ApprovalRules } from '../kanban/approval-rules.js';
+import { awaitsApproval } from '../kanban/model/asks.js';
+import { approveRun } from '../kanban/moves/approval.js';
+import { answerQuestion } from '../kanban/moves/asks.js';
 
 export const HELP =
-  'Commands: /task TITLE (create a task), /tasks (open tasks), /status ID (one task), /approve ID and /changes ID TEXT (a task of this chat in review)';
+  'Commands: /task TITLE (create a task), /tasks (open tasks), /status ID (one task), /approve ID and /changes ID TEXT (a task of this chat in review, or waiting for approval), /answer ID TEXT (its agent asked)';
 
 /** How many open tasks /tasks lists; the rest are counted. */
 const LISTED = 20;
@@ -23,6 +29,8 @@ export interface ChatMessage {
   platform: string;
   channel: string;
   text: string;
+  /** Who wrote it, when the platform says. */
+  user?: string;
 }
 
 export interface ChatResult {
@@ -34,7 +42,11 @@ export interface ChatResult {
  * Runs a chat command in `tx`, the transaction that also marks the message handled (the
  * adapter's position, a delivery id): a task it creates is subscribed to by the chat there too.
  */
-export async function handleChatCommand(tx: Tx, message: ChatMessage): Promise<ChatResult> {
+export async function handleChatCommand(
+  tx: Tx,
+  message: ChatMessage,
+  approvals: ApprovalRules,
+): Promise<ChatResult> {
   const match = /^\/(\w+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(message.text.trim());
   const [, command, rest = ''] = match ?? [];
   const arg = rest.trim();
@@ -44,15 +56,24 @@ export async function handleChatCommand(tx: Tx, message: ChatMessage): Promise<C
       kind: 'platform' as const,
       platform: message.platform,
       channel: message.channel,
+      ...(message.user === undefined ? {} : { user: message.user }),
     };
-    const task = await createTask(tx, { title: arg }, origin);
+    const needsApproval = approvals.needed(null, null);
+    const task = await createTask(tx, { title: arg, needsApproval }, origin);
     // A new task: every one of its events is after cursor 0.
     await subscribeChat(tx, message.platform, message.channel, task.id, 0);
     return {
-      reply: `Created ${task.id}: ${task.title}. I will tell you when it finishes.`,
+      reply: needsApproval
+        ? `Created ${task.id}: ${task.title}. It needs approval before it runs (/approve ${task.id}).`
+        : `Created ${task.id}: ${task.title}. I will tell you when it finishes.`,
       taskId: task.id,
     };
   }
+  if (command === 'approve') {
+    const gated = await approveGated(tx, message, arg, approvals);
+    if (gated) return gated;
+  }
+  if (command === 'answer') return answerOf(tx, message, arg);
   if (command === 'approve' || command === 'changes') return review(tx, message, command, arg);
   return { reply: await answer(tx, command, arg), taskId: null };
 }
@@ -85,6 +106,59 @@ async function review(
     reply: `Sent ${id} back with your changes; I will tell you when it is ready again.`,
     taskId: null,
   };
+}
+
+/** Who wrote a message, in the words of approvers: `<platform>:<user>`. */
+function whoOf(message: ChatMessage): string {
+  return `${message.platform}:${message.user ?? '?'}`;
+}
+
+function ofThisChat(task: Task | null, message: ChatMessage): boolean {
+  const o = task?.origin;
+  return o?.kind === 'platform' && o.platform === message.platform && o.channel === message.channel;
+}
+
+/**
+ * /approve ID of a task whose first run waits for a person: by one of its profile's approvers
+ * (any chat user named there), or, with none named, from the chat that created it; null when the
+ * task does not wait for an approval (it may be a review's).
+ */
+async function approveGated(
+  tx: Tx,
+  message: ChatMessage,
+  arg: string,
+  approvals: ApprovalRules,
+): Promise<ChatResult | null> {
+  const id = arg.split(/\s+/)[0] ?? '';
+  const task = id ? await tx.store.tasks.get(id) : null;
+  if (!task || !awaitsApproval(task.approval)) return null;
+  const who = whoOf(message);
+  const refusal = approvals.refusal(task, who);
+  if (refusal) return { reply: `Not approved: ${refusal}.`, taskId: null };
+  if (!approvals.named(task) && !ofThisChat(task, message))
+    return { reply: `No task ${id} of this chat.`, taskId: null };
+  const approved = await approveRun(tx, id, who, null);
+  return {
+    reply: `Approved ${id}: it ${approved.status === 'ready' ? 'runs next' : `waits in ${approved.status} for its parents`}.`,
+    taskId: null,
+  };
+}
+
+/** /answer ID TEXT: to the question the agent of a task of this chat asked. */
+async function answerOf(tx: Tx, message: ChatMessage, arg: string): Promise<ChatResult> {
+  const [id = ''] = arg.split(/\s+/);
+  const text = arg.slice(id.length).trim();
+  if (!id || !text) return { reply: 'usage: /answer ID TEXT', taskId: null };
+  const task = await tx.store.tasks.get(id);
+  if (!task || !ofThisChat(task, message))
+    return { reply: `No task ${id} of this chat.`, taskId: null };
+  if (task.status !== 'blocked' || task.blockKind !== 'question')
+    return {
+      reply: `Task ${id} is ${task.status}: no question of its waits for an answer.`,
+      taskId: null,
+    };
+  await answerQuestion(tx, id, text, whoOf(message));
+  return { reply: `Sent your answer to ${id}; I will tell you when it finishes.`, taskId: null };
 }
 
 /** The reply to a command that creates nothing. */

@@ -30,7 +30,7 @@ interface GatewayData {
   resume_gateway_url?: string;
   channel_id?: unknown;
   content?: unknown;
-  author?: { bot?: boolean };
+  author?: { bot?: boolean; id?: string };
 }
 
 /** Close codes after which trying again cannot help: the operator must act (4014: the Message
@@ -265,7 +265,9 @@ export const createDiscord: AdapterFactory = (options, ctx): PlatformAdapter => 
         if (!session) return;
         // Handled with the sequence past it: a resume from there replays what came after.
         const handled = await ctx.onMessage(
-          { channel: d.channel_id, text: d.content },
+          typeof d.author?.id === 'string'
+            ? { channel: d.channel_id, text: d.content, user: d.author.id }
+            : { channel: d.channel_id, text: d.content },
           { ...ctx.loadState(), session: { ...session, seq: at } },
         );
         // Not handled (the board cannot be written): the connection goes, and the resume from

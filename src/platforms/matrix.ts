@@ -48,14 +48,19 @@ function resultOf(what: string, res: HttpResult): unknown {
 
 /** The text messages of a sync from others, room by room in a stable order. */
 function messagesOf(reply: SyncReply, self: string) {
-  const found: { room: string; id: string; text: string }[] = [];
+  const found: { room: string; id: string; text: string; sender: string | null }[] = [];
   const rooms = reply.rooms?.join ?? {};
   for (const room of Object.keys(rooms).sort()) {
     for (const e of rooms[room]?.timeline?.events ?? []) {
       if (e.type !== 'm.room.message' || e.sender === self || typeof e.event_id !== 'string')
         continue;
       if (e.content?.msgtype !== 'm.text' || typeof e.content.body !== 'string') continue;
-      found.push({ room, id: e.event_id, text: e.content.body });
+      found.push({
+        room,
+        id: e.event_id,
+        text: e.content.body,
+        sender: typeof e.sender === 'string' ? e.sender : null,
+      });
     }
   }
   return found;
@@ -115,7 +120,11 @@ export const createMatrix: AdapterFactory = (options, ctx): PlatformAdapter => {
         if (done.has(message.id)) continue;
         done.add(message.id);
         const position = { ...state, since, handled: [...done] };
-        if (!(await ctx.onMessage({ channel: message.room, text: message.text }, position))) {
+        const inbound =
+          message.sender === null
+            ? { channel: message.room, text: message.text }
+            : { channel: message.room, text: message.text, user: message.sender };
+        if (!(await ctx.onMessage(inbound, position))) {
           complete = false;
           break;
         }

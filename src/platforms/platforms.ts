@@ -1,6 +1,7 @@
 // The platforms subsystem: a supervisor per configured adapter, chat commands, notifications.
 import type { PlatformConfig } from '../config/schema.js';
 import { AppError } from '../errors.js';
+import type { ApprovalRules } from '../kanban/approval-rules.js';
 import type { Board } from '../kanban/board.js';
 import type { AdapterFactory, InboundMessage } from './adapter.js';
 import { handleChatCommand } from './chat-commands.js';
@@ -42,6 +43,8 @@ export interface PlatformsDeps {
   /** How often platform holds are renewed, and how long a dead holder's are kept (ms). */
   holdEveryMs?: number;
   holdGraceMs?: number;
+  /** Whose approval a task's first run waits for (docs/mcp.md). */
+  approvals: ApprovalRules;
 }
 
 export class Platforms {
@@ -195,11 +198,16 @@ export class Platforms {
         const seen = await tx.store.platforms.delivery(platform, delivery);
         if (seen) return { duplicate: true, taskId: seen.taskId, reply: null };
       }
-      const { reply, taskId } = await handleChatCommand(tx, {
-        platform,
-        channel: message.channel,
-        text: message.text,
-      });
+      const { reply, taskId } = await handleChatCommand(
+        tx,
+        {
+          platform,
+          channel: message.channel,
+          text: message.text,
+          ...(message.user === undefined ? {} : { user: message.user }),
+        },
+        this.deps.approvals,
+      );
       if (position) await savePlatformState(tx, platform, { adapter: position });
       if (delivery) await recordDelivery(tx, platform, delivery, taskId);
       return { duplicate: false, taskId, reply };

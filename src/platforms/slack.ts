@@ -61,7 +61,9 @@ export function slackMessage(event: unknown): InboundMessage | null {
   const e = (event ?? {}) as Record<string, unknown>;
   if (e.type !== 'message' || e.subtype !== undefined || e.bot_id !== undefined) return null;
   if (typeof e.channel !== 'string' || typeof e.text !== 'string') return null;
-  return { channel: e.channel, text: e.text };
+  return typeof e.user === 'string'
+    ? { channel: e.channel, text: e.text, user: e.user }
+    : { channel: e.channel, text: e.text };
 }
 
 export const createSlack: AdapterFactory = (options, ctx): PlatformAdapter => {

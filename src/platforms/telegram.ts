@@ -13,7 +13,7 @@ interface BotReply {
 
 interface Update {
   update_id: number;
-  message?: { text?: string; chat?: { id?: number | string } };
+  message?: { text?: string; chat?: { id?: number | string }; from?: { id?: number | string } };
 }
 
 /** Maps a Bot API answer to its result, or to a PlatformError of the right kind. */
@@ -62,7 +62,10 @@ export const createTelegram: AdapterFactory = (options, ctx): PlatformAdapter =>
         const text = update.message?.text;
         const chat = update.message?.chat?.id;
         if (typeof text !== 'string' || chat === undefined) await ctx.saveState(past);
-        else if (!(await ctx.onMessage({ channel: String(chat), text }, past))) break;
+        else if (
+          !(await ctx.onMessage(withUser(String(chat), text, update.message?.from?.id), past))
+        )
+          break;
       }
       if (pollSeconds === 0)
         await sleep(1000, undefined, { signal: controller.signal }).catch(() => undefined);
@@ -89,3 +92,8 @@ export const createTelegram: AdapterFactory = (options, ctx): PlatformAdapter =>
     },
   };
 };
+
+/** A message, with its sender's id when Telegram gave one. */
+function withUser(channel: string, text: string, from: number | string | undefined) {
+  return from === undefined ? { channel, text } : { channel, text, user: String(from) };
+}

@@ -10,6 +10,7 @@ import openapiTS from 'openapi-typescript';
 import { describe, expect, it } from 'vitest';
 import { api, rawRequest, startGateway, type TestGateway } from '../helpers/app.js';
 import { claim } from '../helpers/board.js';
+import { askQuestion } from '../../src/kanban/moves/asks.js';
 import { ROOT, freePort, tempDir } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
 import { BEARER_CHALLENGE } from '../../src/errors.js';
@@ -79,6 +80,7 @@ const VALID_BODY: Record<string, unknown> = {
   'POST /tasks/{id}/follow-up': { text: 'valid' },
   'POST /tasks/{id}/request-changes': { text: 'valid' },
   'POST /tasks/{id}/approve': {},
+  'POST /tasks/{id}/answer': { text: 'valid' },
   'POST /tasks/{id}/reclaim': {},
   'POST /tasks/{id}/complete': { summary: 'valid' },
   'POST /tasks/{id}/block': { reason: 'valid' },
@@ -286,6 +288,28 @@ describe('the OpenAPI document', () => {
         step === 'approve' ? {} : changes,
       );
     }
+    // A question its agent asked: no answer before it blocks on it, then one.
+    const asking = (await call('POST', '/tasks', '/tasks', { title: 'asks' })).body as {
+      id: string;
+    };
+    await call('POST', '/tasks/{id}/answer', `/tasks/${asking.id}/answer`, { text: 'too soon' });
+    await call('POST', '/tasks/{id}/answer', '/tasks/t_000000000000/answer', { text: 'nobody' });
+    const askRun = await claim(gw.kanban.board, gw.dataDir, asking.id);
+    await gw.kanban.board.transact((tx) =>
+      askQuestion(tx, asking.id, askRun.run.id, 'which one?', null),
+    );
+    await call(
+      'POST',
+      '/tasks/{id}/complete',
+      `/tasks/${asking.id}/complete`,
+      {},
+      {
+        authorization: `Bearer ${askRun.token}`,
+      },
+    );
+    await call('POST', '/tasks/{id}/answer', `/tasks/${asking.id}/answer`, {
+      text: 'the blue one',
+    });
     // The run has ended: its token is stale now.
     for (const [action, body] of Object.entries({
       heartbeat: { note: 'late' },

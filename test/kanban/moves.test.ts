@@ -77,6 +77,7 @@ function again(id: string): Parameters<TxTables[typeof WRITES]['create']> {
     repo: null,
     model: null,
     review: null,
+    approval: null,
     origin: { kind: 'api' as const },
     at: NOW,
   };

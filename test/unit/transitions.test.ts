@@ -32,6 +32,7 @@ const ALLOWED: Record<
   pr_done: { review: 'done', blocked: 'done', ready: 'done', todo: 'done' },
   pr_block: { review: 'blocked', ready: 'blocked', todo: 'blocked' },
   pr_reopen: { blocked: 'review' },
+  await_approval: { ready: 'todo' },
   archive: {
     todo: 'archived',
     ready: 'archived',

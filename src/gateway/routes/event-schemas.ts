@@ -17,7 +17,24 @@ export const OriginSchema = Type.Union(
   [
     Type.Object({ kind: Type.Literal('api') }, closed),
     Type.Object({ kind: Type.Literal('cli') }, closed),
-    Type.Object({ kind: Type.Literal('platform'), platform: str, channel: str }, closed),
+    Type.Object(
+      {
+        kind: Type.Literal('platform'),
+        platform: str,
+        channel: str,
+        user: Type.Optional(
+          Type.String({ description: 'who wrote it, as the platform names them' }),
+        ),
+      },
+      closed,
+    ),
+    Type.Object(
+      {
+        kind: Type.Literal('mcp'),
+        runId: Type.String({ description: 'the agent run that made it over MCP (docs/mcp.md)' }),
+      },
+      closed,
+    ),
   ],
   { $id: 'Origin' },
 );
@@ -39,6 +56,7 @@ const RunEnd = Type.Object(
     forced: Optional(bool),
     review: Optional(bool),
     pullRequest: Optional(bool),
+    question: Optional(str),
     agent: Optional(
       Type.Object(
         {
@@ -82,7 +100,12 @@ export const EVENT_PAYLOADS = {
   created: Type.Object({ title: str, status, origin: Type.Ref(OriginSchema) }),
   edited: Type.Object({ fields: Type.Array(str) }),
   deleted: Type.Object({}),
-  commented: Type.Object({ commentId: int, author: str, text: str }),
+  commented: Type.Object({
+    commentId: int,
+    author: str,
+    text: str,
+    via: Type.Optional(Type.Literal('mcp')),
+  }),
   promoted: Type.Object({ after: nullable(str), reason: Optional(str) }),
   claimed: Type.Object({ profile: str, waitedMs: Optional(Type.Number()), retry: Optional(bool) }),
   spawned: Type.Object({ pid: int, profile: str }),
@@ -105,7 +128,16 @@ export const EVENT_PAYLOADS = {
   host_dead: Type.Object({ ...Host, lostRuns: int }),
   unblocked: Type.Object({ status }),
   followed_up: Type.Object({ text: str, author: str, status }),
-  approved: Type.Object({ by: str }),
+  approved: Type.Object({ by: str, revision: Type.Optional(int) }),
+  approval_requested: Type.Object({ revision: int }),
+  approval_invalidated: Type.Object({ revision: int, fields: Type.Array(str) }),
+  question_asked: Type.Object({
+    question: str,
+    options: Type.Union([Type.Array(str), Type.Null()]),
+  }),
+  answered: Type.Object({ text: str, author: str, status }),
+  progress: Type.Object({ note: str, percent: Type.Union([Type.Number(), Type.Null()]) }),
+  mcp_call_cancelled: Type.Object({ tool: str, message: str }),
   changes_requested: Type.Object({ text: str, author: str, status }),
   reclaim_deferred: Type.Object({
     ...terminationFields,

@@ -40,7 +40,7 @@ const InboundResult = Type.Object(
 
 type P = Static<typeof NameParams>;
 
-function parseInbound(raw: Buffer): { channel: string; text: string } {
+function parseInbound(raw: Buffer): { channel: string; text: string; user?: string } {
   let value: unknown;
   try {
     value = JSON.parse(raw.toString('utf8'));
@@ -52,7 +52,9 @@ function parseInbound(raw: Buffer): { channel: string; text: string } {
     typeof v === 'object' &&
     v !== null &&
     !Array.isArray(v) &&
-    Object.keys(v).every((k) => k === 'channel' || k === 'text') &&
+    Object.keys(v).every((k) => k === 'channel' || k === 'text' || k === 'user') &&
+    (v.user === undefined ||
+      (typeof v.user === 'string' && v.user.length > 0 && v.user.length <= 200)) &&
     typeof v.channel === 'string' &&
     v.channel.length > 0 &&
     v.channel.length <= 200 &&
@@ -62,9 +64,10 @@ function parseInbound(raw: Buffer): { channel: string; text: string } {
   if (!ok)
     throw new AppError(
       'VALIDATION_FAILED',
-      'body must be {"channel": string, "text": string} and nothing else',
+      'body must be {"channel": string, "text": string, "user"?: string} and nothing else',
     );
-  return { channel: v.channel as string, text: v.text as string };
+  const message = { channel: v.channel as string, text: v.text as string };
+  return typeof v.user === 'string' ? { ...message, user: v.user } : message;
 }
 
 const ACTION_DESCRIPTIONS = {

@@ -144,6 +144,55 @@ const taskFields = {
   ),
   workspace: nullable(Type.Ref(WorkspaceSchema)),
   pr: nullable(Type.Ref(PullRequestSchema)),
+  blockKind: nullable(
+    Type.Literal('question', {
+      description: 'blocked until a person answers its agent’s question (POST /tasks/:id/answer)',
+    }),
+  ),
+  question: nullable(
+    Type.Object(
+      {
+        text: Type.String(),
+        options: nullable(Type.Array(Type.String())),
+        runId: Type.String(),
+        askedAt: millis,
+      },
+      { ...closed, description: 'the question its agent asked (ask_human), not answered yet' },
+    ),
+  ),
+  progress: nullable(
+    Type.Object(
+      {
+        note: Type.String(),
+        percent: nullable(Type.Number({ minimum: 0, maximum: 100 })),
+        runId: Type.String(),
+        at: millis,
+      },
+      { ...closed, description: 'the last progress its agent reported (report_progress)' },
+    ),
+  ),
+  awaiting: nullable(
+    Type.Literal('approval', {
+      description: 'in todo, its first run waits for a person’s approval (POST /tasks/:id/approve)',
+    }),
+  ),
+  approval: nullable(
+    Type.Object(
+      {
+        revision: Type.Integer({
+          description: 'of what it asks: title, body, assignee, repo, model',
+        }),
+        approvedRevision: nullable(Type.Integer()),
+        by: nullable(Type.String()),
+        at: nullable(millis),
+      },
+      {
+        ...closed,
+        description:
+          'its first run waits for a person (approval "before_run"); approved when approvedRevision is revision',
+      },
+    ),
+  ),
 };
 
 export const TaskSchema = Type.Object(taskFields, { ...closed, $id: 'Task' });

@@ -40,6 +40,12 @@ export const CreateTaskBody = Type.Object(
         description: 'its completed runs wait in review for a person; null: as its profile says',
       }),
     ),
+    approval: Type.Optional(
+      Type.Union([Type.Literal('before_run'), Type.Null()], {
+        description:
+          'before_run: its first run waits in todo for a person’s approval (POST /tasks/:id/approve); null: as its profile says',
+      }),
+    ),
     model: Type.Optional(
       Type.Union(
         [Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s]+$' }), Type.Null()],
@@ -119,9 +125,25 @@ const runText = (description: string) =>
 export const FollowUpBody = runText('the next run’s instructions');
 
 export const ApproveBody = Type.Union([
-  Type.Object({ by: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, strict),
+  Type.Object(
+    {
+      by: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+      revision: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          description:
+            'for a task waiting for approval: the revision you saw (an edit since then is refused with 409)',
+        }),
+      ),
+    },
+    strict,
+  ),
   Type.Null(),
 ]);
+
+export const AnswerBody = runText(
+  'the answer to its agent’s question: the next run’s instructions',
+);
 
 export const ChangesBody = runText('what to change: the next run’s instructions, and a comment');
 

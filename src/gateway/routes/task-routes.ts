@@ -3,13 +3,16 @@ import type { Static } from '../../schema-types.js';
 import { totalUsage } from '../../agents/usage.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
+import type { ApprovalRules } from '../../kanban/approval-rules.js';
 import type { Board } from '../../kanban/board.js';
+import { awaitsApproval } from '../../kanban/model/asks.js';
 import type { OperatorActions } from '../../kanban/operator-actions.js';
 import { publicRun } from '../../kanban/store/records/run.js';
 import { IdempotencyHeaders, KEYED_ERRORS, keyedRequest, sendAnswer } from './idempotency.js';
 import type { Origin, Task as TaskRecord } from '../../kanban/model/types.js';
 import {
   CommentBody,
+  AnswerBody,
   ApproveBody,
   ChangesBody,
   FollowUpBody,
@@ -50,6 +53,8 @@ export interface TaskRouteDeps {
   repoProblem: (repo: string, assignee: string | null) => string | null;
   /** Why a task may not ask for `model` with this assignee (docs/agents.md), or null. */
   modelProblem: (model: string, assignee: string | null) => string | null;
+  /** Whose approval a task's first run waits for (docs/mcp.md). */
+  approvals: ApprovalRules;
 }
 
 type IdRequest = FastifyRequest<{ Params: Static<typeof TaskIdParams> }>;
@@ -108,8 +113,13 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
         ? deps.modelProblem(req.body.model, req.body.assignee ?? null)
         : null;
       if (modelIssue) throw new AppError('VALIDATION_FAILED', `model: ${modelIssue}`);
-      if (key) return sendAnswer(reply, await board.createKeyed(req.body, originOf(req), key));
-      return reply.code(201).send(await board.create(req.body, originOf(req)));
+      const { approval, ...fields } = req.body;
+      const input = {
+        ...fields,
+        needsApproval: deps.approvals.needed(req.body.assignee ?? null, approval),
+      };
+      if (key) return sendAnswer(reply, await board.createKeyed(input, originOf(req), key));
+      return reply.code(201).send(await board.create(input, originOf(req)));
     },
   );
 
@@ -331,15 +341,42 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
         ...describe({
           tag: 'tasks',
           id: 'approveTask',
-          summary: 'Approve a task in review',
+          summary: 'Approve a task in review, or a task’s first run',
           description:
-            'A task whose completed run waits in `review` goes to `done`, its children promoted as by a completion; an `approved` event with `by` (default "operator"). 409 for a task that is not in review.',
+            'A task whose completed run waits in `review` goes to `done`, its children promoted as by a completion; an `approved` event with `by` (default "operator"). A task whose first run waits for approval (`approval` on the task, docs/mcp.md) is approved at its current revision (or the `revision` given, refused with 409 if it was edited since) and goes to `ready` (or stays in `todo` for its parents); 403 when its profile’s `approvers` do not name `api`, or with `notSelf` for a task made through the API. 409 for a task that is neither.',
+          ok: { 200: Task },
+          errors: [403, 404, 409],
+        }),
+      },
+    },
+    async (req) => {
+      const task = await board.get(req.params.id);
+      if (!awaitsApproval(task.approval))
+        return board.approve(req.params.id, req.body?.by ?? 'operator');
+      const refusal = deps.approvals.refusal(task, 'api');
+      if (refusal) throw new AppError('FORBIDDEN', refusal);
+      return board.approveRun(req.params.id, req.body?.by ?? 'api', req.body?.revision ?? null);
+    },
+  );
+
+  app.post<{ Params: Static<typeof TaskIdParams>; Body: Static<typeof AnswerBody> }>(
+    '/tasks/:id/answer',
+    {
+      schema: {
+        params,
+        body: AnswerBody,
+        ...describe({
+          tag: 'tasks',
+          id: 'answerTask',
+          summary: 'Answer the question a blocked task’s agent asked',
+          description:
+            'A task blocked on its agent’s question (`blockKind: "question"`, docs/mcp.md) goes back to `ready` (or `todo` while a parent is not done) with the answer as its next run’s instructions, resuming the agent’s session; an `answered` event. 409 for a task that waits for no answer.',
           ok: { 200: Task },
           errors: [404, 409],
         }),
       },
     },
-    (req) => board.approve(req.params.id, req.body?.by ?? 'operator'),
+    (req) => board.answer(req.params.id, req.body.text, req.body.author ?? 'operator'),
   );
 
   app.post<{ Params: Static<typeof TaskIdParams>; Body: Static<typeof ChangesBody> }>(

@@ -34,6 +34,8 @@ export interface RunEndPayload {
   agent?: { profile: string; usage: AgentUsage | null };
   /** Its work goes to a pull request, opened or updated next (docs/pull-requests.md). */
   pullRequest?: boolean;
+  /** Completed with a question it asked a person: its task waits for the answer (docs/mcp.md). */
+  question?: string;
 }
 
 /** A task's pull request, as its events name it. */
@@ -57,7 +59,8 @@ export interface EventPayloads {
   created: { title: string; status: TaskStatus; origin: Origin };
   edited: { fields: string[] };
   deleted: Record<string, never>;
-  commented: { commentId: number; author: string; text: string };
+  /** `via: "mcp"`: its agent wrote it through its MCP tools (docs/mcp.md). */
+  commented: { commentId: number; author: string; text: string; via?: 'mcp' };
   promoted: { after: string | null; reason?: string };
   claimed: { profile: string; waitedMs?: number; retry?: boolean };
   spawned: { pid: number; profile: string };
@@ -81,8 +84,23 @@ export interface EventPayloads {
   unblocked: { status: TaskStatus };
   /** More to do (docs/workers.md): the task runs again with `text` as its instructions. */
   followed_up: { text: string; author: string; status: TaskStatus };
-  /** A task in review was approved (docs/workers.md): done. */
-  approved: { by: string };
+  /**
+   * A task in review was approved (docs/workers.md): done; or, with `revision`, a task's first
+   * run was approved (docs/mcp.md).
+   */
+  approved: { by: string; revision?: number };
+  /** Its first run waits for a person's approval of this revision (docs/mcp.md). */
+  approval_requested: { revision: number };
+  /** An edit after its approval: the new revision waits for a new one. */
+  approval_invalidated: { revision: number; fields: string[] };
+  /** Its agent asked a person (ask_human, docs/mcp.md). */
+  question_asked: { question: string; options: string[] | null };
+  /** A person answered its agent's question: it runs again with the answer. */
+  answered: { text: string; author: string; status: TaskStatus };
+  /** Its agent reported how far it got (report_progress). */
+  progress: { note: string; percent: number | null };
+  /** An agent's call of a gatehouse tool was cancelled by the agent's own approval rules. */
+  mcp_call_cancelled: { tool: string; message: string };
   /** A task in review was sent back with what to change: it runs again with `text`. */
   changes_requested: { text: string; author: string; status: TaskStatus };
   reclaim_deferred: TerminationReport & { op: string; pids?: number[] };
@@ -182,6 +200,12 @@ export const EVENT_KINDS = {
   unblocked: wakes,
   followed_up: wakes,
   approved: { wakesDispatch: true, notice: 'was approved' },
+  approval_requested: { wakesDispatch: false, notice: 'needs approval' },
+  approval_invalidated: { wakesDispatch: false, notice: 'was edited and needs approval again' },
+  question_asked: { wakesDispatch: false, notice: 'asks' },
+  answered: wakes,
+  progress: quiet,
+  mcp_call_cancelled: quiet,
   changes_requested: wakes,
   reclaim_deferred: quiet,
   gave_up: { wakesDispatch: true, notice: 'was given up after repeated failures' },

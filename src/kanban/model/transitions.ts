@@ -1,5 +1,6 @@
 // The task state machine as one pure table: which move takes which status where (docs/api.md), and
 // which columns each status implies, so no move can leave a lease on a done task.
+import type { BlockKind } from './asks.js';
 import type { TaskStatus } from './types.js';
 
 export type TaskMove =
@@ -18,7 +19,8 @@ export type TaskMove =
   | 'request_changes'
   | 'pr_done'
   | 'pr_block'
-  | 'pr_reopen';
+  | 'pr_reopen'
+  | 'await_approval';
 
 export interface MoveContext {
   /** Every parent is done (decides `unblock` → ready or todo). */
@@ -60,6 +62,8 @@ export const MOVES: Record<
   pr_block: { from: ['review', 'ready', 'todo'], to: () => 'blocked' },
   /** Its closed pull request was reopened. */
   pr_reopen: { from: ['blocked'], to: () => 'review' },
+  /** Edited after its approval, before its first run: the new revision waits for a person. */
+  await_approval: { from: ['ready'], to: () => 'todo' },
 };
 
 /** The status a move leads to from `from`, or null when the move is not allowed there. */
@@ -82,7 +86,7 @@ export function canDelete(status: TaskStatus): boolean {
 export type StatusFacts =
   | { status: 'running'; runId: string; leaseExpiresAt: number }
   | { status: 'ready'; notBefore: number | null }
-  | { status: 'blocked'; reason: string }
+  | { status: 'blocked'; reason: string; kind?: BlockKind }
   | { status: 'todo' | 'review' | 'done' | 'archived' };
 
 /** The columns a status implies, by their SQL names: every status move writes all of them. */
@@ -94,6 +98,7 @@ export interface StatusColumns {
   terminating: string | null;
   not_before: number | null;
   block_reason: string | null;
+  block_kind: BlockKind | null;
 }
 
 export function columnsFor(facts: StatusFacts): StatusColumns {
@@ -105,6 +110,7 @@ export function columnsFor(facts: StatusFacts): StatusColumns {
     terminating: null,
     not_before: facts.status === 'ready' ? facts.notBefore : null,
     block_reason: facts.status === 'blocked' ? facts.reason : null,
+    block_kind: facts.status === 'blocked' ? (facts.kind ?? null) : null,
   };
 }
 

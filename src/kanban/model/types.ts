@@ -1,4 +1,5 @@
 // The board's vocabulary: statuses, outcomes, and the shapes of tasks, runs and events.
+import type { BlockKind, TaskApproval, TaskProgress, TaskQuestion } from './asks.js';
 import type { TaskPr } from './pull-request.js';
 import type { RunEvidence, WorkspaceRecord } from '../../workspaces/types.js';
 import type { RunAgent } from '../../agents/types.js';
@@ -53,7 +54,11 @@ export interface Host {
 }
 
 export type Origin =
-  { kind: 'api' } | { kind: 'cli' } | { kind: 'platform'; platform: string; channel: string };
+  | { kind: 'api' }
+  | { kind: 'cli' }
+  | { kind: 'platform'; platform: string; channel: string; user?: string }
+  /** Made by an agent over MCP (docs/mcp.md): the run that made it. */
+  | { kind: 'mcp'; runId: string };
 
 export interface Task {
   id: string;
@@ -89,6 +94,16 @@ export interface Task {
   workspace: WorkspaceRecord | null;
   /** Its pull request (docs/pull-requests.md), or null. */
   pr: TaskPr | null;
+  /** Why it is blocked when a person must do one thing: answer its question (docs/mcp.md). */
+  blockKind: BlockKind | null;
+  /** The question its agent asked and nobody answered yet, or null. */
+  question: TaskQuestion | null;
+  /** The last progress its agent reported, or null. */
+  progress: TaskProgress | null;
+  /** Its first run waits for a person (approval "before_run"), or null: it does not. */
+  approval: TaskApproval | null;
+  /** What it waits for in todo besides its parents: a person's approval of its first run. */
+  awaiting: 'approval' | null;
 }
 
 export interface Run {

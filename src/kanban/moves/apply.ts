@@ -1,6 +1,7 @@
 // The one place a task changes status: the transition table decides the target, columnsFor
 // decides every column that goes with it, and one compare-and-set writes them.
 import { columnsFor, transition, type StatusFacts, type TaskMove } from '../model/transitions.js';
+import type { BlockKind } from '../model/asks.js';
 import type { Task, TaskStatus } from '../model/types.js';
 import { WRITES, type DetailColumns } from '../store/records/task-writes.js';
 import type { Tx } from './tx.js';
@@ -13,6 +14,8 @@ export interface MoveSpec {
   leaseExpiresAt?: number;
   notBefore?: number | null;
   reason?: string;
+  /** Why a move to blocked waits for a person (a question). */
+  blockKind?: BlockKind;
   details?: DetailColumns;
   /** Extra compare-and-set conditions (the run and pending termination it expects). */
   expectTerminating?: string | null;
@@ -51,7 +54,11 @@ function factsFor(status: TaskStatus, spec: MoveSpec): StatusFacts {
     case 'ready':
       return { status, notBefore: spec.notBefore ?? null };
     case 'blocked':
-      return { status, reason: spec.reason ?? 'blocked' };
+      return {
+        status,
+        reason: spec.reason ?? 'blocked',
+        ...(spec.blockKind ? { kind: spec.blockKind } : {}),
+      };
     default:
       return { status };
   }

@@ -1,5 +1,6 @@
 // Moves of the children of a task whose status changed: promote (every parent done) and orphan
 // (a parent archived before it was done).
+import { awaitsApproval } from '../model/asks.js';
 import { parentSatisfied } from '../model/transitions.js';
 import { applyMove } from './apply.js';
 import type { Tx } from './tx.js';
@@ -22,6 +23,8 @@ export async function promoteChildren(
   for (const childId of childIds ?? (await tx.store.tasks.children(parentId))) {
     const child = await tx.store.tasks.get(childId);
     if (child?.status !== 'todo') continue;
+    // Its first run waits for a person's approval (docs/mcp.md): approving it promotes it.
+    if (awaitsApproval(child.approval)) continue;
     if (!(await allOf(child.parents, parentDone))) continue;
     if (await applyMove(tx, child, 'promote'))
       tx.emit({

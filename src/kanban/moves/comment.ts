@@ -9,15 +9,17 @@ export async function addComment(
   taskId: string,
   text: string,
   author: string,
+  /** Written by its agent's run through MCP (docs/mcp.md). */
+  byRun: string | null = null,
 ): Promise<Comment> {
   if (!(await tx.store.tasks.get(taskId)))
     throw new AppError('TASK_NOT_FOUND', `no task ${taskId}`);
   const id = await tx.store[WRITES].addComment(taskId, author, text, tx.now);
   tx.emit({
     taskId,
-    runId: null,
+    runId: byRun,
     kind: 'commented',
-    payload: { commentId: id, author, text },
+    payload: { commentId: id, author, text, ...(byRun ? { via: 'mcp' as const } : {}) },
   });
   return { id, taskId, author, text, at: tx.now };
 }

@@ -21,6 +21,11 @@ export interface TaskInput {
   model?: string | null | undefined;
   /** Its completed runs wait in review for a person (docs/workers.md); null: as its profile says. */
   review?: boolean | null | undefined;
+  /**
+   * Its first run waits for a person's approval (docs/mcp.md): the task's own `approval`, or its
+   * profile's, as the caller resolved them.
+   */
+  needsApproval?: boolean | undefined;
 }
 
 /** Creates the task. */
@@ -36,7 +41,11 @@ export async function createTask(tx: Tx, input: TaskInput, origin: Origin): Prom
     if (parent.status !== 'done') parentsDone = false;
   }
   const id = newTaskId();
-  const status = initialStatus({ parentsDone }) as 'ready' | 'todo';
+  const approval = input.needsApproval
+    ? { revision: 1, approvedRevision: null, by: null, at: null }
+    : null;
+  const status = initialStatus({ parentsDone: parentsDone && approval === null }) as
+    'ready' | 'todo';
   const task = await tx.store[WRITES].create(
     {
       id,
@@ -49,6 +58,7 @@ export async function createTask(tx: Tx, input: TaskInput, origin: Origin): Prom
       repo: input.repo ?? null,
       model: input.model ?? null,
       review: input.review ?? null,
+      approval,
       origin,
       at: tx.now,
     },
@@ -61,5 +71,7 @@ export async function createTask(tx: Tx, input: TaskInput, origin: Origin): Prom
     kind: 'created',
     payload: { title: task.title, status: task.status, origin },
   });
+  if (approval)
+    tx.emit({ taskId: id, runId: null, kind: 'approval_requested', payload: { revision: 1 } });
   return task;
 }

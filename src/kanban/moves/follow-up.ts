@@ -18,7 +18,7 @@ export async function followUp(tx: Tx, id: string, text: string, author: string)
   const parentsDone = await parentsAllDone(tx, task);
   const to = await applyMove(tx, task, 'follow_up', {
     parentsDone,
-    details: { consecutive_failures: 0, completed_at: null, instructions: text },
+    details: { consecutive_failures: 0, completed_at: null, instructions: text, question: null },
   });
   if (!to) throw new AppError('INVALID_TRANSITION', `task ${id} changed while being followed up`);
   tx.emit({ taskId: id, runId: null, kind: 'followed_up', payload: { text, author, status: to } });

@@ -103,10 +103,14 @@ export async function settleRun(
     rateLimitCooldownMs: policy.rateLimitCooldownMs,
   });
   const error = ending.error ?? null;
+  // Completed with a question it asked a person (docs/mcp.md): blocked until they answer.
+  const asked =
+    decision.move === 'complete' && task.question?.runId === ending.runId ? task.question : null;
   // Completed in a worktree of a repository with pull requests: its work is published next,
   // and the task waits in review for the PR (docs/pull-requests.md).
   const prRepo =
     decision.move === 'complete' &&
+    !asked &&
     task.workspace?.kind === 'worktree' &&
     task.workspace.repo !== null &&
     policy.prRepos?.has(task.workspace.repo)
@@ -115,27 +119,32 @@ export async function settleRun(
   // Completed, a task under review waits for a person instead of being done (docs/workers.md).
   const reviewing =
     decision.move === 'complete' &&
+    !asked &&
     (prRepo !== null ||
       (task.review ?? (run !== null && (policy.reviewProfiles?.has(run.profile) ?? false))));
   const sync = prRepo
     ? { ...((await store.tasks.prSync(task.id)) ?? newPrSync(prRepo, null)), publish: ending.runId }
     : null;
-  const move = reviewing ? 'submit' : decision.move;
+  const move = asked ? 'block' : reviewing ? 'submit' : decision.move;
   const completing = decision.move === 'complete';
   const gaveUpReason = `gave up after ${decision.failures} failure${decision.failures === 1 ? '' : 's'}: ${ending.outcome}${error ? ` (${lastLine(error)})` : ''}`;
   const held = ending.hold && ending.outcome === 'rate_limited' ? ending.hold : null;
   const moved = await applyMove(tx, task, move, {
     // Held, its profile's hold keeps it waiting (and a release ends the wait at once).
     notBefore: held ? null : decision.notBefore,
-    reason:
-      decision.move === 'give_up' ? gaveUpReason : (ending.blockReason ?? 'blocked by the worker'),
+    reason: asked
+      ? `question: ${asked.text}`
+      : decision.move === 'give_up'
+        ? gaveUpReason
+        : (ending.blockReason ?? 'blocked by the worker'),
+    ...(asked ? { blockKind: 'question' as const } : {}),
     ...(ending.terminating !== undefined ? { expectTerminating: ending.terminating } : {}),
     details: {
       consecutive_failures: decision.failures,
       ...(decision.counted ? { last_failure_error: error } : {}),
       ...(completing
         ? {
-            completed_at: reviewing ? null : now,
+            completed_at: reviewing || asked ? null : now,
             // Done (or in review): the follow-up it ran for is answered.
             instructions: null,
             summary: ending.summary ?? null,
@@ -182,6 +191,7 @@ export async function settleRun(
       durationMs: run ? Math.max(0, now - run.startedAt) : null,
       failures: decision.failures,
       ...(reviewing ? { review: true } : {}),
+      ...(asked ? { question: asked.text } : {}),
       ...(sync ? { pullRequest: true } : {}),
       ...(ending.agent && run
         ? { agent: { profile: run.profile, usage: ending.agent.usage } }
@@ -214,7 +224,7 @@ export async function settleRun(
       workspace: ending.workspace ?? null,
       agent: ending.agent ?? null,
     }),
-    completing && !reviewing
+    completing && !reviewing && !asked
       ? promoteChildren(tx, ending.taskId)
       : decision.move === 'archive'
         ? orphanChildren(tx, ending.taskId)

@@ -1,6 +1,7 @@
 // Move: an operator unblocks a task (blocked → ready or todo), resetting its failure count;
 // parents archived before they were done are dropped, since they never will be.
 import { AppError } from '../../errors.js';
+import { awaitsApproval } from '../model/asks.js';
 import { parentSatisfied } from '../model/transitions.js';
 import type { Task } from '../model/types.js';
 import { WRITES } from '../store/records/task-writes.js';
@@ -20,8 +21,10 @@ export async function unblockTask(tx: Tx, id: string): Promise<Task> {
     else if (!parentSatisfied(parent)) parentsDone = false;
   }
   const to = await applyMove(tx, task, 'unblock', {
-    parentsDone,
-    details: { consecutive_failures: 0 },
+    // A task whose first run waits for a person's approval waits for it in todo.
+    parentsDone: parentsDone && !awaitsApproval(task.approval),
+    // A question nobody answered is dropped with the block.
+    details: { consecutive_failures: 0, question: null },
   });
   if (!to) throw new AppError('INVALID_TRANSITION', `task ${id} changed while being unblocked`);
   tx.emit({ taskId: id, runId: null, kind: 'unblocked', payload: { status: to } });

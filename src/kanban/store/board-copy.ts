@@ -55,6 +55,10 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
       'review',
       'pr',
       'pr_sync',
+      'block_kind',
+      'question',
+      'progress',
+      'approval',
     ],
   },
   // Link order is the order of insertion (rowid here, ord there).

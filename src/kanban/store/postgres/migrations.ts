@@ -202,4 +202,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE tasks ADD COLUMN pr_sync text;
   CREATE INDEX tasks_pr_sync ON tasks (seq) WHERE pr_sync IS NOT NULL;
   `,
+  // 11: agents that talk back and people who gate them (docs/mcp.md), as on SQLite.
+  `
+  ALTER TABLE tasks ADD COLUMN block_kind text CHECK (block_kind IS NULL OR block_kind IN ('question'));
+  ALTER TABLE tasks ADD COLUMN question text;
+  ALTER TABLE tasks ADD COLUMN progress text;
+  ALTER TABLE tasks ADD COLUMN approval text;
+  `,
 ];

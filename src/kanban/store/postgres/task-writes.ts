@@ -1,6 +1,7 @@
 // Writing tasks on PostgreSQL: the only statements that change tasks.status there. The compare-and-set is the UPDATE's WHERE: under READ
 // COMMITTED a second writer of the row waits for the first, then finds the row changed.
 import type { StatusColumns } from '../../model/transitions.js';
+import { awaitingOf } from '../../model/asks.js';
 import type { Task } from '../../model/types.js';
 import { toTask, type TaskRow } from '../records/task.js';
 import {
@@ -46,6 +47,11 @@ function createdTask(task: NewTask, status: 'ready' | 'todo', parents: readonly 
     review: task.review,
     workspace: null,
     pr: null,
+    blockKind: null,
+    question: null,
+    progress: null,
+    approval: task.approval,
+    awaiting: awaitingOf(status, task.approval),
   };
 }
 
@@ -68,8 +74,8 @@ export class PgTaskWrites implements TaskWriter {
     const inserted = run(
       this.db,
       `INSERT INTO tasks (id, title, body, assignee, status, priority, created_at, updated_at,
-        max_runtime_seconds, max_retries, origin, repo, model, review)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12, $13)`,
+        max_runtime_seconds, max_retries, origin, repo, model, review, approval)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12, $13, $14)`,
       [
         task.id,
         task.title,
@@ -84,6 +90,7 @@ export class PgTaskWrites implements TaskWriter {
         task.repo,
         task.model,
         task.review,
+        task.approval === null ? null : JSON.stringify(task.approval),
       ],
     );
     if (parents.length === 0) this.answerLater(inserted);

@@ -2,6 +2,7 @@
 // compare-and-set condition, and the key a transaction carries its writer under. Only the moves
 // (and the engines) may import this module (eslint no-restricted-imports).
 import type { StatusColumns } from '../../model/transitions.js';
+import type { TaskApproval } from '../../model/asks.js';
 import type { Origin, Task, TaskStatus } from '../../model/types.js';
 
 /** The key under which a transaction carries its writer; importing it is what the lint rule guards. */
@@ -20,6 +21,8 @@ export interface NewTask {
   model: string | null;
   /** Its completed runs wait in review (docs/api.md, review); null: as its profile says. */
   review: boolean | null;
+  /** Its first run waits for a person's approval (docs/mcp.md), or null. */
+  approval: TaskApproval | null;
   origin: Origin;
   at: number;
 }
@@ -45,6 +48,10 @@ export interface DetailColumns {
   /** Its pull request (JSON of a TaskPr) and how it is followed (JSON of a PrSync). */
   pr?: string | null;
   pr_sync?: string | null;
+  /** JSON of a TaskQuestion, a TaskProgress and a TaskApproval (docs/mcp.md). */
+  question?: string | null;
+  progress?: string | null;
+  approval?: string | null;
 }
 
 /** What a running task may change without leaving running: its lease and pending termination. */

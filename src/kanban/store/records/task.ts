@@ -1,6 +1,13 @@
 // A task as both engines read it: one list of its columns, from which the SELECT list, each
 // column's place in a row and the mapping to a Task are all derived.
 import type { WorkspaceRecord } from '../../../workspaces/types.js';
+import {
+  awaitingOf,
+  type BlockKind,
+  type TaskApproval,
+  type TaskProgress,
+  type TaskQuestion,
+} from '../../model/asks.js';
 import type { PrSync, TaskPr } from '../../model/pull-request.js';
 import type { Origin, Task, TaskStatus } from '../../model/types.js';
 import type { RunRecord } from './run.js';
@@ -46,6 +53,13 @@ interface TaskColumnTypes {
   pr: string | null;
   /** JSON of a PrSync: set while the PR is followed. */
   pr_sync: string | null;
+  block_kind: BlockKind | null;
+  /** JSON of a TaskQuestion. */
+  question: string | null;
+  /** JSON of a TaskProgress. */
+  progress: string | null;
+  /** JSON of a TaskApproval. */
+  approval: string | null;
 }
 
 type TaskColumn = keyof TaskColumnTypes;
@@ -87,6 +101,10 @@ const COLUMNS = [
   'review',
   'pr',
   'pr_sync',
+  'block_kind',
+  'question',
+  'progress',
+  'approval',
 ] as const satisfies readonly TaskColumn[];
 
 // A column added to TaskColumnTypes but not to COLUMNS fails to compile here.
@@ -150,6 +168,14 @@ export function toTask(row: TaskRow): Task {
     model: taskColumn(row, 'model'),
     review: review === null ? null : review === 1 || review === true,
     pr: json<TaskPr>(taskColumn(row, 'pr')),
+    blockKind: taskColumn(row, 'block_kind'),
+    question: json<TaskQuestion>(taskColumn(row, 'question')),
+    progress: json<TaskProgress>(taskColumn(row, 'progress')),
+    approval: json<TaskApproval>(taskColumn(row, 'approval')),
+    awaiting: awaitingOf(
+      taskColumn(row, 'status'),
+      json<TaskApproval>(taskColumn(row, 'approval')),
+    ),
   };
 }
 

@@ -343,4 +343,12 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE tasks ADD COLUMN pr_sync TEXT CHECK (pr_sync IS NULL OR json_valid(pr_sync));
   CREATE INDEX tasks_pr_sync ON tasks (seq) WHERE pr_sync IS NOT NULL;
   `,
+  // 13: agents that talk back and people who gate them (docs/mcp.md): why a blocked task waits
+  // for a person, its agent's open question and last progress, the approval of its first run.
+  `
+  ALTER TABLE tasks ADD COLUMN block_kind TEXT CHECK (block_kind IS NULL OR block_kind IN ('question'));
+  ALTER TABLE tasks ADD COLUMN question TEXT CHECK (question IS NULL OR json_valid(question));
+  ALTER TABLE tasks ADD COLUMN progress TEXT CHECK (progress IS NULL OR json_valid(progress));
+  ALTER TABLE tasks ADD COLUMN approval TEXT CHECK (approval IS NULL OR json_valid(approval));
+  `,
 ];
