@@ -14,6 +14,7 @@ const BOTH_ENGINES = [
   'test/agents/**/*.test.ts',
   'test/pulls/**/*.test.ts',
   'test/sandbox/**/*.test.ts',
+  'test/mcp/**/*.test.ts',
 ];
 /** Tests of SQLite's own files (its migrations of older boards). */
 const SQLITE_ONLY = ['test/kanban/migrations.test.ts'];

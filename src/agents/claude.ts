@@ -89,8 +89,32 @@ export const claude: AgentKind = {
       ...(plan.model ? ['--model', plan.model] : []),
       ...(agent.maxTurns !== null ? ['--max-turns', String(agent.maxTurns)] : []),
       ...(plan.resume ? ['--resume', plan.resume] : []),
+      // gatehouse's tools (docs/mcp.md), and no MCP server of the user's own configuration.
+      ...(plan.mcp
+        ? [
+            '--mcp-config',
+            plan.mcp.configFile,
+            '--strict-mcp-config',
+            '--allowedTools',
+            'mcp__gatehouse',
+          ]
+        : []),
       ...agent.args,
     ];
+  },
+  mcpFile(mcp) {
+    return {
+      mcpServers: {
+        gatehouse: {
+          type: 'http',
+          url: mcp.url,
+          // Read from its environment when it starts: the file holds no secret.
+          headers: { Authorization: `Bearer \${${mcp.tokenEnv}}` },
+          // Offered at once, not behind its tool search.
+          alwaysLoad: true,
+        },
+      },
+    };
   },
   env(agent) {
     return {

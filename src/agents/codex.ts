@@ -89,7 +89,10 @@ class CodexReader implements AgentReader {
 export const codex: AgentKind = {
   name: 'codex',
   args(agent: AgentConfig, plan) {
-    const hidden = Object.keys(plan.profileEnv).filter((name) => SECRET_NAME.test(name));
+    const hidden = [
+      ...Object.keys(plan.profileEnv).filter((name) => SECRET_NAME.test(name)),
+      ...(plan.mcp ? [plan.mcp.tokenEnv] : []),
+    ];
     return [
       'exec',
       '--json',
@@ -102,6 +105,20 @@ export const codex: AgentKind = {
       ...(hidden.length > 0
         ? ['-c', `shell_environment_policy.exclude=${JSON.stringify(hidden)}`]
         : []),
+      // gatehouse's tools (docs/mcp.md): its calls let through (exec never asks anyone), and a
+      // server it cannot reach is an error, not a run without them.
+      ...(plan.mcp
+        ? [
+            '-c',
+            `mcp_servers.gatehouse.url=${JSON.stringify(plan.mcp.url)}`,
+            '-c',
+            `mcp_servers.gatehouse.bearer_token_env_var=${JSON.stringify(plan.mcp.tokenEnv)}`,
+            '-c',
+            'mcp_servers.gatehouse.default_tools_approval_mode="approve"',
+            '-c',
+            'mcp_servers.gatehouse.required=true',
+          ]
+        : []),
       ...agent.args,
       ...(plan.resume ? ['resume', plan.resume] : []),
       // The prompt from stdin.
@@ -109,6 +126,7 @@ export const codex: AgentKind = {
     ];
   },
   env: () => ({}),
+  mcpFile: () => null,
   needles: [
     '"type":"thread.started"',
     '"type":"agent_message"',

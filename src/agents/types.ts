@@ -48,6 +48,17 @@ export interface AgentRunPlan {
    * cannot nest in it (no capability, no user namespace to make), is turned off.
    */
   sandboxed: boolean;
+  /** gatehouse's MCP endpoint for this run (docs/mcp.md), or null: its profile has none. */
+  mcp: AgentMcp | null;
+}
+
+/** How a run reaches gatehouse's MCP tools: the endpoint, and where its token is. */
+export interface AgentMcp {
+  url: string;
+  /** The environment variable holding the run's token (never written to a file). */
+  tokenEnv: string;
+  /** The run folder's mcp.json, for a kind that reads its servers from a file. */
+  configFile: string;
 }
 
 /** One kind of coding-agent CLI: a file of its own in this room. */
@@ -55,6 +66,8 @@ export interface AgentKind {
   readonly name: AgentConfig['kind'];
   /** The arguments after its program; the prompt goes on stdin. */
   args(agent: AgentConfig, plan: AgentRunPlan): string[];
+  /** The run folder's mcp.json for a kind that reads its MCP servers from a file, else null. */
+  mcpFile(mcp: AgentMcp): unknown;
   /** Environment the kind needs by default; the profile's own env overrides it. */
   env(agent: AgentConfig): Record<string, string>;
   /**

@@ -29,6 +29,8 @@ import { opsRoutes } from './routes/ops-routes.js';
 import { platformRoutes } from './routes/platform-routes.js';
 import { prRoutes } from './routes/pr-routes.js';
 import { loginRoutes } from './routes/login-routes.js';
+import { mcpRoutes } from './routes/mcp-routes.js';
+import type { McpService } from '../mcp/service.js';
 import type { LoginCodes } from './api-token.js';
 import { slackRoutes } from './routes/slack-routes.js';
 import { taskRoutes, type WorkerSample } from './routes/task-routes.js';
@@ -69,6 +71,8 @@ export interface AppDeps {
   pulls: PullRequests;
   /** Whose approval a task's first run waits for (docs/mcp.md). */
   approvals: ApprovalRules;
+  /** The MCP endpoint's callers and tools (docs/mcp.md). */
+  mcp: McpService;
   /** The dashboard's one-time login links (a token of the daemon's own making), if any. */
   loginCodes?: LoginCodes;
 }
@@ -193,6 +197,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     prRoutes(scope, deps.pulls);
     if (deps.loginCodes) loginRoutes(scope, deps.loginCodes, deps.apiToken);
     workerRoutes(scope, deps.worker);
+    mcpRoutes(scope, deps.mcp);
     eventRoutes(scope, deps.board, deps.hub);
     activityRoutes(scope, deps);
     profileRoutes(scope, {

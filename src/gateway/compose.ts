@@ -18,6 +18,7 @@ import { CLOSE_RESTARTING, EventStreamHub, type StreamOptions } from './event-st
 import { createMetrics } from './metrics.js';
 import type { LoginCodes } from './api-token.js';
 import { RepeatLimiter } from '../repeat-limit.js';
+import { McpService } from '../mcp/service.js';
 
 export interface GatewayDeps {
   config: Config;
@@ -176,6 +177,21 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     modelProblem: (model, assignee) => modelProblem(config, model, assignee),
     pulls,
     approvals: kanban.approvals,
+    mcp: new McpService({
+      board: kanban.board,
+      operator: kanban.operator,
+      approvals: kanban.approvals,
+      config,
+      tokens: kanban.runTokens,
+      owns: (run) => kanban.ownership.owns(run),
+      inputProblem: ({ repo, model, assignee }) => {
+        const who = assignee ?? null;
+        const r = repo ? repoProblem(config, repo, who) : null;
+        if (r) return `repo: ${r}`;
+        const m = model ? modelProblem(config, model, who) : null;
+        return m ? `model: ${m}` : null;
+      },
+    }),
     ...(deps.loginCodes ? { loginCodes: deps.loginCodes } : {}),
   });
   return {

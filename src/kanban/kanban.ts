@@ -1,6 +1,7 @@
 // Assembles the board's services from the configuration and an open store.
 import type { Config } from '../config/schema.js';
 import { ApprovalRules } from './approval-rules.js';
+import { RunTokens } from '../mcp/run-token.js';
 import { Board } from './board.js';
 import { Ownership } from './dispatch/ownership.js';
 import { Launching } from './dispatch/launching.js';
@@ -29,6 +30,8 @@ export interface Kanban {
   workspaces: TaskWorkspaces;
   /** Whose approval a task's first run waits for (docs/mcp.md). */
   approvals: ApprovalRules;
+  /** Each run's own MCP token (docs/mcp.md). */
+  runTokens: RunTokens;
 }
 
 export interface KanbanOptions {
@@ -97,6 +100,7 @@ export function createKanban(config: Config, store: BoardStore, opts: KanbanOpti
     worker: new WorkerActions(board, policy, (run) => workspaces.judge(run)),
     workspaces,
     approvals: new ApprovalRules(config),
+    runTokens: new RunTokens(config.dataDir),
     terminations,
     terminator,
     launching,

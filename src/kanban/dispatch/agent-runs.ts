@@ -91,7 +91,8 @@ export async function planAgentRun(
   };
   return {
     prompt: resume ? resumePrompt(input) : taskPrompt(input),
-    plan: { model: task.model ?? agent.model, resume, profileEnv, sandboxed },
+    // The MCP endpoint is the launch's to give (it knows the daemon's URL and the run's token).
+    plan: { model: task.model ?? agent.model, resume, profileEnv, sandboxed, mcp: null },
     record: { kind: agent.kind, model: task.model ?? agent.model, resume },
   };
 }

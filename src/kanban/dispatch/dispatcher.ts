@@ -121,6 +121,7 @@ export class Dispatcher {
       onExit: (worker) => this.endRun(worker),
       admit: (runId, cgroup) => (this.rejoining === null ? this.host.admit(runId, cgroup) : null),
       withdraw: (runId) => this.host.release(runId),
+      runTokens: kanban.runTokens,
     });
     this.endings = new RunEndings({
       board: kanban.board,

@@ -16,6 +16,7 @@ import type { TaskWorkspaces } from './task-workspaces.js';
 import { recordWorkspace } from '../moves/workspace.js';
 import type { Prepared, RunStart } from '../../workspaces/workspaces.js';
 import { SetupStopped } from '../../workspaces/setup.js';
+import type { RunTokens } from '../../mcp/run-token.js';
 import { closeSync, mkdirSync } from 'node:fs';
 import { LEASE_LOST_BEFORE_START } from '../model/exit-classifier.js';
 import { planAgentRun, type AgentStart } from './agent-runs.js';
@@ -42,6 +43,8 @@ export interface LauncherDeps {
   admit: (runId: string, cgroup: string | null) => { until: number | null } | null;
   /** An admitted run whose worker was not started after all: no longer guarded. */
   withdraw: (runId: string) => void;
+  /** Each run's own MCP token (docs/mcp.md). */
+  runTokens: RunTokens;
 }
 
 export class Launcher {
@@ -125,6 +128,9 @@ export class Launcher {
         baseUrl: this.deps.baseUrl(),
         inheritedEnv: config.workerEnv,
         config,
+        mcp: profile.mcp
+          ? { url: `${this.deps.baseUrl()}/mcp`, token: this.deps.runTokens.of(claim.run.id) }
+          : null,
         workspace: workspace && {
           cwd: workspace.record.path,
           env: workspace.env,

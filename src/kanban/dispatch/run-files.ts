@@ -34,7 +34,8 @@ export type RunFileName =
   | 'instructions.md'
   | 'prompt.md'
   | 'agent.json'
-  | 'agent.jsonl';
+  | 'agent.jsonl'
+  | 'mcp.json';
 
 export const runFile = (dir: string, name: RunFileName) => join(dir, name);
 

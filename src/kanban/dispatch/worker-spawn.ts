@@ -48,7 +48,12 @@ export interface SpawnRequest {
   workspace: { cwd: string; env: Record<string, string>; mounts: Mount[] } | null;
   /** An agent profile's run: its prompt and plan (docs/agents.md), or null. */
   agent: AgentStart | null;
+  /** The run's way to gatehouse's MCP tools (docs/mcp.md), or null: its profile has none. */
+  mcp: { url: string; token: string } | null;
 }
+
+/** Where a run finds its MCP token (docs/mcp.md). */
+export const MCP_TOKEN_ENV = 'GATEHOUSE_MCP_TOKEN';
 
 export type Spawned =
   { ok: true; child: StartedProcess; proc: ProcRecord } | { ok: false; error: string };
@@ -106,6 +111,7 @@ export function workerEnv(req: SpawnRequest, dir: string): Record<string, string
       GATEHOUSE_TASK_ID: req.claim.task.id,
       GATEHOUSE_RUN_ID: req.claim.run.id,
       GATEHOUSE_RUN_DIR: dir,
+      ...mcpEnv(req),
       ...instructions,
     };
   }
@@ -122,21 +128,34 @@ export function workerEnv(req: SpawnRequest, dir: string): Record<string, string
     GATEHOUSE_RUN_TOKEN: req.claim.token,
     GATEHOUSE_RUN_DIR: dir,
     GATEHOUSE_TASK_FILE: runFile(dir, 'task.json'),
+    ...mcpEnv(req),
     ...instructions,
   };
+}
+
+/** The run's MCP endpoint and token, for a profile with `mcp` (docs/mcp.md). */
+function mcpEnv(req: SpawnRequest): Record<string, string> {
+  return req.mcp ? { GATEHOUSE_MCP_URL: req.mcp.url, [MCP_TOKEN_ENV]: req.mcp.token } : {};
 }
 
 /** An agent run's argv, and the files its start adds to the run folder; null for a command. */
 function agentStart(
   req: SpawnRequest,
+  dir: string,
 ): { argv: string[]; files: [RunFileName, RunFileContent][] } | null {
   const agent = req.profile.agent;
   if (!agent || !req.agent) return null;
+  const kind = agentKind(agent.kind);
+  const mcp = req.mcp
+    ? { url: req.mcp.url, tokenEnv: MCP_TOKEN_ENV, configFile: runFile(dir, 'mcp.json') }
+    : null;
+  const mcpFile = mcp ? kind.mcpFile(mcp) : null;
   return {
-    argv: [req.profile.command[0]!, ...agentKind(agent.kind).args(agent, req.agent.plan)],
+    argv: [req.profile.command[0]!, ...kind.args(agent, { ...req.agent.plan, mcp })],
     files: [
       ['prompt.md', { text: req.agent.prompt }],
       ['agent.json', { json: req.agent.record }],
+      ...(mcpFile ? [['mcp.json', { json: mcpFile }] as [RunFileName, RunFileContent]] : []),
     ],
   };
 }
@@ -190,7 +209,7 @@ export async function prepareRun(
 ): Promise<{ ok: true; run: PreparedRun } | { ok: false; error: string }> {
   const { claim, profile } = req;
   const dir = runDir(req.dataDir, claim.run.id);
-  const agent = agentStart(req);
+  const agent = agentStart(req, dir);
   const env = workerEnv(req, dir);
   const cwd = req.workspace?.cwd ?? profile.cwd;
   const problem = preflight(profile, cwd, env);
