@@ -26,18 +26,23 @@ export function notificationText(title: string, event: BoardEvent): string {
     reason?: unknown;
     review?: unknown;
     pullRequest?: unknown;
+    question?: unknown;
   };
   const pr = prNotice(event);
-  const extra = pr === null ? (payload.summary ?? payload.reason ?? null) : null;
+  // A question its agent asked: the question itself, however the event says it.
+  const asks = typeof payload.question === 'string' ? payload.question : null;
+  const extra = pr === null ? (asks ?? payload.summary ?? payload.reason ?? null) : null;
   // A completed run of a task under review: not done yet, a person is asked (docs/workers.md); one whose
   // work goes to a pull request waits for the forge instead.
   const notice =
     pr ??
-    (payload.pullRequest === true
-      ? 'is done; its pull request is opened or updated next'
-      : payload.review === true
-        ? `needs review (/approve ${event.taskId}, or /changes ${event.taskId} TEXT)`
-        : (EVENT_KINDS[event.kind].notice ?? event.kind));
+    (asks !== null && event.kind === 'completed'
+      ? `waits for your answer (/answer ${event.taskId} TEXT)`
+      : payload.pullRequest === true
+        ? 'is done; its pull request is opened or updated next'
+        : payload.review === true
+          ? `needs review (/approve ${event.taskId}, or /changes ${event.taskId} TEXT)`
+          : (EVENT_KINDS[event.kind].notice ?? event.kind));
   return `Task ${event.taskId} "${title}" ${notice}${typeof extra === 'string' && extra ? `: ${extra}` : ''}`;
 }
 

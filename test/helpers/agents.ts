@@ -90,3 +90,10 @@ export function shellCall(kind: Kind, command: string) {
     ? { tool: 'Bash', input: { command, description: 'run it' } }
     : { tool: 'exec_command', input: { cmd: command } };
 }
+
+/** The call of one of gatehouse's MCP tools (docs/mcp.md), as each kind's model makes it. */
+export function gatehouseCall(kind: Kind, tool: string, input: Record<string, unknown>) {
+  return kind === 'claude'
+    ? { tool: `mcp__gatehouse__${tool}`, input }
+    : { tool, input, namespace: 'mcp__gatehouse' };
+}

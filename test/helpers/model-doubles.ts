@@ -9,8 +9,11 @@ import { listen, readBody } from './doubles.js';
 
 export type Reply =
   | { text: string }
-  /** A tool call: Claude's tool name and input, or codex's function name and arguments. */
-  | { tool: string; input: Record<string, unknown> }
+  /**
+   * A tool call: Claude's tool name and input, or codex's function name and arguments (with the
+   * namespace codex offers an MCP server's tools in, `mcp__<server>`).
+   */
+  | { tool: string; input: Record<string, unknown>; namespace?: string }
   /** An HTTP error: the API's error body with `message`, or `body` as it is. */
   | { status: number; headers?: Record<string, string>; message?: string; body?: unknown }
   /** Starts the stream and never ends it. */
@@ -219,6 +222,7 @@ export function openaiDouble(): Promise<ModelDouble> {
               id: `fc_${n}`,
               call_id: `call_${n}`,
               name: 'tool' in reply ? reply.tool : 'none',
+              ...('tool' in reply && reply.namespace ? { namespace: reply.namespace } : {}),
               arguments: JSON.stringify('tool' in reply ? reply.input : {}),
               status: 'completed',
             };
