@@ -50,6 +50,7 @@ class CodexReader implements AgentReader {
   private usage: AgentUsage | null = null;
   private ending: AgentEnding | null = null;
   private lastText = '';
+  private readonly cancelled: { tool: string; message: string }[] = [];
 
   line(v: Record<string, unknown>): void {
     switch (v.type) {
@@ -59,6 +60,16 @@ class CodexReader implements AgentReader {
       case 'item.completed': {
         const item = obj(v.item);
         if (item?.type === 'agent_message') this.lastText = str(item.text) ?? this.lastText;
+        // A call of gatehouse's tools its approval rules refused ("requires approval, but
+        // approval policy is never", "user cancelled MCP tool call"): the setting, not gatehouse.
+        const message = str(obj(item?.error)?.message);
+        if (
+          item?.type === 'mcp_tool_call' &&
+          item.server === 'gatehouse' &&
+          message &&
+          /requires approval|cancel/i.test(message)
+        )
+          this.cancelled.push({ tool: str(item.tool) ?? '?', message });
         return;
       }
       case 'turn.completed': {
@@ -82,7 +93,12 @@ class CodexReader implements AgentReader {
   }
 
   reading(): AgentReading {
-    return { sessionId: this.sessionId, usage: this.usage, ending: this.ending };
+    return {
+      sessionId: this.sessionId,
+      usage: this.usage,
+      ending: this.ending,
+      ...(this.cancelled.length > 0 ? { cancelledCalls: [...this.cancelled] } : {}),
+    };
   }
 }
 
@@ -130,6 +146,7 @@ export const codex: AgentKind = {
   needles: [
     '"type":"thread.started"',
     '"type":"agent_message"',
+    '"type":"mcp_tool_call"',
     '"type":"turn.completed"',
     '"type":"turn.failed"',
   ],

@@ -27,6 +27,8 @@ export interface AgentReading {
   usage: AgentUsage | null;
   /** null: no final event yet (or ever). */
   ending: AgentEnding | null;
+  /** Its calls of gatehouse's MCP tools that the agent's own approval rules cancelled. */
+  cancelledCalls?: { tool: string; message: string }[];
 }
 
 /** Reads one run's output a line at a time, in order. */

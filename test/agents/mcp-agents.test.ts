@@ -106,3 +106,51 @@ describe.each(['claude', 'codex'] as const)('%s with gatehouse’s MCP tools', (
     expect(done.question).toBeNull();
   });
 });
+
+describe('codex whose own settings refuse a call of gatehouse’s tools', () => {
+  it('records the refusal as mcp_call_cancelled naming the setting, and the run is judged as ever', async () => {
+    const double = await openaiDouble();
+    const receiver = await webhookReceiver(SECRET);
+    double.script = (_req, turn) =>
+      turn === 0
+        ? gatehouseCall('codex', 'add_comment', { text: 'hello' })
+        : { text: 'Could not comment.' };
+    const gw = await startGateway(
+      {
+        ...ENDS_AGENTS,
+        workers: {
+          ...fast,
+          defaultProfile: 'agent',
+          profiles: {
+            agent: codexProfile(
+              double,
+              // The operator's own flag, after gatehouse's: every call needs an approval.
+              { args: ['-c', 'mcp_servers.gatehouse.default_tools_approval_mode="prompt"'] },
+              // Unsandboxed, codex runs its own approvals (sandboxed, gatehouse turns them off).
+              {
+                workspace: 'worktree',
+                repo: 'app',
+                mcp: { enabled: true },
+                sandbox: { kind: 'none' },
+              },
+            ),
+          },
+        },
+        workspaces: { repos: { app: { path: makeRepo() } }, minFreeBytes: 0 },
+        platforms: [
+          { name: 'team', type: 'webhook', options: { url: receiver.url, secret: SECRET } },
+        ],
+      },
+      { dispatch: true },
+    );
+    const id = (await say(gw, '/task say hello'))!;
+    const done = await settledIn(gw, id, 'done', 90_000);
+    expect(done.summary).toBe('Could not comment.');
+    const events = await eventsOf(gw, id);
+    expect(events.some((e) => e.kind === 'commented')).toBe(false);
+    const cancelled = events.find((e) => e.kind === 'mcp_call_cancelled');
+    expect(cancelled?.payload.tool).toBe('add_comment');
+    expect(cancelled?.payload.message).toMatch(/requires approval|cancel/);
+    expect(cancelled?.payload.message).toContain('docs/mcp.md');
+  });
+});

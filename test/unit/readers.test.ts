@@ -193,6 +193,25 @@ describe('codex output', () => {
     expect(r.ending?.kind).toBe(kind);
   });
 
+  it('names a call of gatehouse’s tools its own approval rules refused (recorded from codex 0.171.0)', () => {
+    const recorded = join(
+      import.meta.dirname,
+      '..',
+      'fixtures',
+      'transcripts',
+      'codex-mcp-refused.jsonl',
+    );
+    const reading = readAgentOutput(recorded, codex);
+    expect(reading.cancelledCalls).toEqual([
+      {
+        tool: 'get_task',
+        message: 'MCP tool call requires approval, but approval policy is never',
+      },
+    ]);
+    // The refusal is no verdict: the turn still completes.
+    expect(reading.ending).toEqual({ kind: 'completed', text: 'finished' });
+  });
+
   it('finds a lost session on its error stream only', () => {
     expect(
       codex.endingFromLog('Error: thread/resume failed: no rollout found for thread id x'),

@@ -120,6 +120,8 @@ export function readAgentStart(dir: string, agent: AgentConfig): AgentStartRecor
 /** An agent run's verdict, with what settling it records besides. */
 export interface AgentJudgement extends Classification {
   agent: RunAgent;
+  /** Its calls of gatehouse's tools that the agent's own rules cancelled (docs/mcp.md). */
+  mcpCancelled: { tool: string; message: string }[];
   hold: { until: number; reason: string } | null;
   resumeFailed: string | null;
 }
@@ -129,7 +131,7 @@ function fromEnding(
   exit: ExitRecord | null,
   now: number,
   cooldownMs: number,
-): Omit<AgentJudgement, 'agent'> {
+): Omit<AgentJudgement, 'agent' | 'mcpCancelled'> {
   const base = { exitCode: exit?.exitCode ?? null, signal: exit?.signal ?? null };
   switch (ending.kind) {
     case 'completed':
@@ -227,5 +229,11 @@ export function judgeAgentRun(
           },
         }
       : {};
-  return { ...judged, ...result, agent, resumeFailed };
+  return {
+    ...judged,
+    ...result,
+    agent,
+    resumeFailed,
+    mcpCancelled: reading.cancelledCalls ?? [],
+  };
 }

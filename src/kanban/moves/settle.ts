@@ -35,6 +35,8 @@ export interface RunEnding {
   workspace?: RunEvidence | null;
   /** The repository's own checkout changed while it ran: its name and the changed paths. */
   escaped?: { repo: string; paths: string[] } | null;
+  /** Its calls of gatehouse's MCP tools the agent's own rules cancelled (docs/mcp.md). */
+  mcpCancelled?: { tool: string; message: string }[];
   /** Its worktree was gone when the run ended (deleted by hand, or by anything else): its path. */
   workspaceLost?: string | null;
   /** An agent run's session and usage (docs/agents.md). */
@@ -162,6 +164,16 @@ export async function settleRun(
       runId: ending.runId,
       kind: 'session_resume_failed',
       payload: { sessionId: ending.agent.resumed, error: ending.resumeFailed },
+    });
+  for (const call of (ending.mcpCancelled ?? []).slice(0, 20))
+    tx.emit({
+      taskId: ending.taskId,
+      runId: ending.runId,
+      kind: 'mcp_call_cancelled',
+      payload: {
+        tool: call.tool,
+        message: `${call.message} (the agent's own approval setting refused it, not gatehouse: see docs/mcp.md)`,
+      },
     });
   if (ending.workspaceLost)
     tx.emit({
