@@ -34,8 +34,12 @@ const SUB_USAGE: Record<string, Record<string, string>> = {
     'follow-up': `gatehouse task follow-up ID TEXT [--idempotency-key K] ${TARGET}
   Sends a done, blocked or review task back to ready with TEXT as its next run's instructions,
   in the same workspace.`,
-    approve: `gatehouse task approve ID ${TARGET}
-  Approves a task in review: it is done, its children may run.`,
+    approve: `gatehouse task approve ID [--revision N] ${TARGET}
+  Approves a task in review (it is done, its children may run), or a task whose first run
+  waits for approval (only at revision N, if given: an edit since then is refused).`,
+    answer: `gatehouse task answer ID TEXT ${TARGET}
+  Answers the question a blocked task's agent asked: it runs again with TEXT, its session
+  resumed.`,
     changes: `gatehouse task changes ID TEXT ${TARGET}
   Sends a task in review back to ready with TEXT as what to change (its next run's
   instructions, and a comment), in the same workspace.`,

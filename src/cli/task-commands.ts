@@ -228,12 +228,33 @@ async function followUpTask(args: string[]): Promise<void> {
   print(values.json ?? false, task, () => taskLine(task));
 }
 
-/** A task in review approved: done. */
+/** A task in review approved (done), or a task's first run approved (at --revision, if given). */
 async function approve(args: string[]): Promise<void> {
-  const { values, positionals } = parseFlags(args, common, 1);
+  const { values, positionals } = parseFlags(
+    args,
+    { ...common, revision: { type: 'string' } },
+    1,
+  );
   const id = oneId(positionals, 'task approve');
-  const body: RequestBody<'/tasks/{id}/approve', 'post'> = { by: 'cli' };
+  const revision = values.revision === undefined ? undefined : Number(values.revision);
+  if (revision !== undefined && !(Number.isInteger(revision) && revision >= 1))
+    throw usageError('--revision: a whole number from 1 (the revision shown by task show)');
+  const body: RequestBody<'/tasks/{id}/approve', 'post'> = {
+    by: 'cli',
+    ...(revision === undefined ? {} : { revision }),
+  };
   const task = (await connect(values).call('POST', `/tasks/${id}/approve`, body)) as Task;
+  print(values.json ?? false, task, () => taskLine(task));
+}
+
+/** The answer to the question a blocked task's agent asked: it runs again with it. */
+async function answer(args: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(args, common, 2);
+  const id = oneId(positionals, 'task answer');
+  const text = positionals[1];
+  if (!text) throw usageError('task answer needs TEXT (the answer to its agent’s question)');
+  const body: RequestBody<'/tasks/{id}/answer', 'post'> = { text, author: 'cli' };
+  const task = (await connect(values).call('POST', `/tasks/${id}/answer`, body)) as Task;
   print(values.json ?? false, task, () => taskLine(task));
 }
 
@@ -350,6 +371,7 @@ const SUBCOMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   diff,
   'follow-up': followUpTask,
   approve,
+  answer,
   changes,
   pr,
 };

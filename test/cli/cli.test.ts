@@ -108,6 +108,46 @@ describe('the gatehouse command line', () => {
     expect(twice.stderr).toContain('INVALID_TRANSITION');
   });
 
+  it('approves a gated task’s first run at the revision it showed, and answers a question', async () => {
+    const dataDir = tempDir();
+    const config = writeConfig(tempDir(), {
+      workers: {
+        tickSeconds: 0.1,
+        defaultProfile: 'g',
+        profiles: {
+          g: {
+            command: [
+              '/bin/sh',
+              '-c',
+              `echo '{"status":"done"}' > "$GATEHOUSE_RUN_DIR/result.json"`,
+            ],
+            approval: 'before_run',
+          },
+        },
+      },
+    });
+    const daemon = startDaemon({ dataDir, config });
+    await waitServing(dataDir, daemon.pid);
+    const d = ['--data-dir', dataDir];
+    const task = JSON.parse((await runCli(['task', 'add', 'gated', '--json', ...d])).stdout);
+    expect(task).toMatchObject({ status: 'todo', awaiting: 'approval' });
+    const bad = await runCli(['task', 'approve', task.id, '--revision', 'x', ...d]);
+    expect(bad.code).toBe(64);
+    const stale = await runCli(['task', 'approve', task.id, '--revision', '2', ...d]);
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toContain('at revision 1');
+    const approved = await runCli(['task', 'approve', task.id, '--revision', '1', '--json', ...d]);
+    expect(JSON.parse(approved.stdout)).toMatchObject({ status: 'ready', awaiting: null });
+    await waitFor('done', async () => {
+      const t = JSON.parse((await runCli(['task', 'show', task.id, '--json', ...d])).stdout);
+      return t.status === 'done' ? t : null;
+    });
+    const answer = await runCli(['task', 'answer', task.id, 'blue', ...d]);
+    expect(answer.code).toBe(1);
+    expect(answer.stderr).toContain('no question of its waits for an answer');
+    expect((await runCli(['task', 'answer', task.id, ...d])).code).toBe(64);
+  });
+
   it('adds a task for a named repository, shows its worktree and prints its diff', async () => {
     const repo = makeRepo();
     const dataDir = tempDir();
