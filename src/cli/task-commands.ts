@@ -230,11 +230,7 @@ async function followUpTask(args: string[]): Promise<void> {
 
 /** A task in review approved (done), or a task's first run approved (at --revision, if given). */
 async function approve(args: string[]): Promise<void> {
-  const { values, positionals } = parseFlags(
-    args,
-    { ...common, revision: { type: 'string' } },
-    1,
-  );
+  const { values, positionals } = parseFlags(args, { ...common, revision: { type: 'string' } }, 1);
   const id = oneId(positionals, 'task approve');
   const revision = values.revision === undefined ? undefined : Number(values.revision);
   if (revision !== undefined && !(Number.isInteger(revision) && revision >= 1))
