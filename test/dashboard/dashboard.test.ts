@@ -195,6 +195,59 @@ describe('the dashboard, in a real browser', () => {
     await context.close();
   });
 
+  it('approves a gated task from its card, and answers its agent’s question from the panel', async () => {
+    const dataDir = tempDir();
+    // Asks over MCP on its first run; on the next, reports what it was answered.
+    const asker = [
+      'if [ -n "$GATEHOUSE_INSTRUCTIONS_FILE" ]; then',
+      '  printf \'{"status":"done","summary":"%s"}\' "$(tail -n 1 "$GATEHOUSE_INSTRUCTIONS_FILE")" > "$GATEHOUSE_RUN_DIR/result.json"; exit 0',
+      'fi',
+      'curl -sf -X POST "$GATEHOUSE_MCP_URL" -H "authorization: Bearer $GATEHOUSE_MCP_TOKEN" \\',
+      '  -H "content-type: application/json" -H "accept: application/json, text/event-stream" \\',
+      '  -d \'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_human","arguments":{"question":"Blue or green?"}}}\' > /dev/null',
+      'printf \'{"status":"done","summary":"asked"}\' > "$GATEHOUSE_RUN_DIR/result.json"',
+    ].join('\n');
+    const daemon = startDaemon({
+      dataDir,
+      config: writeConfig(tempDir(), {
+        workers: {
+          tickSeconds: 0.1,
+          defaultProfile: 'asker',
+          profiles: {
+            asker: {
+              command: ['/bin/sh', '-c', asker],
+              approval: 'before_run',
+              mcp: { enabled: true },
+            },
+          },
+        },
+      }),
+    });
+    const url = await waitServing(dataDir, daemon.pid);
+    const { id } = (await api(url, 'POST', '/tasks', { title: 'pick a colour' })).body;
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(url);
+    const gated = card(page, 'todo', 'pick a colour');
+    await gated.getByText('needs approval (revision 1)').waitFor({ timeout: 15_000 });
+    await gated.getByRole('button', { name: 'Approve pick a colour' }).click();
+    const blocked = card(page, 'blocked', 'pick a colour');
+    await blocked.getByText('question: Blue or green?').waitFor({ timeout: 15_000 });
+    expect((await api(url, 'GET', `/tasks/${id}`)).body.approval).toMatchObject({
+      approvedRevision: 1,
+    });
+    await page.goto(`${url}/#/tasks/${id}`);
+    await page.locator('#fields').getByText('Blue or green?', { exact: true }).waitFor();
+    page.once('dialog', (dialog) => {
+      expect(dialog.message()).toContain('Blue or green?');
+      void dialog.accept('green');
+    });
+    await page.locator('#detail-actions').getByRole('button', { name: 'Answer' }).click();
+    await card(page, 'done', 'pick a colour').waitFor({ timeout: 15_000 });
+    expect((await api(url, 'GET', `/tasks/${id}`)).body.summary).toBe('green');
+    await context.close();
+  });
+
   it('keeps the newest board when an older refresh answers last', async () => {
     const receiver = await webhookReceiver();
     const { page, url } = await daemonWithPage(receiver.url, receiver.secret);
