@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Builds the daemon's bundle (dist/bundle/daemon.cjs, and the PostgreSQL store apart in
-// daemon-postgres.cjs, with the pg driver it alone needs) from the compiled modules, then
+// daemon-postgres.cjs, with the pg driver it alone needs; the MCP SDK in chunks of its own, loaded
+// at the first call of /mcp; rolldown's runtime, which they share) from the compiled modules, then
 // records its V8 code cache from a real start (scripts/train-code-cache.mjs): what `gatehouse
 // run` loads (see src/cli/daemon-loader.ts). A start that cannot be recorded here leaves the
 // daemon without the cache, which costs start-up time and nothing else, so it only warns.

@@ -7,6 +7,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   writeFileSync,
@@ -23,6 +24,14 @@ function fakeBundle(body: string) {
   const bundle = join(dir, 'daemon.cjs');
   writeFileSync(bundle, body);
   return { bundle, cache: `${bundle}.cache` };
+}
+
+/** The real bundle's files (the entry and the chunks it loads) copied to `dir`, but for `without`. */
+function copyBundle(dir: string, without: string[] = []) {
+  const from = dirname(DAEMON_BUNDLE);
+  for (const name of readdirSync(from))
+    if (!without.includes(name)) copyFileSync(join(from, name), join(dir, name));
+  return join(dir, 'daemon.cjs');
 }
 
 const RUNS = 'exports.runDaemon = async (opts) => `ran with ${JSON.stringify(opts)}`;\n';
@@ -110,8 +119,7 @@ describe("the daemon's bundle", () => {
     // A bundle beside the real one (its packages resolve as the real one's do), its chunk left out.
     const dir = mkdtempSync(join(ROOT, 'dist/bundle-without-chunk-'));
     try {
-      const bundle = join(dir, 'daemon.cjs');
-      copyFileSync(DAEMON_BUNDLE, bundle);
+      const bundle = copyBundle(dir, ['daemon-postgres.cjs']);
       const dataDir = tempDir();
       const config = join(dataDir, 'config.json');
       writeFileSync(
@@ -132,9 +140,8 @@ describe("the daemon's bundle", () => {
     // it resolves as the real bundle does: its dist/ has no starter.
     const outer = mkdtempSync(join(ROOT, 'dist/package-without-starter-'));
     try {
-      const bundle = join(outer, 'dist/bundle/daemon.cjs');
-      mkdirSync(dirname(bundle), { recursive: true });
-      copyFileSync(DAEMON_BUNDLE, bundle);
+      mkdirSync(join(outer, 'dist/bundle'), { recursive: true });
+      const bundle = copyBundle(join(outer, 'dist/bundle'));
       // What the bundle reads as it loads: the version, the dashboard's page.
       copyFileSync(join(ROOT, 'package.json'), join(outer, 'package.json'));
       cpSync(join(ROOT, 'public'), join(outer, 'public'), { recursive: true });
