@@ -202,9 +202,9 @@ describe('the dashboard, in a real browser', () => {
       'if [ -n "$GATEHOUSE_INSTRUCTIONS_FILE" ]; then',
       '  printf \'{"status":"done","summary":"%s"}\' "$(tail -n 1 "$GATEHOUSE_INSTRUCTIONS_FILE")" > "$GATEHOUSE_RUN_DIR/result.json"; exit 0',
       'fi',
-      'curl -sf -X POST "$GATEHOUSE_MCP_URL" -H "authorization: Bearer $GATEHOUSE_MCP_TOKEN" \\',
+      'curl -sSf -X POST "$GATEHOUSE_MCP_URL" -H "authorization: Bearer $GATEHOUSE_MCP_TOKEN" \\',
       '  -H "content-type: application/json" -H "accept: application/json, text/event-stream" \\',
-      '  -d \'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_human","arguments":{"question":"Blue or green?"}}}\' > /dev/null',
+      '  -d \'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_human","arguments":{"question":"Blue or green?"}}}\' -o /dev/null || exit 3',
       'printf \'{"status":"done","summary":"asked"}\' > "$GATEHOUSE_RUN_DIR/result.json"',
     ].join('\n');
     const daemon = startDaemon({
@@ -232,7 +232,18 @@ describe('the dashboard, in a real browser', () => {
     await gated.getByText('needs approval (revision 1)').waitFor({ timeout: 15_000 });
     await gated.getByRole('button', { name: 'Approve pick a colour' }).click();
     const blocked = card(page, 'blocked', 'pick a colour');
-    await blocked.getByText('question: Blue or green?').waitFor({ timeout: 15_000 });
+    // On a loaded machine this is a dispatch, a spawn, a first MCP call and a settle: if it does
+    // not come, the failure says where the task went instead.
+    await blocked
+      .getByText('question: Blue or green?')
+      .waitFor({ timeout: 30_000 })
+      .catch(async (err: Error) => {
+        const task = (await api(url, 'GET', `/tasks/${id}`)).body;
+        const events = (await api(url, 'GET', `/tasks/${id}/events`)).body;
+        throw new Error(
+          `${err.message}\ntask: ${JSON.stringify(task)}\nevents: ${JSON.stringify(events)}`,
+        );
+      });
     expect((await api(url, 'GET', `/tasks/${id}`)).body.approval).toMatchObject({
       approvedRevision: 1,
     });
