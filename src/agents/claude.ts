@@ -1,7 +1,15 @@
 // Claude Code (`claude -p`, stream-json): its command line, environment and output (docs/agents.md).
 import type { AgentConfig } from '../config/schema.js';
 import { apiErrorEnding, num, obj, str } from './api-errors.js';
-import type { AgentEnding, AgentKind, AgentReader, AgentReading, AgentUsage } from './types.js';
+import { contentText, textEntry, toolCall, toolResult } from './transcript.js';
+import type {
+  AgentEnding,
+  AgentKind,
+  AgentReader,
+  AgentReading,
+  AgentUsage,
+  TranscriptEntry,
+} from './types.js';
 
 const GONE = /No conversation found/i;
 
@@ -76,6 +84,42 @@ class ClaudeReader implements AgentReader {
   }
 }
 
+/** An assistant's or a user's message's blocks: text, tool calls, tool results. */
+function blocksOf(v: Record<string, unknown>): Record<string, unknown>[] {
+  const content = obj(v.message)?.content;
+  return Array.isArray(content) ? content.map(obj).filter((b) => b !== null) : [];
+}
+
+/** What one line shows in the transcript (docs/mcp.md). */
+function transcript(v: Record<string, unknown>): TranscriptEntry[] {
+  if (v.type === 'assistant')
+    return blocksOf(v).flatMap((b) => {
+      if (b.type === 'text' && str(b.text)) return [textEntry('text', str(b.text)!)];
+      if (b.type !== 'tool_use') return [];
+      const name = str(b.name) ?? '?';
+      // An MCP tool is mcp__<server>__<tool>.
+      const mcp = /^mcp__(.+?)__(.+)$/.exec(name);
+      return [toolCall(str(b.id), mcp?.[1] ?? null, mcp?.[2] ?? name, b.input)];
+    });
+  if (v.type === 'user')
+    return blocksOf(v)
+      .filter((b) => b.type === 'tool_result')
+      .map((b) => toolResult(str(b.tool_use_id), contentText(b.content), b.is_error === true));
+  if (v.type === 'result' && (v.is_error === true || str(v.subtype) !== 'success')) {
+    const e = endingOf(v, null);
+    const said =
+      e.kind === 'blocked'
+        ? e.reason
+        : e.kind === 'rate_limited'
+          ? e.message
+          : e.kind === 'completed'
+            ? e.text
+            : e.error;
+    return [textEntry('error', said)];
+  }
+  return [];
+}
+
 export const claude: AgentKind = {
   name: 'claude',
   args(agent: AgentConfig, plan) {
@@ -131,4 +175,7 @@ export const claude: AgentKind = {
     const line = logTail.split('\n').find((l) => GONE.test(l));
     return line ? { kind: 'session_gone', error: line.trim() } : null;
   },
+  transcript,
+  // A reply as it is written: the whole message follows as an `assistant` line.
+  transcriptSkips: ['"type":"stream_event"'],
 };

@@ -1,7 +1,15 @@
 // OpenAI's Codex CLI (`codex exec --json`): its command line, environment and output (docs/agents.md).
 import type { AgentConfig } from '../config/schema.js';
 import { apiErrorEnding, num, obj, str } from './api-errors.js';
-import type { AgentEnding, AgentKind, AgentReader, AgentReading, AgentUsage } from './types.js';
+import { contentText, textEntry, toolCall, toolResult } from './transcript.js';
+import type {
+  AgentEnding,
+  AgentKind,
+  AgentReader,
+  AgentReading,
+  AgentUsage,
+  TranscriptEntry,
+} from './types.js';
 
 const GONE = /no rollout found/i;
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
@@ -102,6 +110,56 @@ class CodexReader implements AgentReader {
   }
 }
 
+/** An item as it starts: a command, a tool call or a search. */
+function started(item: Record<string, unknown>): TranscriptEntry[] {
+  const id = str(item.id);
+  if (item.type === 'command_execution') return [toolCall(id, null, 'shell', str(item.command))];
+  if (item.type === 'mcp_tool_call')
+    return [toolCall(id, str(item.server), str(item.tool) ?? '?', item.arguments)];
+  if (item.type === 'web_search') return [toolCall(id, null, 'web_search', str(item.query))];
+  return [];
+}
+
+/** An item as it ends: what a command or a tool answered, a message, an edit, an error. */
+function completed(item: Record<string, unknown>): TranscriptEntry[] {
+  const id = str(item.id);
+  switch (item.type) {
+    case 'agent_message':
+      return [textEntry('text', str(item.text) ?? '')];
+    case 'command_execution':
+      return [
+        toolResult(
+          id,
+          str(item.aggregated_output) ?? '',
+          item.status === 'failed' || (num(item.exit_code) ?? 0) !== 0,
+        ),
+      ];
+    case 'mcp_tool_call': {
+      const error = str(obj(item.error)?.message);
+      return [toolResult(id, error ?? contentText(obj(item.result)?.content), error !== null)];
+    }
+    case 'file_change': {
+      const changes = Array.isArray(item.changes) ? item.changes.map(obj) : [];
+      const files = changes.map((c) => `${str(c?.kind) ?? 'change'} ${str(c?.path) ?? '?'}`);
+      return [toolCall(id, null, 'edit', files.join('\n'))];
+    }
+    case 'error':
+      return [textEntry('error', str(item.message) ?? 'error')];
+  }
+  return [];
+}
+
+/** What one line shows in the transcript (docs/mcp.md). */
+function transcript(v: Record<string, unknown>): TranscriptEntry[] {
+  const item = obj(v.item);
+  if (v.type === 'item.started' && item) return started(item);
+  if (v.type === 'item.completed' && item) return completed(item);
+  if (v.type === 'turn.failed')
+    return [textEntry('error', str(obj(v.error)?.message) ?? 'the turn failed')];
+  if (v.type === 'error') return [textEntry('error', str(v.message) ?? 'error')];
+  return [];
+}
+
 export const codex: AgentKind = {
   name: 'codex',
   args(agent: AgentConfig, plan) {
@@ -155,4 +213,6 @@ export const codex: AgentKind = {
     const line = logTail.split('\n').find((l) => GONE.test(l));
     return line ? { kind: 'session_gone', error: line.trim() } : null;
   },
+  transcript,
+  transcriptSkips: [],
 };

@@ -63,6 +63,19 @@ export interface AgentMcp {
   configFile: string;
 }
 
+/** One thing a run's agent said or did, as its transcript shows it (docs/mcp.md). */
+export type TranscriptEntry =
+  | { kind: 'text'; text: string; cut: number }
+  | { kind: 'tool_call'; id: string | null; tool: string; input: string; cut: number }
+  | { kind: 'tool_result'; id: string | null; output: string; error: boolean; cut: number }
+  /** Its agent asked a person, over gatehouse's ask_human. */
+  | { kind: 'question'; text: string; options: string[] | null }
+  /** Its agent reported progress, over gatehouse's report_progress. */
+  | { kind: 'progress'; note: string; percent: number | null }
+  | { kind: 'error'; text: string; cut: number }
+  /** A line that is not its agent's JSON, or any line of a command's run. */
+  | { kind: 'log'; text: string; cut: number };
+
 /** One kind of coding-agent CLI: a file of its own in this room. */
 export interface AgentKind {
   readonly name: AgentConfig['kind'];
@@ -81,6 +94,10 @@ export interface AgentKind {
   reader(): AgentReader;
   /** With no final event on stdout: what its own error stream (in the run's log) says, or null. */
   endingFromLog(logTail: string): AgentEnding | null;
+  /** What one JSON line it printed shows in its run's transcript (often nothing). */
+  transcript(value: Record<string, unknown>): TranscriptEntry[];
+  /** Lines holding any of these are never shown, and not parsed for the transcript. */
+  readonly transcriptSkips: readonly string[];
 }
 
 /** What an agent run recorded (runs[].agent): its session and usage. */

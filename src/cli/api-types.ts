@@ -186,9 +186,16 @@ export type paths = {
   "/runs/{runId}/log": {
     /**
      * The tail of a run’s log (at most 1 MiB)
-     * @description The last `tail` lines of what the run’s worker wrote to stdout and stderr. 404 for an unknown run, or one whose files retention removed.
+     * @description The last `tail` lines of what the run’s worker wrote to stdout and stderr (with `file=agent`, of what an agent run printed on stdout: its JSON lines; its stderr is the log). 404 for an unknown run, or one whose files retention removed.
      */
     get: operations["getRunLog"];
+  };
+  "/runs/{runId}/transcript": {
+    /**
+     * A run’s transcript, readable
+     * @description What the run’s agent said and did, read from what it printed (its JSON lines) by its kind (claude, codex): its messages, each tool call with its input and its output (cut past 16,384 characters, `cut` saying how many), its questions and progress notes, its errors; a line that is not its agent’s JSON, and every line of a command’s run, as `log`. At most 1 MiB of the log an answer; ask again with `after` set to `next` for what came since. 404 for an unknown run, or one whose files retention removed.
+     */
+    get: operations["getRunTranscript"];
   };
   "/workers": {
     /**
@@ -3763,12 +3770,14 @@ export type operations = {
   };
   /**
    * The tail of a run’s log (at most 1 MiB)
-   * @description The last `tail` lines of what the run’s worker wrote to stdout and stderr. 404 for an unknown run, or one whose files retention removed.
+   * @description The last `tail` lines of what the run’s worker wrote to stdout and stderr (with `file=agent`, of what an agent run printed on stdout: its JSON lines; its stderr is the log). 404 for an unknown run, or one whose files retention removed.
    */
   getRunLog: {
     parameters: {
       query?: {
         tail?: number;
+        /** @description `log` (stdout and stderr; an agent run’s stderr), or `agent`: an agent run’s stdout, its JSON lines */
+        file?: "log" | "agent";
       };
       path: {
         runId: string;
@@ -3779,6 +3788,121 @@ export type operations = {
       200: {
         content: {
           "text/plain": string;
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * A run’s transcript, readable
+   * @description What the run’s agent said and did, read from what it printed (its JSON lines) by its kind (claude, codex): its messages, each tool call with its input and its output (cut past 16,384 characters, `cut` saying how many), its questions and progress notes, its errors; a line that is not its agent’s JSON, and every line of a command’s run, as `log`. At most 1 MiB of the log an answer; ask again with `after` set to `next` for what came since. 404 for an unknown run, or one whose files retention removed.
+   */
+  getRunTranscript: {
+    parameters: {
+      query?: {
+        /** @description a byte offset: the `next` of the last answer */
+        after?: number;
+      };
+      path: {
+        runId: string;
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": {
+            /** @description the agent kind that read it, or null: a command’s run, shown line by line */
+            kind: "claude" | "codex" | null;
+            entries: ({
+                /** @enum {string} */
+                kind: "text";
+                text: string;
+                /** @description characters cut from its end */
+                cut: number;
+              } | ({
+                /** @enum {string} */
+                kind: "tool_call";
+                id: string | null;
+                tool: string;
+                input: string;
+                /** @description characters cut from its end */
+                cut: number;
+              }) | ({
+                /** @enum {string} */
+                kind: "tool_result";
+                id: string | null;
+                output: string;
+                error: boolean;
+                /** @description characters cut from its end */
+                cut: number;
+              }) | ({
+                /** @enum {string} */
+                kind: "question";
+                text: string;
+                options: string[] | null;
+              }) | ({
+                /** @enum {string} */
+                kind: "progress";
+                note: string;
+                percent: number | null;
+              }) | {
+                /** @enum {string} */
+                kind: "error";
+                text: string;
+                /** @description characters cut from its end */
+                cut: number;
+              } | {
+                /** @enum {string} */
+                kind: "log";
+                text: string;
+                /** @description characters cut from its end */
+                cut: number;
+              })[];
+            /** @description the `after` of the next request */
+            next: number;
+            /** @description the run ended and everything it printed was read */
+            ended: boolean;
+          };
         };
       };
       /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */

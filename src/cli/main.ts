@@ -29,8 +29,10 @@ const SUB_USAGE: Record<string, Record<string, string>> = {
   keeps the claim (409 WORKER_SURVIVED) unless --force.`,
     comment: `gatehouse task comment ID TEXT ${TARGET}
   Adds a comment (author "cli").`,
-    log: `gatehouse task log ID [--follow] ${TARGET}
-  Prints the latest run's log; --follow goes on until the task ends (beside the daemon only).`,
+    log: `gatehouse task log ID [--follow] [--raw] ${TARGET}
+  Prints the latest run's transcript: its agent's messages, each tool call and its output, its
+  questions and progress (a command's run: its log's lines). --raw prints the log as the worker
+  wrote it; --follow goes on until the task ends (--raw --follow beside the daemon only).`,
     'follow-up': `gatehouse task follow-up ID TEXT [--idempotency-key K] ${TARGET}
   Sends a done, blocked or review task back to ready with TEXT as its next run's instructions,
   in the same workspace.`,

@@ -1,49 +1,12 @@
 // `gatehouse task …`: board operations through the running instance's API.
-import { open } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { callApi, expectOk, type Answer, type RequestBody, type Schemas } from './api-client.js';
+import { type Answer, type RequestBody, type Schemas } from './api-client.js';
 import { parseDuration, parseFlags, parseInteger, usageError } from './args.js';
-import { ExitCode, ExitError } from '../gateway/exit-codes.js';
-import {
-  notRunning,
-  resolveTarget,
-  targetFlags,
-  unauthorized,
-  type TargetValues,
-} from './instance-client.js';
 import { print } from './output.js';
-
-const common = { ...targetFlags, json: { type: 'boolean' } } as const;
+import { common, connect, oneId } from './task-api.js';
+import { log } from './task-log.js';
 
 type Task = Schemas['Task'];
 type TaskDetail = Schemas['TaskDetail'];
-
-interface Api {
-  call: (
-    method: string,
-    path: string,
-    body?: unknown,
-    headers?: Record<string, string>,
-  ) => Promise<unknown>;
-  /** The daemon runs beside this command (found by its data dir), not only at a URL. */
-  local: boolean;
-}
-
-function connect(values: TargetValues): Api {
-  const { url, record, config, token } = resolveTarget(values, process.env);
-  if (url === null) throw new ExitError(ExitCode.failure, notRunning(config.dataDir));
-  return {
-    local: record !== null,
-    call: async (method, path, body, headers = {}) => {
-      const res = await callApi(`${url}${path}`, method, token, body, {
-        ...headers,
-        'x-gatehouse-client': 'cli',
-      });
-      if (res.status === 401) throw unauthorized(url);
-      return expectOk(res);
-    },
-  };
-}
 
 function taskLine(t: Task): string {
   const who = t.assignee ?? '-';
@@ -79,14 +42,6 @@ function taskDetail(t: TaskDetail): string {
     lines.push(`run ${r.id}  ${how}  ${code}  pid ${r.pid ?? '-'}${changed}`);
   }
   return lines.join('\n');
-}
-
-function oneId(positionals: string[], what: string): string {
-  const id = positionals[0];
-  if (!id) throw usageError(`${what} needs a task id`);
-  if (!/^t_[0-9a-f]{12}$/.test(id))
-    throw usageError(`${what}: "${id}" is not a task id (t_ and 12 hex digits, as task ls shows)`);
-  return id;
 }
 
 async function add(args: string[]): Promise<void> {
@@ -263,57 +218,6 @@ async function changes(args: string[]): Promise<void> {
   const body: RequestBody<'/tasks/{id}/request-changes', 'post'> = { text, author: 'cli' };
   const task = (await connect(values).call('POST', `/tasks/${id}/request-changes`, body)) as Task;
   print(values.json ?? false, task, () => taskLine(task));
-}
-
-async function log(args: string[]): Promise<void> {
-  const { values, positionals } = parseFlags(args, { ...common, follow: { type: 'boolean' } }, 1);
-  const id = oneId(positionals, 'task log');
-  const api = connect(values);
-  if (values.follow && !api.local)
-    throw usageError(
-      'task log --follow reads the log file beside the daemon; with --url or GATEHOUSE_URL, task log without --follow prints it',
-    );
-  const latest = async () => {
-    const task = (await api.call('GET', `/tasks/${id}`)) as Answer<'/tasks/{id}', 'get'>;
-    return { task, run: task.runs.at(-1) ?? null };
-  };
-  let { task, run } = await latest();
-  if (!run) throw usageError(`task ${positionals[0]} has no runs yet`);
-  if (!values.follow) {
-    process.stdout.write(String(await api.call('GET', `/runs/${run.id}/log?tail=100000`)));
-    return;
-  }
-  // Following reads the run's log file directly: the CLI runs beside the daemon.
-  let offset = 0;
-  for (;;) {
-    offset = await copyFrom(run.logPath, offset);
-    const ended = task.status !== 'running' && run.endedAt !== null;
-    if (ended) return;
-    await sleep(300);
-    const next = await latest();
-    if (next.run && next.run.id !== run.id) offset = 0;
-    ({ task } = next);
-    run = next.run ?? run;
-  }
-}
-
-async function copyFrom(path: string, offset: number): Promise<number> {
-  let handle;
-  try {
-    handle = await open(path, 'r');
-  } catch {
-    return offset;
-  }
-  try {
-    const { size } = await handle.stat();
-    if (size <= offset) return offset;
-    const buffer = Buffer.alloc(size - offset);
-    await handle.read(buffer, 0, buffer.length, offset);
-    process.stdout.write(buffer);
-    return size;
-  } finally {
-    await handle.close();
-  }
 }
 
 /** The task's worktree against its base, as a unified diff (GET /tasks/:id/diff). */

@@ -34,6 +34,7 @@ import type { McpService } from '../mcp/service.js';
 import type { LoginCodes } from './api-token.js';
 import { slackRoutes } from './routes/slack-routes.js';
 import { taskRoutes, type WorkerSample } from './routes/task-routes.js';
+import { transcriptRoutes, type TranscriptRouteDeps } from './routes/transcript-routes.js';
 import { workspaceRoutes, type WorkspaceRouteDeps } from './routes/workspace-routes.js';
 import { workerRoutes } from './routes/worker-routes.js';
 import { validatorCompiler } from './validation.js';
@@ -73,6 +74,8 @@ export interface AppDeps {
   approvals: ApprovalRules;
   /** The MCP endpoint's callers and tools (docs/mcp.md). */
   mcp: McpService;
+  /** The agent kind a profile runs, or null (a run's transcript, docs/mcp.md). */
+  agentKindOf: TranscriptRouteDeps['agentKindOf'];
   /** The dashboard's one-time login links (a token of the daemon's own making), if any. */
   loginCodes?: LoginCodes;
 }
@@ -199,6 +202,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     workerRoutes(scope, deps.worker);
     mcpRoutes(scope, deps.mcp);
     eventRoutes(scope, deps.board, deps.hub);
+    transcriptRoutes(scope, deps);
     activityRoutes(scope, deps);
     profileRoutes(scope, {
       board: deps.board,

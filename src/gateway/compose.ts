@@ -175,6 +175,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     workspaces: () => reconciler.report(),
     repoProblem: (repo, assignee) => repoProblem(config, repo, assignee),
     modelProblem: (model, assignee) => modelProblem(config, model, assignee),
+    agentKindOf: (profile) => config.workers.profiles[profile]?.agent?.kind ?? null,
     pulls,
     approvals: kanban.approvals,
     mcp: new McpService({

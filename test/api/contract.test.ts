@@ -336,6 +336,9 @@ describe('the OpenAPI document', () => {
     mkdirSync(join(gw.dataDir, 'runs', run.run.id), { recursive: true });
     writeFileSync(run.run.logPath, 'a line\n');
     await raw('GET', '/runs/{runId}/log', `/runs/${run.run.id}/log`, AUTH);
+    await call('GET', '/runs/{runId}/transcript', `/runs/${run.run.id}/transcript`);
+    await call('GET', '/runs/{runId}/transcript', '/runs/r_000000000000/transcript');
+    await call('GET', '/runs/{runId}/transcript', `/runs/${run.run.id}/transcript?after=-1`);
     await call('DELETE', '/tasks/{id}', `/tasks/${task.id}`);
     await call('POST', '/tasks/{id}/archive', `/tasks/${task.id}/archive`);
     await call('POST', '/tasks/{id}/archive', `/tasks/${task.id}/archive`);

@@ -1,11 +1,13 @@
 // /events backfill, the /events/stream websocket, and run logs.
 import type { Static } from '../../schema-types.js';
+import { dirname } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Board } from '../../kanban/board.js';
 import { ALL_EVENT_KINDS, isEventKind } from '../../kanban/model/events.js';
 import { RUN_ID } from '../../kanban/model/ids.js';
 import { readLogTail } from '../../kanban/dispatch/run-log.js';
+import { runFile } from '../../kanban/dispatch/run-files.js';
 import type { EventStreamHub } from '../event-stream.js';
 import { EventList, describe } from './responses.js';
 import { EventsQuery, LogQuery, RunIdParams, StreamQuery } from './schemas.js';
@@ -46,7 +48,7 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
           id: 'getRunLog',
           summary: 'The tail of a run’s log (at most 1 MiB)',
           description:
-            'The last `tail` lines of what the run’s worker wrote to stdout and stderr. 404 for an unknown run, or one whose files retention removed.',
+            'The last `tail` lines of what the run’s worker wrote to stdout and stderr (with `file=agent`, of what an agent run printed on stdout: its JSON lines; its stderr is the log). 404 for an unknown run, or one whose files retention removed.',
           ok: {
             200: {
               description: 'the log, as text',
@@ -65,7 +67,9 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
           'RUN_NOT_FOUND',
           `the log of run ${run.id} was removed by retention (retention.runDays)`,
         );
-      const text = await readLogTail(run.logPath, {
+      const path =
+        req.query.file === 'agent' ? runFile(dirname(run.logPath), 'agent.jsonl') : run.logPath;
+      const text = await readLogTail(path, {
         lines: req.query.tail ?? 100,
         maxLineChars: 16_384,
       });

@@ -197,6 +197,14 @@ export const StreamQuery = Type.Object(
 );
 
 export const LogQuery = Type.Object(
-  { tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })) },
+  {
+    tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    file: Type.Optional(
+      Type.Union([Type.Literal('log'), Type.Literal('agent')], {
+        description:
+          '`log` (stdout and stderr; an agent run’s stderr), or `agent`: an agent run’s stdout, its JSON lines',
+      }),
+    ),
+  },
   strict,
 );

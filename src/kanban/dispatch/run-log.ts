@@ -48,3 +48,50 @@ export async function readLogTail(path: string, opts: TailOptions): Promise<stri
     await handle.close();
   }
 }
+
+/** What a run's log holds from `offset` on, in whole lines, and where the next read starts. */
+export interface LogChunk {
+  text: string;
+  next: number;
+  /** The file's size when read: a reader that reached it has read everything so far. */
+  size: number;
+}
+
+/**
+ * The whole lines of the file from byte `offset` on, at most MAX_TAIL_BYTES of them; a line
+ * still being written waits for the next read (an ended run's last line is whole). A line longer than MAX_TAIL_BYTES is given as it
+ * was read and passed over. An offset past the end (a file bounded since) reads nothing.
+ */
+export async function readLogFrom(
+  path: string,
+  offset: number,
+  /** Its run has ended: a last line without its newline is whole. */
+  ended: boolean,
+): Promise<LogChunk> {
+  let handle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { text: '', next: 0, size: 0 };
+    throw err;
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile() || offset >= stat.size)
+      return { text: '', next: Math.min(offset, stat.size), size: stat.size };
+    const length = Math.min(stat.size - offset, MAX_TAIL_BYTES);
+    const buffer = Buffer.alloc(length);
+    const { bytesRead } = await handle.read(buffer, 0, length, offset);
+    const end = buffer.lastIndexOf(0x0a, bytesRead - 1);
+    // No line ends in what a read may take: that much of one line is all it gets.
+    const atEnd = ended && offset + bytesRead >= stat.size;
+    const whole = atEnd || (end === -1 && bytesRead === MAX_TAIL_BYTES) ? bytesRead : end + 1;
+    return {
+      text: buffer.subarray(0, whole).toString('utf8'),
+      next: offset + whole,
+      size: stat.size,
+    };
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,115 @@
+// A run's transcript (docs/mcp.md): its log read by its agent kind's reader, from a byte offset
+// on, so that a reader that comes back gets only what was printed since.
+import { dirname } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { agentKind } from '../../agents/kinds.js';
+import { transcriptOf } from '../../agents/transcript.js';
+import type { AgentConfig } from '../../config/schema.js';
+import { AppError } from '../../errors.js';
+import type { Board } from '../../kanban/board.js';
+import { readLogFrom } from '../../kanban/dispatch/run-log.js';
+import { runFile } from '../../kanban/dispatch/run-files.js';
+import { RUN_ID } from '../../kanban/model/ids.js';
+import { Type, type Static } from '../../schema-types.js';
+import { describe } from './responses.js';
+import { closed, nullable } from './schema-parts.js';
+import { RunIdParams } from './schemas.js';
+
+export interface TranscriptRouteDeps {
+  board: Board;
+  /** The agent kind a profile runs, or null: it runs a command (or this host has no such profile). */
+  agentKindOf: (profile: string) => AgentConfig['kind'] | null;
+}
+
+const TranscriptQuery = Type.Object(
+  {
+    after: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'a byte offset: the `next` of the last answer' }),
+    ),
+  },
+  closed,
+);
+
+const cutChars = Type.Integer({ minimum: 0, description: 'characters cut from its end' });
+const entry = (kind: string, fields: Parameters<typeof Type.Object>[0]) =>
+  Type.Object({ kind: Type.Literal(kind), ...fields }, closed);
+const Transcript = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('claude'), Type.Literal('codex'), Type.Null()], {
+      description: 'the agent kind that read it, or null: a command’s run, shown line by line',
+    }),
+    entries: Type.Array(
+      Type.Union([
+        entry('text', { text: Type.String(), cut: cutChars }),
+        entry('tool_call', {
+          id: nullable(Type.String()),
+          tool: Type.String(),
+          input: Type.String(),
+          cut: cutChars,
+        }),
+        entry('tool_result', {
+          id: nullable(Type.String()),
+          output: Type.String(),
+          error: Type.Boolean(),
+          cut: cutChars,
+        }),
+        entry('question', { text: Type.String(), options: nullable(Type.Array(Type.String())) }),
+        entry('progress', { note: Type.String(), percent: nullable(Type.Number()) }),
+        entry('error', { text: Type.String(), cut: cutChars }),
+        entry('log', { text: Type.String(), cut: cutChars }),
+      ]),
+    ),
+    next: Type.Integer({ minimum: 0, description: 'the `after` of the next request' }),
+    ended: Type.Boolean({ description: 'the run ended and everything it printed was read' }),
+  },
+  closed,
+);
+
+function isKind(kind: string | null | undefined): kind is AgentConfig['kind'] {
+  return kind === 'claude' || kind === 'codex';
+}
+
+export function transcriptRoutes(app: FastifyInstance, deps: TranscriptRouteDeps): void {
+  app.get<{ Params: Static<typeof RunIdParams>; Querystring: Static<typeof TranscriptQuery> }>(
+    '/runs/:runId/transcript',
+    {
+      schema: {
+        params: RunIdParams,
+        querystring: TranscriptQuery,
+        ...describe({
+          tag: 'history',
+          id: 'getRunTranscript',
+          summary: 'A run’s transcript, readable',
+          description:
+            'What the run’s agent said and did, read from what it printed (its JSON lines) by its kind (claude, codex): its messages, each tool call with its input and its output (cut past 16,384 characters, `cut` saying how many), its questions and progress notes, its errors; a line that is not its agent’s JSON, and every line of a command’s run, as `log`. At most 1 MiB of the log an answer; ask again with `after` set to `next` for what came since. 404 for an unknown run, or one whose files retention removed.',
+          ok: { 200: Transcript },
+          errors: [404],
+        }),
+      },
+    },
+    async (req) => {
+      const run = RUN_ID.test(req.params.runId)
+        ? await deps.board.runs.get(req.params.runId)
+        : null;
+      if (!run) throw new AppError('RUN_NOT_FOUND', `no run ${req.params.runId}`);
+      if (run.filesPrunedAt !== null)
+        throw new AppError(
+          'RUN_NOT_FOUND',
+          `the log of run ${run.id} was removed by retention (retention.runDays)`,
+        );
+      // An ended agent run says its kind; a live one is its profile's.
+      const recorded = run.agent?.kind;
+      const kind = isKind(recorded) ? recorded : deps.agentKindOf(run.profile);
+      const ended = run.endedAt !== null;
+      // An agent's JSON lines are its stdout (agent.jsonl beside the log, which has its stderr).
+      const path = kind ? runFile(dirname(run.logPath), 'agent.jsonl') : run.logPath;
+      const chunk = await readLogFrom(path, req.query.after ?? 0, ended);
+      return {
+        kind,
+        entries: transcriptOf(kind ? agentKind(kind) : null, chunk.text),
+        next: chunk.next,
+        ended: ended && chunk.next >= chunk.size,
+      };
+    },
+  );
+}
