@@ -61,11 +61,12 @@ export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return content === undefined ? '' : JSON.stringify(content);
   return content
-    .map((c) =>
-      c && typeof c === 'object' && typeof (c as { text?: unknown }).text === 'string'
-        ? (c as { text: string }).text
-        : `[${String((c as { type?: unknown } | null)?.type ?? 'content')}]`,
-    )
+    .map((c: unknown) => {
+      const block = (c ?? {}) as { text?: unknown; type?: unknown };
+      if (typeof block.text === 'string') return block.text;
+      // An image or a resource: named, not shown.
+      return `[${typeof block.type === 'string' ? block.type : 'content'}]`;
+    })
     .join('\n');
 }
 
