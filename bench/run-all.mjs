@@ -20,6 +20,7 @@ const SUITES = [
   'dashboard',
   'agents',
   'sandbox',
+  'mcp',
 ];
 
 const fmt = (n) => (Number.isFinite(n) ? (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2)) : '-');
