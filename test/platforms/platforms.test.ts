@@ -348,10 +348,12 @@ describe('telegram', () => {
         },
       ],
     });
-    await waitFor('failed', async () => (await platform(gw.url, 'tg')).state === 'failed');
-    const getMes = tg.calls.filter((c) => c === 'getMe').length;
-    await new Promise((r) => setTimeout(r, 400));
-    expect(tg.calls.filter((c) => c === 'getMe').length).toBe(getMes);
+    const failed = await waitFor('failed', async () => {
+      const p = await platform(gw.url, 'tg');
+      return p.state === 'failed' ? p : null;
+    });
+    // Permanent: no retry is scheduled (a transient failure would name when it tries again).
+    expect(failed.nextRetryAt).toBeNull();
     tg.mode = 'ok';
     await api(gw.url, 'POST', '/platform/tg/reconnect');
     await waitFor('connected', async () => (await platform(gw.url, 'tg')).state === 'connected');
