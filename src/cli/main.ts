@@ -11,10 +11,11 @@ const TARGET = '[--config F] [--data-dir D] [--url U] [--token T] [--json]';
 /** Each subcommand's own text (`gatehouse task add --help`). */
 const SUB_USAGE: Record<string, Record<string, string>> = {
   task: {
-    add: `gatehouse task add TITLE [--body B] [--assignee P] [--priority N] [--parent ID]… [--max-runtime 30m] [--max-retries N] [--idempotency-key K] [--repo R] [--model M] ${TARGET}
+    add: `gatehouse task add TITLE [--body B] [--assignee P] [--priority N] [--parent ID]… [--max-runtime 30m] [--max-retries N] [--idempotency-key K] [--repo R] [--model M] [--approval] ${TARGET}
   Creates a task; ready at once, or todo until every --parent is done. --repo: the repository
   (a name in workspaces.repos) its worktree is made from; --model: the model its agent profile
-  runs it with (agent.model or one of agent.models).`,
+  runs it with (agent.model or one of agent.models); --approval: its first run waits in todo
+  for a person's approval (task approve), whatever its profile says.`,
     ls: `gatehouse task ls [--status S] [--assignee P] [--limit N] [--cursor C | --all] ${TARGET}
   Lists tasks oldest first, N a page (default 100, at most 1000); the last line says how to get
   the next page (--cursor C), or --all fetches every page. --json: {"tasks", "nextCursor"}.`,

@@ -58,6 +58,7 @@ async function add(args: string[]): Promise<void> {
       'idempotency-key': { type: 'string' },
       repo: { type: 'string' },
       model: { type: 'string' },
+      approval: { type: 'boolean' },
     },
     1,
   );
@@ -68,6 +69,7 @@ async function add(args: string[]): Promise<void> {
   if (values.assignee !== undefined) body.assignee = values.assignee;
   if (values.repo !== undefined) body.repo = values.repo;
   if (values.model !== undefined) body.model = values.model;
+  if (values.approval) body.approval = 'before_run';
   if (values.priority !== undefined)
     body.priority = parseInteger('--priority', values.priority, -1_000_000, 1_000_000);
   if (values.parent) body.parents = values.parent;

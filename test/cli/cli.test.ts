@@ -106,6 +106,9 @@ describe('the gatehouse command line', () => {
     const twice = await runCli(['task', 'approve', task.id, ...d]);
     expect(twice.code).toBe(1);
     expect(twice.stderr).toContain('INVALID_TRANSITION');
+    // A task of its own that waits for a person before its first run, though its profile does not.
+    const gated = await runCli(['task', 'add', 'ask me first', '--approval', '--json', ...d]);
+    expect(JSON.parse(gated.stdout)).toMatchObject({ status: 'todo', awaiting: 'approval' });
   });
 
   it('approves a gated task’s first run at the revision it showed, and answers a question', async () => {
