@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { api, startGateway } from '../helpers/app.js';
 import {
   ENDS_AGENTS,
@@ -65,6 +66,14 @@ describe.each(['claude', 'codex'] as const)('the transcript of a %s run', (kind)
         env: cleanEnv(),
       },
     );
+    // Pushed over its websocket as the agent prints, and closed once the run has ended.
+    const pushed: { entries: { kind: string; text?: string }[]; ended: boolean }[] = [];
+    const socket = new WebSocket(
+      `${gw.url.replace('http', 'ws')}/runs/${running.currentRunId}/transcript/stream`,
+    );
+    socket.on('message', (data) => pushed.push(JSON.parse(String(data))));
+    const socketClosed = new Promise<number>((resolve) => socket.on('close', resolve));
+    const pushedEntries = () => pushed.flatMap((m) => m.entries);
     // Live: the failed command is shown while the agent still waits, and its answer is not.
     await waitFor(
       'the follower to show the failed command',
@@ -74,6 +83,12 @@ describe.each(['claude', 'codex'] as const)('the transcript of a %s run', (kind)
     expect(follow.stdout()).toContain('… progress: 50% wrote hello.txt');
     expect(follow.stdout()).not.toContain('Done: hello.txt is written.');
     expect((await getTask(gw, id)).status).toBe('running');
+    await waitFor('the failed command pushed', () =>
+      pushedEntries().some(
+        (e) => e.kind === 'tool_result' && JSON.stringify(e).includes('missing-file'),
+      ),
+    );
+    expect(pushedEntries().some((e) => e.kind === 'text')).toBe(false);
     writeFileSync(join(running.workspace.path, 'go'), '');
     const { code } = await follow.closed;
     expect(code, follow.stderr()).toBe(0);
@@ -109,6 +124,11 @@ describe.each(['claude', 'codex'] as const)('the transcript of a %s run', (kind)
     });
     // Its tool calls and their results are paired by id.
     expect(entries[1].id).toBe(entries[0].id);
+    // The socket pushed the same entries, in as many messages as the agent took, and closed.
+    expect(await socketClosed).toBe(1000);
+    expect(pushedEntries()).toEqual(whole.entries);
+    expect(pushed.at(-1)!.ended).toBe(true);
+    expect(pushed.length).toBeGreaterThan(1);
     // Nothing more after the end.
     const after = (await api(gw.url, 'GET', `/runs/${run.id}/transcript?after=${whole.next}`)).body;
     expect(after).toEqual({ kind, entries: [], next: whole.next, ended: true });

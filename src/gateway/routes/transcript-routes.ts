@@ -1,7 +1,8 @@
-// A run's transcript (docs/mcp.md): its log read by its agent kind's reader, from a byte offset
-// on, so that a reader that comes back gets only what was printed since.
+// A run's transcript (docs/mcp.md): what it printed read by its agent kind's reader, from a byte
+// offset on, so that a reader that comes back gets only what was printed since; or pushed over a
+// websocket as it prints.
 import { dirname } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { agentKind } from '../../agents/kinds.js';
 import { transcriptOf } from '../../agents/transcript.js';
 import type { AgentConfig } from '../../config/schema.js';
@@ -10,6 +11,8 @@ import type { Board } from '../../kanban/board.js';
 import { readLogFrom } from '../../kanban/dispatch/run-log.js';
 import { runFile } from '../../kanban/dispatch/run-files.js';
 import { RUN_ID } from '../../kanban/model/ids.js';
+import type { Run } from '../../kanban/model/types.js';
+import { followTranscript } from '../transcript-stream.js';
 import { Type, type Static } from '../../schema-types.js';
 import { describe } from './responses.js';
 import { closed, nullable } from './schema-parts.js';
@@ -20,6 +23,14 @@ export interface TranscriptRouteDeps {
   /** The agent kind a profile runs, or null: it runs a command (or this host has no such profile). */
   agentKindOf: (profile: string) => AgentConfig['kind'] | null;
 }
+
+const StreamQuery = Type.Object(
+  {
+    after: Type.Optional(Type.Integer({ minimum: 0 })),
+    token: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  closed,
+);
 
 const TranscriptQuery = Type.Object(
   {
@@ -88,21 +99,8 @@ export function transcriptRoutes(app: FastifyInstance, deps: TranscriptRouteDeps
       },
     },
     async (req) => {
-      const run = RUN_ID.test(req.params.runId)
-        ? await deps.board.runs.get(req.params.runId)
-        : null;
-      if (!run) throw new AppError('RUN_NOT_FOUND', `no run ${req.params.runId}`);
-      if (run.filesPrunedAt !== null)
-        throw new AppError(
-          'RUN_NOT_FOUND',
-          `the log of run ${run.id} was removed by retention (retention.runDays)`,
-        );
-      // An ended agent run says its kind; a live one is its profile's.
-      const recorded = run.agent?.kind;
-      const kind = isKind(recorded) ? recorded : deps.agentKindOf(run.profile);
+      const { run, kind, path } = await source(deps, req.params.runId);
       const ended = run.endedAt !== null;
-      // An agent's JSON lines are its stdout (agent.jsonl beside the log, which has its stderr).
-      const path = kind ? runFile(dirname(run.logPath), 'agent.jsonl') : run.logPath;
       const chunk = await readLogFrom(path, req.query.after ?? 0, ended);
       return {
         kind,
@@ -112,4 +110,59 @@ export function transcriptRoutes(app: FastifyInstance, deps: TranscriptRouteDeps
       };
     },
   );
+
+  // The same, pushed as the agent prints (websocket; hidden from the OpenAPI document as
+  // /events/stream is): each message one answer as above, closed with 1000 once `ended`.
+  app.register(async (scope) => {
+    scope.get<{ Params: Static<typeof RunIdParams>; Querystring: Static<typeof StreamQuery> }>(
+      '/runs/:runId/transcript/stream',
+      {
+        websocket: true,
+        schema: { params: RunIdParams, querystring: StreamQuery, hide: true },
+        // Refused before the upgrade: an unknown run is a 404, not a silent socket.
+        preValidation: async (req) => {
+          sources.set(req, await source(deps, req.params.runId));
+        },
+      },
+      (socket, req) => {
+        const { run, kind, path } = sources.get(req)!;
+        followTranscript(socket, {
+          board: deps.board,
+          runId: run.id,
+          path,
+          kind: kind ? agentKind(kind) : null,
+          kindName: kind,
+          after: req.query.after ?? 0,
+        });
+      },
+    );
+  });
+}
+
+interface Source {
+  run: Run;
+  kind: AgentConfig['kind'] | null;
+  /**
+   * The file it reads: an agent's JSON lines are its stdout (agent.jsonl beside the log, which
+   * has its stderr); a command's run, its log.
+   */
+  path: string;
+}
+
+const sources = new WeakMap<FastifyRequest, Source>();
+
+/** The run, the kind that reads what it printed, and where that is; 404 for none. */
+async function source(deps: TranscriptRouteDeps, runId: string): Promise<Source> {
+  const run = RUN_ID.test(runId) ? await deps.board.runs.get(runId) : null;
+  if (!run) throw new AppError('RUN_NOT_FOUND', `no run ${runId}`);
+  if (run.filesPrunedAt !== null)
+    throw new AppError(
+      'RUN_NOT_FOUND',
+      `the log of run ${run.id} was removed by retention (retention.runDays)`,
+    );
+  // An ended agent run says its kind; a live one is its profile's.
+  const recorded = run.agent?.kind;
+  const kind = isKind(recorded) ? recorded : deps.agentKindOf(run.profile);
+  const path = kind ? runFile(dirname(run.logPath), 'agent.jsonl') : run.logPath;
+  return { run, kind, path };
 }
