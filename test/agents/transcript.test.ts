@@ -71,7 +71,7 @@ describe.each(['claude', 'codex'] as const)('the transcript of a %s run', (kind)
     const socket = new WebSocket(
       `${gw.url.replace('http', 'ws')}/runs/${running.currentRunId}/transcript/stream`,
     );
-    socket.on('message', (data) => pushed.push(JSON.parse(String(data))));
+    socket.on('message', (data: Buffer) => pushed.push(JSON.parse(data.toString('utf8'))));
     const socketClosed = new Promise<number>((resolve) => socket.on('close', resolve));
     const pushedEntries = () => pushed.flatMap((m) => m.entries);
     // Live: the failed command is shown while the agent still waits, and its answer is not.
