@@ -177,5 +177,5 @@ export const claude: AgentKind = {
   },
   transcript,
   // A reply as it is written: the whole message follows as an `assistant` line.
-  transcriptSkips: ['"type":"stream_event"'],
+  transcriptSkips: ['{"type":"stream_event"'],
 };

@@ -82,8 +82,9 @@ export function transcriptOf(kind: AgentKind | null, text: string): TranscriptEn
       entries.push(textEntry('log', line));
       continue;
     }
-    // What the kind never shows (partial messages while a reply is written) is not parsed.
-    if (kind.transcriptSkips.some((needle) => line.includes(needle))) continue;
+    // What the kind never shows (partial messages while a reply is written) is not parsed: a
+    // line of that type begins so (a nested object of the same type does not make it one).
+    if (kind.transcriptSkips.some((start) => line.startsWith(start))) continue;
     let value: unknown;
     try {
       value = JSON.parse(line);
@@ -91,8 +92,12 @@ export function transcriptOf(kind: AgentKind | null, text: string): TranscriptEn
       entries.push(textEntry('log', line));
       continue;
     }
-    if (value && typeof value === 'object' && !Array.isArray(value))
-      entries.push(...kind.transcript(value as Record<string, unknown>));
+    if (!value || typeof value !== 'object' || Array.isArray(value)) continue;
+    const v = value as Record<string, unknown>;
+    // Where gatehouse bounded a long output (docs/agents.md): say how much is not shown.
+    if (v.type === 'gatehouse_cut' && typeof v.bytes === 'number')
+      entries.push(textEntry('log', `[… ${v.bytes} bytes of output cut when the run ended]`));
+    else entries.push(...kind.transcript(v));
   }
   return entries;
 }

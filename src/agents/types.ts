@@ -96,7 +96,7 @@ export interface AgentKind {
   endingFromLog(logTail: string): AgentEnding | null;
   /** What one JSON line it printed shows in its run's transcript (often nothing). */
   transcript(value: Record<string, unknown>): TranscriptEntry[];
-  /** Lines holding any of these are never shown, and not parsed for the transcript. */
+  /** Lines that begin with any of these are never shown, and not parsed for the transcript. */
   readonly transcriptSkips: readonly string[];
 }
 

@@ -1,10 +1,12 @@
 // `gatehouse task log ID`: the latest run's transcript, readable (docs/mcp.md); `--raw` for the
 // log as the worker wrote it; `--follow` on until the task ends.
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Answer } from './api-client.js';
 import { parseFlags, usageError } from './args.js';
+import { printable } from './output.js';
 import { common, connect, oneId, type Api } from './task-api.js';
 
 type Transcript = Answer<'/runs/{runId}/transcript', 'get'>;
@@ -50,7 +52,8 @@ async function printFrom(api: Api, run: Run, after: number) {
   let next = after;
   for (;;) {
     const t = (await api.call('GET', `/runs/${run.id}/transcript?after=${next}`)) as Transcript;
-    for (const e of t.entries) process.stdout.write(`${entryText(e)}\n`);
+    // What the agent printed is somebody else's text: it cannot drive the terminal.
+    for (const e of t.entries) process.stdout.write(`${printable(entryText(e))}\n`);
     if (t.next === next || t.ended) return { next: t.next, ended: t.ended };
     next = t.next;
   }
@@ -108,6 +111,8 @@ export async function log(args: string[]): Promise<void> {
     await sleep(300);
     const next = await latest();
     if (next.run && next.run.id !== run.id) {
+      // What the run before printed after the last look (its last error, often) first.
+      if (!values.raw) await printFrom(api, run, offset);
       offset = 0;
       if (!values.raw) process.stdout.write(`— run ${next.run.id} —\n`);
     }
@@ -116,20 +121,28 @@ export async function log(args: string[]): Promise<void> {
   }
 }
 
+/** Copies what the file holds from `offset` on (a MiB at a time) to stdout; the new offset. */
 async function copyFrom(path: string, offset: number): Promise<number> {
   let handle;
   try {
-    handle = await open(path, 'r');
-  } catch {
-    return offset;
+    // O_NONBLOCK: a FIFO put in place of the file must not hang the follower.
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return offset;
+    throw err;
   }
   try {
-    const { size } = await handle.stat();
-    if (size <= offset) return offset;
-    const buffer = Buffer.alloc(size - offset);
-    await handle.read(buffer, 0, buffer.length, offset);
-    process.stdout.write(buffer);
-    return size;
+    const stat = await handle.stat();
+    if (!stat.isFile()) return offset;
+    const buffer = Buffer.alloc(1024 * 1024);
+    let at = offset;
+    while (at < stat.size) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, at);
+      if (bytesRead === 0) break;
+      process.stdout.write(buffer.subarray(0, bytesRead));
+      at += bytesRead;
+    }
+    return at;
   } finally {
     await handle.close();
   }

@@ -11,6 +11,7 @@ import { readLogFrom } from '../kanban/dispatch/run-log.js';
 
 /** A client that has this much unsent is too slow: closed with 1013, it reconnects with its next. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+const POLL_MS = 2000;
 
 export interface TranscriptFollow {
   board: Board;
@@ -28,10 +29,18 @@ export function followTranscript(ws: WebSocket, f: TranscriptFollow): void {
   let again = false;
   let closed = false;
   let watcher: FSWatcher | null = null;
+  /** Where the folder cannot be watched (no inotify watch left, a network file system). */
+  let poll: NodeJS.Timeout | null = null;
   const stop = () => {
     closed = true;
     watcher?.close();
+    if (poll) clearInterval(poll);
     unsubscribe();
+  };
+  const pollInstead = () => {
+    watcher?.close();
+    watcher = null;
+    poll ??= setInterval(() => void pump(), POLL_MS);
   };
   const unsubscribe = f.board.bus.subscribe((event) => {
     if (event.runId === f.runId) void pump();
@@ -41,15 +50,14 @@ export function followTranscript(ws: WebSocket, f: TranscriptFollow): void {
 
   /** Watches the run's folder once it exists (a run just claimed has none yet). */
   const ensureWatch = () => {
-    if (watcher || closed) return;
+    if (watcher || poll || closed) return;
     try {
       watcher = watch(dirname(f.path), () => void pump());
-      watcher.on('error', () => {
-        watcher?.close();
-        watcher = null;
-      });
-    } catch {
-      // Not made yet: its spawn is an event of the run, which calls again.
+      watcher.on('error', pollInstead);
+    } catch (err) {
+      // Not made yet: its spawn is an event of the run, which calls again. Anything else: it is
+      // read every POLL_MS instead.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') pollInstead();
     }
   };
 

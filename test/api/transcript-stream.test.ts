@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { api, startGateway, type TestGateway } from '../helpers/app.js';
-import { tempDir } from '../helpers/daemon.js';
+import { runCli, tempDir } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
 import { getTask, settledIn } from '../helpers/workers.js';
 
@@ -47,7 +47,7 @@ describe('GET /runs/:runId/transcript/stream', () => {
               command: [
                 '/bin/sh',
                 '-c',
-                `echo one; until [ -f '${gate}' ]; do sleep 0.05; done; echo two; until [ -f '${gate}2' ]; do sleep 0.05; done; echo three; echo '{"status":"done"}' > "$GATEHOUSE_RUN_DIR/result.json"`,
+                `echo one; until [ -f '${gate}' ]; do sleep 0.05; done; echo two; until [ -f '${gate}2' ]; do sleep 0.05; done; echo three; printf 'x \\033]52;c;aGk=\\007 y\\n'; echo '{"status":"done"}' > "$GATEHOUSE_RUN_DIR/result.json"`,
               ],
             },
           },
@@ -70,14 +70,17 @@ describe('GET /runs/:runId/transcript/stream', () => {
     writeFileSync(`${gate}2`, '');
     expect(await first.closed).toBe(1000);
     expect(await second.closed).toBe(1000);
-    expect(first.lines()).toEqual(['one', 'two', 'three']);
-    expect(second.lines()).toEqual(['two', 'three']);
+    expect(first.lines()).toEqual(['one', 'two', 'three', 'x \u001b]52;c;aGk=\u0007 y']);
+    expect(second.lines()).toEqual(['two', 'three', 'x \u001b]52;c;aGk=\u0007 y']);
     expect(first.pushed.at(-1)!.ended).toBe(true);
     await settledIn(gw, id, 'done');
     // A run that has ended: what it printed at once, then closed.
     const late = follow(gw, runId);
     expect(await late.closed).toBe(1000);
-    expect(late.lines()).toEqual(['one', 'two', 'three']);
+    expect(late.lines()).toEqual(first.lines());
+    // On a terminal, what the run printed cannot drive it: its escape sequence is shown.
+    const printed = await runCli(['task', 'log', id, '--url', gw.url]);
+    expect(printed.stdout).toBe('one\ntwo\nthree\nx \\u{1b}]52;c;aGk=\\u{7} y\n');
     // A bad offset for a run that exists: refused before the upgrade.
     expect(await follow(gw, runId, '?after=-1').refused).toBe(400);
   });

@@ -119,6 +119,37 @@ describe('a run’s transcript', () => {
     ]);
   });
 
+  it('shows a call whose input holds a partial message’s type, and says where gatehouse cut the output', () => {
+    const sneaky = JSON.stringify({
+      type: 'assistant',
+      message: {
+        content: [
+          {
+            type: 'tool_use',
+            id: 't',
+            name: 'Bash',
+            input: { command: 'rm -rf x', x: { type: 'stream_event' } },
+          },
+        ],
+      },
+    });
+    const lines = [
+      '{"type":"stream_event","event":{"type":"content_block_delta"}}',
+      sneaky,
+      '{"type":"gatehouse_cut","bytes":123456}',
+    ].join('\n');
+    expect(transcriptOf(claude, lines)).toEqual([
+      {
+        kind: 'tool_call',
+        id: 't',
+        tool: 'Bash',
+        input: '{"command":"rm -rf x","x":{"type":"stream_event"}}',
+        cut: 0,
+      },
+      { kind: 'log', text: '[… 123456 bytes of output cut when the run ended]', cut: 0 },
+    ]);
+  });
+
   it('shows every line of a command’s run as it is', () => {
     expect(transcriptOf(null, '{"type":"assistant"}\nplain\n')).toEqual([
       { kind: 'log', text: '{"type":"assistant"}', cut: 0 },

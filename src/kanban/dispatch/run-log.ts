@@ -77,8 +77,9 @@ export async function readLogFrom(
   }
   try {
     const stat = await handle.stat();
-    if (!stat.isFile() || offset >= stat.size)
-      return { text: '', next: Math.min(offset, stat.size), size: stat.size };
+    // Not a file (a folder or a FIFO put in its place): nothing to read, and nothing more to come.
+    if (!stat.isFile()) return { text: '', next: offset, size: offset };
+    if (offset >= stat.size) return { text: '', next: stat.size, size: stat.size };
     const length = Math.min(stat.size - offset, MAX_TAIL_BYTES);
     const buffer = Buffer.alloc(length);
     const { bytesRead } = await handle.read(buffer, 0, length, offset);
