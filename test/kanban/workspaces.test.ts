@@ -315,7 +315,8 @@ describe('workspaces', () => {
     mkdirSync(times);
     const gw = await gatewayOn(
       repo,
-      { agent: shWorker('true', { maxRuntimeSeconds: 2 }) },
+      // The bound leaves a loaded machine time to make four worktrees and start their setups.
+      { agent: shWorker('true', { maxRuntimeSeconds: 6 }) },
       {
         setup: [
           '/bin/sh',
@@ -333,12 +334,16 @@ describe('workspaces', () => {
     // One more whose setup outlives the profile's bound: ended, and its run says so.
     writeFileSync(join(times, 'slow'), '');
     const { id } = await createTask(gw, { title: 'slow setup' });
-    const task = await waitFor('the slow setup to be ended', async () => {
-      const t = await getTask(gw, id);
-      return t.runs[0]?.endedAt ? t : null;
-    });
+    const task = await waitFor(
+      'the slow setup to be ended',
+      async () => {
+        const t = await getTask(gw, id);
+        return t.runs[0]?.endedAt ? t : null;
+      },
+      30_000,
+    );
     expect(task.runs[0].outcome).toBe('spawn_failed');
-    expect(task.runs[0].error).toMatch(/was ended after 2 s \(the profile's maxRuntimeSeconds\)/);
+    expect(task.runs[0].error).toMatch(/was ended after 6 s \(the profile's maxRuntimeSeconds\)/);
   });
 
   it('ends a setup when its task is archived: the whole setup goes, the archive takes effect, no second setup', async () => {
