@@ -316,7 +316,7 @@ describe('workspaces', () => {
     const gw = await gatewayOn(
       repo,
       // The bound leaves a loaded machine time to make four worktrees and start their setups.
-      { agent: shWorker('true', { maxRuntimeSeconds: 6 }) },
+      { agent: shWorker('true', { maxRuntimeSeconds: 12 }) },
       {
         setup: [
           '/bin/sh',
@@ -330,7 +330,7 @@ describe('workspaces', () => {
       [1, 2, 3, 4].map(async (i) => (await createTask(gw, { title: `setup ${i}` })).id),
     );
     for (const id of ids)
-      expect((await settledIn(gw, id, 'done')).runs[0].outcome).toBe('completed');
+      expect((await settledIn(gw, id, 'done', 30_000)).runs[0].outcome).toBe('completed');
     // One more whose setup outlives the profile's bound: ended, and its run says so.
     writeFileSync(join(times, 'slow'), '');
     const { id } = await createTask(gw, { title: 'slow setup' });
@@ -343,7 +343,7 @@ describe('workspaces', () => {
       30_000,
     );
     expect(task.runs[0].outcome).toBe('spawn_failed');
-    expect(task.runs[0].error).toMatch(/was ended after 6 s \(the profile's maxRuntimeSeconds\)/);
+    expect(task.runs[0].error).toMatch(/was ended after 12 s \(the profile's maxRuntimeSeconds\)/);
   });
 
   it('ends a setup when its task is archived: the whole setup goes, the archive takes effect, no second setup', async () => {
