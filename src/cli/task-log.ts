@@ -1,9 +1,8 @@
 // `gatehouse task log ID`: the latest run's transcript, readable (docs/mcp.md); `--raw` for the
 // log as the worker wrote it; `--follow` on until the task ends.
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readLogFrom } from '../kanban/dispatch/run-log.js';
 import type { Answer } from './api-client.js';
 import { parseFlags, usageError } from './args.js';
 import { printable } from './output.js';
@@ -121,29 +120,13 @@ export async function log(args: string[]): Promise<void> {
   }
 }
 
-/** Copies what the file holds from `offset` on (a MiB at a time) to stdout; the new offset. */
+/** Copies what the file holds from `offset` on to stdout; the new offset. */
 async function copyFrom(path: string, offset: number): Promise<number> {
-  let handle;
-  try {
-    // O_NONBLOCK: a FIFO put in place of the file must not hang the follower.
-    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return offset;
-    throw err;
-  }
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) return offset;
-    const buffer = Buffer.alloc(1024 * 1024);
-    let at = offset;
-    while (at < stat.size) {
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, at);
-      if (bytesRead === 0) break;
-      process.stdout.write(buffer.subarray(0, bytesRead));
-      at += bytesRead;
-    }
-    return at;
-  } finally {
-    await handle.close();
+  for (;;) {
+    // Read as the daemon reads a log: a MiB at a time, never hanging on a FIFO.
+    const chunk = await readLogFrom(path, offset, true);
+    if (chunk.next === offset) return offset;
+    process.stdout.write(chunk.text);
+    offset = chunk.next;
   }
 }

@@ -5,11 +5,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Board } from '../../kanban/board.js';
 import { ALL_EVENT_KINDS, isEventKind } from '../../kanban/model/events.js';
-import { RUN_ID } from '../../kanban/model/ids.js';
 import { readLogTail } from '../../kanban/dispatch/run-log.js';
 import { runFile } from '../../kanban/dispatch/run-files.js';
 import type { EventStreamHub } from '../event-stream.js';
 import { EventList, describe } from './responses.js';
+import { runWithFiles } from './run-lookup.js';
 import { EventsQuery, LogQuery, RunIdParams, StreamQuery } from './schemas.js';
 
 /** Where each websocket request's stream starts, settled before its upgrade. */
@@ -60,13 +60,7 @@ export function eventRoutes(app: FastifyInstance, board: Board, hub: EventStream
       },
     },
     async (req, reply) => {
-      const run = RUN_ID.test(req.params.runId) ? await board.runs.get(req.params.runId) : null;
-      if (!run) throw new AppError('RUN_NOT_FOUND', `no run ${req.params.runId}`);
-      if (run.filesPrunedAt !== null)
-        throw new AppError(
-          'RUN_NOT_FOUND',
-          `the log of run ${run.id} was removed by retention (retention.runDays)`,
-        );
+      const run = await runWithFiles(board, req.params.runId);
       const path =
         req.query.file === 'agent' ? runFile(dirname(run.logPath), 'agent.jsonl') : run.logPath;
       const text = await readLogTail(path, {

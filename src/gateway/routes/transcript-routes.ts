@@ -6,15 +6,14 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { agentKind } from '../../agents/kinds.js';
 import { transcriptOf } from '../../agents/transcript.js';
 import type { AgentConfig } from '../../config/schema.js';
-import { AppError } from '../../errors.js';
 import type { Board } from '../../kanban/board.js';
 import { readLogFrom } from '../../kanban/dispatch/run-log.js';
 import { runFile } from '../../kanban/dispatch/run-files.js';
-import { RUN_ID } from '../../kanban/model/ids.js';
 import type { Run } from '../../kanban/model/types.js';
 import { followTranscript } from '../transcript-stream.js';
 import { Type, type Static } from '../../schema-types.js';
 import { describe } from './responses.js';
+import { runWithFiles } from './run-lookup.js';
 import { closed, nullable } from './schema-parts.js';
 import { RunIdParams } from './schemas.js';
 
@@ -153,13 +152,7 @@ const sources = new WeakMap<FastifyRequest, Source>();
 
 /** The run, the kind that reads what it printed, and where that is; 404 for none. */
 async function source(deps: TranscriptRouteDeps, runId: string): Promise<Source> {
-  const run = RUN_ID.test(runId) ? await deps.board.runs.get(runId) : null;
-  if (!run) throw new AppError('RUN_NOT_FOUND', `no run ${runId}`);
-  if (run.filesPrunedAt !== null)
-    throw new AppError(
-      'RUN_NOT_FOUND',
-      `the log of run ${run.id} was removed by retention (retention.runDays)`,
-    );
+  const run = await runWithFiles(deps.board, runId);
   // An ended agent run says its kind; a live one is its profile's.
   const recorded = run.agent?.kind;
   const kind = isKind(recorded) ? recorded : deps.agentKindOf(run.profile);

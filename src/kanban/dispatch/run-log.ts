@@ -1,7 +1,7 @@
 // Reading the tail of a run's log with bounded memory and time, whatever the log looks like
 // (docs/api.md: at most 1 MiB, long lines cut with a marker).
 import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 
 /** Never more than this is read from the end of a log. */
 export const MAX_TAIL_BYTES = 1024 * 1024;
@@ -17,16 +17,21 @@ function cutLine(line: string, max: number): string {
   return line.length <= max ? line : `[… ${line.length - max} characters cut] ${line.slice(-max)}`;
 }
 
-/** The last `lines` lines of the file ('' if it does not exist yet). */
-export async function readLogTail(path: string, opts: TailOptions): Promise<string> {
-  let handle;
+/** The file opened to read, or null when it does not exist yet. */
+async function openLog(path: string): Promise<FileHandle | null> {
   try {
     // O_NONBLOCK: a FIFO a worker put in place of its log must not hang the open.
-    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    return await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
+}
+
+/** The last `lines` lines of the file ('' if it does not exist yet). */
+export async function readLogTail(path: string, opts: TailOptions): Promise<string> {
+  const handle = await openLog(path);
+  if (!handle) return '';
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) return '';
@@ -68,13 +73,8 @@ export async function readLogFrom(
   /** Its run has ended: a last line without its newline is whole. */
   ended: boolean,
 ): Promise<LogChunk> {
-  let handle;
-  try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { text: '', next: 0, size: 0 };
-    throw err;
-  }
+  const handle = await openLog(path);
+  if (!handle) return { text: '', next: 0, size: 0 };
   try {
     const stat = await handle.stat();
     // Not a file (a folder or a FIFO put in its place): nothing to read, and nothing more to come.
