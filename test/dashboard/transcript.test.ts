@@ -51,6 +51,8 @@ describe.each(['claude', 'codex'] as const)(
       const daemon = startDaemon({
         dataDir,
         config: writeConfig(tempDir(), {
+          // A test that fails before it lets the stand-in go on leaves no worker behind.
+          shutdown: { workers: 'terminate' },
           workers: {
             tickSeconds: 0.1,
             defaultProfile: 'agent',
