@@ -155,6 +155,34 @@ export type paths = {
      */
     post: operations["syncPullRequest"];
   };
+  "/schedules": {
+    /**
+     * List the schedules with their next and last firing
+     * @description Every schedule in the configuration, in name order.
+     */
+    get: operations["listSchedules"];
+  };
+  "/schedules/{name}/pause": {
+    /**
+     * Pause a schedule on every host
+     * @description Its firings make nothing until it is resumed (each is recorded, so none is made later); `schedule_paused`.
+     */
+    post: operations["pauseSchedule"];
+  };
+  "/schedules/{name}/resume": {
+    /**
+     * Resume a paused schedule
+     * @description Its next firing makes its task again; the firings while it was paused are not made. `schedule_resumed`.
+     */
+    post: operations["resumeSchedule"];
+  };
+  "/schedules/{name}/run": {
+    /**
+     * Make a schedule’s task now
+     * @description Whatever its calendar, pause or overlap say: the task, with `schedule.fireTime` now. Its next firing still comes at its time.
+     */
+    post: operations["runSchedule"];
+  };
   "/tasks/{id}/complete": {
     /**
      * Complete the run (its verdict)
@@ -318,7 +346,7 @@ export type components = {
     ApiError: {
       error: {
         /** @description stable code, see docs/errors.md */
-        code: "BAD_REQUEST" | "VALIDATION_FAILED" | "UNAUTHORIZED" | "FORBIDDEN" | "FORBIDDEN_ORIGIN" | "NOT_FOUND" | "TASK_NOT_FOUND" | "RUN_NOT_FOUND" | "PLATFORM_NOT_FOUND" | "PROFILE_NOT_FOUND" | "WORKSPACE_NOT_FOUND" | "INVALID_TRANSITION" | "RUN_MISMATCH" | "TASK_NOT_ARCHIVED" | "WORKER_SURVIVED" | "IDEMPOTENCY_KEY_IN_USE" | "WORKSPACE_NOT_READY" | "PR_OPEN" | "PR_NOT_OF_TASK" | "NO_PULL_REQUESTS" | "FORGE_NOT_FOUND" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISDIRECTED_REQUEST" | "INTERNAL" | "PLATFORM_UNAVAILABLE" | "SHUTTING_DOWN" | "STORAGE_UNAVAILABLE" | "STORAGE_BUSY" | "FORGE_UNAVAILABLE";
+        code: "BAD_REQUEST" | "VALIDATION_FAILED" | "UNAUTHORIZED" | "FORBIDDEN" | "FORBIDDEN_ORIGIN" | "NOT_FOUND" | "TASK_NOT_FOUND" | "RUN_NOT_FOUND" | "PLATFORM_NOT_FOUND" | "PROFILE_NOT_FOUND" | "SCHEDULE_NOT_FOUND" | "WORKSPACE_NOT_FOUND" | "INVALID_TRANSITION" | "RUN_MISMATCH" | "TASK_NOT_ARCHIVED" | "WORKER_SURVIVED" | "IDEMPOTENCY_KEY_IN_USE" | "WORKSPACE_NOT_READY" | "PR_OPEN" | "PR_NOT_OF_TASK" | "NO_PULL_REQUESTS" | "FORGE_NOT_FOUND" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISDIRECTED_REQUEST" | "INTERNAL" | "PLATFORM_UNAVAILABLE" | "SHUTTING_DOWN" | "STORAGE_UNAVAILABLE" | "STORAGE_BUSY" | "FORGE_UNAVAILABLE";
         message: string;
       };
     };
@@ -340,6 +368,13 @@ export type components = {
       kind: "mcp";
       /** @description the agent run that made it over MCP (docs/mcp.md) */
       runId: string;
+    } | {
+      /** @enum {string} */
+      kind: "schedule";
+      /** @description the schedule whose firing made it (docs/schedules.md) */
+      name: string;
+      /** @description the firing’s time, ISO 8601 */
+      fireTime: string;
     };
     Workspace: {
       kind: "scratch" | "worktree";
@@ -440,6 +475,11 @@ export type components = {
         /** @description epoch milliseconds */
         at: number;
       }) | null;
+      schedule: {
+        name: string;
+        /** @description ISO 8601 */
+        fireTime: string;
+      } | null;
       awaiting: "approval" | null;
       approval: ({
         /** @description of what it asks: title, body, assignee, repo, model */
@@ -517,6 +557,11 @@ export type components = {
         /** @description epoch milliseconds */
         at: number;
       }) | null;
+      schedule: {
+        name: string;
+        /** @description ISO 8601 */
+        fireTime: string;
+      } | null;
       awaiting: "approval" | null;
       approval: ({
         /** @description of what it asks: title, body, assignee, repo, model */
@@ -1657,6 +1702,43 @@ export type components = {
         event: string;
         delivery: string;
         tasks: string[];
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "schedule_skipped";
+      payload: {
+        schedule: string;
+        fireTime: string;
+        reason: "previous open" | "missed";
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "schedule_paused";
+      payload: {
+        schedule: string;
+        by: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "schedule_resumed";
+      payload: {
+        schedule: string;
+        by: string;
       };
       /** @description epoch milliseconds */
       at: number;
@@ -3405,6 +3487,301 @@ export type operations = {
       };
       /** @description not allowed in the current state (or an old run token) */
       409: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * List the schedules with their next and last firing
+   * @description Every schedule in the configuration, in name order.
+   */
+  listSchedules: {
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": {
+            schedules: ({
+                name: string;
+                cron: string;
+                timezone: string;
+                overlap: "skip" | "queue";
+                /** @description as configured */
+                enabled: boolean;
+                /** @description paused on every host (POST /schedules/:name/pause) */
+                paused: boolean;
+                nextFireTime: string | null;
+                lastFireTime: string | null;
+                lastTaskId: string | null;
+              })[];
+          };
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Pause a schedule on every host
+   * @description Its firings make nothing until it is resumed (each is recorded, so none is made later); `schedule_paused`.
+   */
+  pauseSchedule: {
+    parameters: {
+      path: {
+        name: string;
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": {
+            schedule: string;
+            /** @description false: it already was */
+            changed: boolean;
+          };
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a token of another task, or a web page of another origin */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Resume a paused schedule
+   * @description Its next firing makes its task again; the firings while it was paused are not made. `schedule_resumed`.
+   */
+  resumeSchedule: {
+    parameters: {
+      path: {
+        name: string;
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": {
+            schedule: string;
+            /** @description false: it already was */
+            changed: boolean;
+          };
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a token of another task, or a web page of another origin */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Make a schedule’s task now
+   * @description Whatever its calendar, pause or overlap say: the task, with `schedule.fireTime` now. Its next firing still comes at its time.
+   */
+  runSchedule: {
+    parameters: {
+      path: {
+        name: string;
+      };
+    };
+    responses: {
+      /** @description success */
+      201: {
+        content: {
+          "application/json": components["schemas"]["Task"];
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a token of another task, or a web page of another origin */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
         content: {
           "application/json": components["schemas"]["ApiError"];
         };

@@ -57,5 +57,6 @@ export function defaultConfig(): RawConfig {
     },
     platforms: [],
     workspaces: { root: null, repos: {}, keepDays: 14, minFreeBytes: 1024 ** 3 },
+    schedules: {},
   };
 }

@@ -18,6 +18,7 @@ import {
   type WorkspacesConfig,
 } from './schema.js';
 import { checkAssignees, resolveApproval, resolveMcp } from './mcp.js';
+import { resolveSchedules } from './schedules.js';
 import { resolveSandbox } from './sandbox.js';
 import { profileWorkspace, resolveWorkspaces } from './workspaces.js';
 
@@ -422,14 +423,13 @@ export function loadConfig(
   const baseDir = file ? dirname(file) : cwd;
   const dataDir = resolve(cwd, raw.dataDir);
   const workspaces = resolveWorkspaces(raw.workspaces, baseDir, dataDir, env, configError, secrets);
+  const profiles = resolveProfiles(raw.workers.profiles, baseDir, workspaces.repos);
   return deepFreeze({
     ...raw,
     dataDir,
     workspaces,
-    workers: {
-      ...raw.workers,
-      profiles: resolveProfiles(raw.workers.profiles, baseDir, workspaces.repos),
-    },
+    workers: { ...raw.workers, profiles },
+    schedules: resolveSchedules(raw.schedules, profiles, workspaces.repos, configError),
     platforms: resolvePlatforms(raw.platforms),
     store:
       raw.store.kind === 'sqlite'

@@ -116,6 +116,8 @@ const ProfileSchema = Type.Object(
 );
 
 const repoName = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$';
+/** A schedule's name: it is in the URL of its routes and in its tasks' idempotency keys. */
+export const SCHEDULE_NAME = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$';
 const envName = '^[A-Za-z_][A-Za-z0-9_]*$';
 
 /** Who may send an agent feedback on its pull request (docs/pull-requests.md). */
@@ -198,6 +200,32 @@ export const StoreSchema = Type.Union([
     strict,
   ),
 ]);
+
+/** A task a schedule makes at each firing (docs/schedules.md). */
+const ScheduledTaskSchema = Type.Object(
+  {
+    title: Type.String({ minLength: 1 }),
+    body: Type.Optional(Type.String()),
+    assignee: Type.Optional(Type.String({ minLength: 1 })),
+    repo: Type.Optional(Type.String({ pattern: repoName })),
+    priority: Type.Optional(Type.Integer({ minimum: -1000, maximum: 1000 })),
+  },
+  strict,
+);
+
+export const ScheduleSchema = Type.Object(
+  {
+    /** Five fields: minute hour day-of-month month day-of-week. */
+    cron: Type.String({ minLength: 1, maxLength: 200 }),
+    /** An IANA zone the expression is read in; absent: UTC. */
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    task: ScheduledTaskSchema,
+    /** A firing while the previous task is still open: skipped (default) or made anyway. */
+    overlap: Type.Optional(Type.Union([Type.Literal('skip'), Type.Literal('queue')])),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
 
 export const ConfigSchema = Type.Object(
   {
@@ -300,6 +328,8 @@ export const ConfigSchema = Type.Object(
       },
       strict,
     ),
+    /** Tasks made on a calendar (docs/schedules.md), by name. */
+    schedules: Type.Record(Type.String({ pattern: SCHEDULE_NAME }), ScheduleSchema, strict),
   },
   strict,
 );
@@ -418,6 +448,23 @@ export interface PullRequestConfig {
   pollSeconds: number;
 }
 
+/** A schedule, resolved (docs/schedules.md). */
+export interface ScheduleConfig {
+  name: string;
+  cron: string;
+  /** IANA zone; UTC unless set. */
+  timezone: string;
+  task: {
+    title: string;
+    body: string;
+    assignee: string | null;
+    repo: string | null;
+    priority: number;
+  };
+  overlap: 'skip' | 'queue';
+  enabled: boolean;
+}
+
 export interface WorkspacesConfig {
   /** Absolute. */
   root: string;
@@ -441,8 +488,9 @@ export type StoreConfig =
 /** The validated, resolved and frozen configuration every subsystem reads. */
 export interface Config extends Omit<
   RawConfig,
-  'workers' | 'platforms' | 'store' | 'cluster' | 'workspaces'
+  'workers' | 'platforms' | 'store' | 'cluster' | 'workspaces' | 'schedules'
 > {
+  schedules: Record<string, ScheduleConfig>;
   workspaces: WorkspacesConfig;
   store: StoreConfig;
   /** hostName resolved: the configured name, else the machine's. */

@@ -21,6 +21,8 @@ import type { EventStreamHub } from './event-stream.js';
 import { healthRoutes, type ReadyReport } from './health-routes.js';
 import { activityRoutes, type ProfileLoad } from './routes/activity-routes.js';
 import { profileRoutes } from './routes/profile-routes.js';
+import { scheduleRoutes } from './routes/schedule-routes.js';
+import type { Scheduler } from '../kanban/schedules/scheduler.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import type { Metrics } from './metrics.js';
@@ -70,6 +72,8 @@ export interface AppDeps {
   workspaces: WorkspaceRouteDeps['workspaces'];
   /** Tasks' pull requests (docs/pull-requests.md). */
   pulls: PullRequests;
+  /** Tasks made on a calendar (docs/schedules.md). */
+  scheduler: Scheduler;
   /** Whose approval a task's first run waits for (docs/mcp.md). */
   approvals: ApprovalRules;
   /** The MCP endpoint's callers and tools (docs/mcp.md). */
@@ -198,6 +202,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     taskRoutes(scope, deps);
     workspaceRoutes(scope, deps);
     prRoutes(scope, deps.pulls);
+    scheduleRoutes(scope, deps.scheduler);
     if (deps.loginCodes) loginRoutes(scope, deps.loginCodes, deps.apiToken);
     workerRoutes(scope, deps.worker);
     mcpRoutes(scope, deps.mcp);

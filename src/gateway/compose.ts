@@ -13,6 +13,7 @@ import type { BoardStore } from '../kanban/store/contract.js';
 import type { AdapterFactory } from '../platforms/adapter.js';
 import { openPlatforms, type Platforms } from '../platforms/platforms.js';
 import { PullRequests, type ForgeView } from '../pulls/pull-requests.js';
+import { Scheduler } from '../kanban/schedules/scheduler.js';
 import { buildApp } from './app.js';
 import { CLOSE_RESTARTING, EventStreamHub, type StreamOptions } from './event-stream.js';
 import { createMetrics } from './metrics.js';
@@ -45,6 +46,8 @@ export interface Gateway {
   reconciler: WorkspaceReconciler;
   /** Tasks' pull requests: published after their runs, followed on their forge. */
   pulls: PullRequests;
+  /** Tasks made on a calendar (docs/schedules.md). */
+  scheduler: Scheduler;
   platforms: Platforms;
   hub: EventStreamHub;
   app: FastifyInstance;
@@ -120,6 +123,14 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     log: logger,
     onRequest: (provider, outcome) => metrics.countForgeRequest(provider, outcome),
   });
+  const scheduler = new Scheduler({
+    board: kanban.board,
+    schedules: config.schedules,
+    clock: deps.clock ?? Date.now,
+    keyLifetimeMs: config.api.idempotencyHours * 3_600_000,
+    needsApproval: (assignee) => kanban.approvals.needed(assignee, undefined),
+    onError: (err, schedule) => logger.error({ err, schedule }, 'a schedule could not fire'),
+  });
   const app = buildApp({
     logger,
     bodyLimitBytes: config.server.bodyLimitBytes,
@@ -177,6 +188,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     modelProblem: (model, assignee) => modelProblem(config, model, assignee),
     agentKindOf: (profile) => config.workers.profiles[profile]?.agent?.kind ?? null,
     pulls,
+    scheduler,
     approvals: kanban.approvals,
     mcp: new McpService({
       board: kanban.board,
@@ -201,10 +213,12 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     retention,
     reconciler,
     pulls,
+    scheduler,
     platforms,
     hub,
     app,
     closeSteps: [
+      { name: 'schedules', run: () => scheduler.stop() },
       { name: 'retention', run: () => retention.stop() },
       { name: 'pull requests', run: () => pulls.stop() },
       { name: 'workspaces', run: () => reconciler.stop() },

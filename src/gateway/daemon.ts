@@ -176,6 +176,7 @@ async function serve(
   gateway.retention.start();
   gateway.reconciler.start();
   await gateway.pulls.start();
+  await gateway.scheduler.start();
   await gateway.platforms.start();
   log.info({ host: config.server.host, port, dataDir: config.dataDir }, 'gatehouse serving');
   const unenforced = gateway.dispatcher.unenforcedLimits();

@@ -16,6 +16,8 @@ export function creatorOf(origin: Origin): string {
       return `${origin.platform}:${origin.user ?? '?'}`;
     case 'mcp':
       return `mcp:${origin.runId}`;
+    case 'schedule':
+      return `schedule:${origin.name}`;
   }
 }
 

@@ -22,6 +22,7 @@ import type {
   RunTable,
   HoldTable,
   HostTable,
+  ScheduleTable,
   StorageFailure,
   TaskReads,
 } from './store/contract.js';
@@ -60,6 +61,8 @@ export class Board {
   readonly hosts: HostTable;
   /** Profiles a rate limit holds (docs/agents.md). */
   readonly holds: HoldTable;
+  /** Schedules' shared state (docs/schedules.md). */
+  readonly schedules: ScheduleTable;
   /** Other hosts may share the board (see BoardStore.shared). */
   readonly shared: boolean;
   /** Every host's events, in id order (see follow()). */
@@ -85,6 +88,7 @@ export class Board {
     this.events = store.events;
     this.hosts = store.hosts;
     this.holds = store.holds;
+    this.schedules = store.schedules;
     this.shared = store.shared;
     this.bus = new EventBus(onListenerError);
     this.committed = new EventBus(onListenerError);

@@ -133,6 +133,7 @@ describe('the OpenAPI document', () => {
     const gw = await startGateway(
       {
         api: { token: TOKEN },
+        schedules: { nightly: { cron: '0 3 * * *', task: { title: 'bump dependencies' } } },
         platforms: [
           {
             name: 'ops',
@@ -380,6 +381,13 @@ describe('the OpenAPI document', () => {
     // A profile's rate-limit hold: released (false: none), or no such profile.
     await call('POST', '/profiles/{name}/release', '/profiles/demo/release');
     await call('POST', '/profiles/{name}/release', '/profiles/nobody/release');
+    // Schedules: listed, paused and resumed (and an unknown one), run now.
+    await call('GET', '/schedules', '/schedules');
+    await call('POST', '/schedules/{name}/pause', '/schedules/nightly/pause');
+    await call('POST', '/schedules/{name}/pause', '/schedules/weekly/pause');
+    await call('POST', '/schedules/{name}/resume', '/schedules/nightly/resume');
+    await call('POST', '/schedules/{name}/run', '/schedules/nightly/run');
+    await call('POST', '/schedules/{name}/run', '/schedules/..%2Fx/run');
     await call('GET', '/stats/throughput', '/stats/throughput?window=hour');
     await call('GET', '/stats/throughput', '/stats/throughput?window=day');
     await call('GET', '/health', '/health');

@@ -19,6 +19,7 @@ async function busyBoard(): Promise<string> {
   const receiver = await webhookReceiver();
   const gw = await startGateway({
     workers: { maxConcurrent: 0 },
+    schedules: { nightly: { cron: '0 3 * * *', task: { title: 'nightly' } } },
     platforms: [
       { name: 'ops', type: 'webhook', options: { url: receiver.url, secret: receiver.secret } },
     ],
@@ -40,6 +41,8 @@ async function busyBoard(): Promise<string> {
   await api(gw.url, 'POST', `/tasks/${running.id}/comments`, { text: 'a note', author: 'me' });
   await api(gw.url, 'POST', '/tasks', { title: 'emoji 😀 and "quotes"', body: 'x\ny' });
   await api(gw.url, 'POST', '/tasks', { title: 'keyed' }, { 'idempotency-key': 'moved-key' });
+  await api(gw.url, 'POST', '/schedules/nightly/run');
+  await api(gw.url, 'POST', '/schedules/nightly/pause');
   await gw.close();
   return join(gw.dataDir, 'gatehouse.db');
 }
@@ -54,6 +57,7 @@ const KEYS: Record<string, string> = {
   platform_state: 'name',
   inbound_deliveries: 'platform, delivery_id',
   idempotency_keys: 'key',
+  schedules: 'name',
 };
 
 /** A PostgreSQL row as SQLite gives it: bigints (strings in pg) as numbers, booleans as 0/1. */

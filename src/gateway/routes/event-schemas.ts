@@ -35,6 +35,14 @@ export const OriginSchema = Type.Union(
       },
       closed,
     ),
+    Type.Object(
+      {
+        kind: Type.Literal('schedule'),
+        name: Type.String({ description: 'the schedule whose firing made it (docs/schedules.md)' }),
+        fireTime: Type.String({ description: 'the firing’s time, ISO 8601' }),
+      },
+      closed,
+    ),
   ],
   { $id: 'Origin' },
 );
@@ -185,6 +193,13 @@ export const EVENT_PAYLOADS = {
   pr_checks_passed: Type.Object({ ...Pr, headSha: str }),
   pr_blocked: Type.Object({ reason: str }),
   pr_delivery: Type.Object({ repo: str, event: str, delivery: str, tasks: Type.Array(str) }),
+  schedule_skipped: Type.Object({
+    schedule: str,
+    fireTime: str,
+    reason: Type.Union([Type.Literal('previous open'), Type.Literal('missed')]),
+  }),
+  schedule_paused: Type.Object({ schedule: str, by: str }),
+  schedule_resumed: Type.Object({ schedule: str, by: str }),
 } satisfies Record<EventKind, TSchema>;
 
 /** Each kind's event as the API answers it: `payload` narrowed by `kind`. */

@@ -171,6 +171,12 @@ const taskFields = {
       { ...closed, description: 'the last progress its agent reported (report_progress)' },
     ),
   ),
+  schedule: nullable(
+    Type.Object(
+      { name: Type.String(), fireTime: Type.String({ description: 'ISO 8601' }) },
+      { ...closed, description: 'the schedule firing that made it (docs/schedules.md)' },
+    ),
+  ),
   awaiting: nullable(
     Type.Literal('approval', {
       description: 'in todo, its first run waits for a person’s approval (POST /tasks/:id/approve)',

@@ -157,6 +157,13 @@ export interface EventPayloads {
   pr_blocked: { reason: string };
   /** A forge's signed webhook delivery: the host that syncs these tasks' PRs does so now. */
   pr_delivery: { repo: string; event: string; delivery: string; tasks: string[] };
+  /**
+   * A schedule's firing made no task (docs/schedules.md): its previous task still open, or it
+   * was missed while no daemon ran and is more than a period old. taskId: the open one.
+   */
+  schedule_skipped: { schedule: string; fireTime: string; reason: 'previous open' | 'missed' };
+  schedule_paused: { schedule: string; by: string };
+  schedule_resumed: { schedule: string; by: string };
 }
 
 export type EventKind = keyof EventPayloads;
@@ -239,6 +246,9 @@ export const EVENT_KINDS = {
   pr_checks_passed: { wakesDispatch: true, notice: 'is done' },
   pr_blocked: { wakesDispatch: false, notice: 'is blocked' },
   pr_delivery: quiet,
+  schedule_skipped: quiet,
+  schedule_paused: quiet,
+  schedule_resumed: quiet,
 } as const satisfies Record<EventKind, KindMeaning>;
 
 export const ALL_EVENT_KINDS = Object.keys(EVENT_KINDS) as EventKind[];

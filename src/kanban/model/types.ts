@@ -58,7 +58,9 @@ export type Origin =
   | { kind: 'cli' }
   | { kind: 'platform'; platform: string; channel: string; user?: string }
   /** Made by an agent over MCP (docs/mcp.md): the run that made it. */
-  | { kind: 'mcp'; runId: string };
+  | { kind: 'mcp'; runId: string }
+  /** Made by a schedule's firing (docs/schedules.md); fireTime is ISO 8601. */
+  | { kind: 'schedule'; name: string; fireTime: string };
 
 export interface Task {
   id: string;
@@ -102,6 +104,8 @@ export interface Task {
   progress: TaskProgress | null;
   /** Its first run waits for a person (approval "before_run"), or null: it does not. */
   approval: TaskApproval | null;
+  /** The schedule firing that made it (docs/schedules.md), or null. */
+  schedule: { name: string; fireTime: string } | null;
   /** What it waits for in todo besides its parents: a person's approval of its first run. */
   awaiting: 'approval' | null;
 }

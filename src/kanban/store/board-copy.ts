@@ -123,6 +123,11 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
   { name: 'platform_holders', order: 'platform', columns: ['platform', 'host_id'] },
   { name: 'profile_holds', order: 'profile', columns: ['profile', 'until', 'reason', 'at'] },
   {
+    name: 'schedules',
+    order: 'name',
+    columns: ['name', 'last_fire_at', 'last_task_id', 'paused', 'at'],
+  },
+  {
     name: 'inbound_deliveries',
     order: 'platform, delivery_id',
     columns: ['platform', 'delivery_id', 'signature', 'task_id', 'at'],
@@ -172,7 +177,9 @@ function openSource(path: string): Database.Database {
 
 /** A SQLite value as PostgreSQL takes it (keep_descendants is a boolean there). */
 function pgValue(column: string, value: unknown): unknown {
-  if (column === 'keep_descendants') return value === 1;
+  // SQLite's 0 and 1 are PostgreSQL's booleans.
+  if (column === 'keep_descendants' || column === 'paused' || column === 'review')
+    return value === null ? null : value === 1;
   return value;
 }
 

@@ -8,6 +8,7 @@ import type { Comment, Host, Task, TaskStatus } from '../model/types.js';
 import type { ProfileHold } from './records/hold.js';
 import type { HostRenewal, NewHost } from './records/host.js';
 import type { IdempotencyRecord } from './records/idempotency.js';
+import type { ScheduleState } from './records/schedule.js';
 import type { Delivery, Subscription } from './records/platform.js';
 import type { EndedBucket, NewRun, OpenRun, RunEnd, RunRecord } from './records/run.js';
 import type {
@@ -189,6 +190,20 @@ export interface HoldTable {
   release(profile: string, now: number): Promise<boolean>;
 }
 
+export interface ScheduleTable {
+  /** The state of every schedule that has one (a schedule never fired nor paused has none). */
+  states(): Promise<ScheduleState[]>;
+  /**
+   * Records `fireTime` as the schedule's last firing unless one at or after it is recorded;
+   * whether it did. On PostgreSQL a second host's twin waits for the first to commit, then
+   * finds the firing taken.
+   */
+  fire(name: string, fireTime: number, at: number): Promise<boolean>;
+  /** The task the schedule's last firing made. */
+  madeTask(name: string, taskId: string, at: number): Promise<void>;
+  setPaused(name: string, paused: boolean, at: number): Promise<void>;
+}
+
 /** The board's tables, read outside any transaction: committed rows only. */
 export interface Tables {
   readonly tasks: TaskReads;
@@ -198,6 +213,7 @@ export interface Tables {
   readonly hosts: HostTable;
   readonly idempotency: IdempotencyTable;
   readonly holds: HoldTable;
+  readonly schedules: ScheduleTable;
 }
 
 /** The tables as a transaction sees and writes them. */

@@ -209,4 +209,14 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE tasks ADD COLUMN progress text;
   ALTER TABLE tasks ADD COLUMN approval text;
   `,
+  // 12: schedules (docs/schedules.md), as on SQLite.
+  `
+  CREATE TABLE schedules (
+    name text PRIMARY KEY,
+    last_fire_at bigint,
+    last_task_id text,
+    paused boolean NOT NULL DEFAULT false,
+    at bigint NOT NULL
+  );
+  `,
 ];

@@ -11,6 +11,7 @@ import { OlderDaemonsFence, type OlderDaemonsOptions } from './older-daemons.js'
 import { PgEventStore } from './event-store.js';
 import { PgHostStore } from './host-store.js';
 import { PgHoldStore } from './hold-store.js';
+import { PgScheduleStore } from './schedule-store.js';
 import { PgIdempotencyStore } from './idempotency-store.js';
 import { LeaseConnection } from './lease-connection.js';
 import { PgPlatformStore } from './platform-store.js';
@@ -72,6 +73,7 @@ function tables(db: Queryable, schema: string, leaseDb: Queryable = db): Tables 
     hosts: new PgHostStore(db, leaseDb),
     idempotency: new PgIdempotencyStore(db),
     holds: new PgHoldStore(db),
+    schedules: new PgScheduleStore(db),
   };
 }
 
@@ -217,6 +219,7 @@ export class PgStore implements BoardStore {
   readonly hosts;
   readonly idempotency;
   readonly holds;
+  readonly schedules;
   private closed = false;
 
   constructor(
@@ -234,6 +237,7 @@ export class PgStore implements BoardStore {
       hosts: this.hosts,
       idempotency: this.idempotency,
       holds: this.holds,
+      schedules: this.schedules,
     } = tables(pool, schema, lease));
   }
 

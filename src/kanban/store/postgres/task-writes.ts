@@ -3,7 +3,7 @@
 import type { StatusColumns } from '../../model/transitions.js';
 import { awaitingOf } from '../../model/asks.js';
 import type { Task } from '../../model/types.js';
-import { toTask, type TaskRow } from '../records/task.js';
+import { scheduleOf, toTask, type TaskRow } from '../records/task.js';
 import {
   updateShape,
   type DetailColumns,
@@ -41,6 +41,7 @@ function createdTask(task: NewTask, status: 'ready' | 'todo', parents: readonly 
     notBefore: null,
     // Written as JSON, which escapes what text cannot hold: read back as it was.
     origin: task.origin,
+    schedule: scheduleOf(task.origin),
     repo: maybe(task.repo),
     instructions: null,
     model: maybe(task.model),

@@ -135,11 +135,17 @@ export function taskColumns(parents: string): string {
   return COLUMNS.map((c) => (c === 'parents' ? `${parents} AS parents` : c)).join(', ');
 }
 
+/** The schedule firing a task's origin names, or null. */
+export function scheduleOf(origin: Origin): Task['schedule'] {
+  return origin.kind === 'schedule' ? { name: origin.name, fireTime: origin.fireTime } : null;
+}
+
 /** A task from a row read with taskColumns, on either engine. */
 export function toTask(row: TaskRow): Task {
   const json = <T>(text: string | null): T | null =>
     text === null ? null : (JSON.parse(text) as T);
   const review = taskColumn(row, 'review');
+  const origin = JSON.parse(taskColumn(row, 'origin')) as Origin;
   return {
     id: taskColumn(row, 'id'),
     title: taskColumn(row, 'title'),
@@ -161,7 +167,8 @@ export function toTask(row: TaskRow): Task {
     currentRunId: taskColumn(row, 'current_run_id'),
     blockReason: taskColumn(row, 'block_reason'),
     notBefore: taskColumn(row, 'not_before'),
-    origin: JSON.parse(taskColumn(row, 'origin')) as Origin,
+    origin,
+    schedule: scheduleOf(origin),
     workspace: json<WorkspaceRecord>(taskColumn(row, 'workspace')),
     repo: taskColumn(row, 'repo'),
     instructions: taskColumn(row, 'instructions'),

@@ -351,4 +351,14 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE tasks ADD COLUMN progress TEXT CHECK (progress IS NULL OR json_valid(progress));
   ALTER TABLE tasks ADD COLUMN approval TEXT CHECK (approval IS NULL OR json_valid(approval));
   `,
+  // 14: schedules (docs/schedules.md): each one's last firing and whether it is paused.
+  `
+  CREATE TABLE schedules (
+    name TEXT PRIMARY KEY,
+    last_fire_at INTEGER,
+    last_task_id TEXT,
+    paused INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
+    at INTEGER NOT NULL
+  );
+  `,
 ];

@@ -7,6 +7,7 @@ import type { BoardStore, StorageFailure, TxHandle, TxTables } from '../contract
 import { openDatabase, openReader, type Db } from './db.js';
 import { EventStore } from './event-store.js';
 import { HoldStore } from './hold-store.js';
+import { ScheduleStore } from './schedule-store.js';
 import { HostStore } from './host-store.js';
 import { IdempotencyStore } from './idempotency-store.js';
 import { PlatformStore } from './platform-store.js';
@@ -24,6 +25,7 @@ export class Tables {
   readonly hosts: HostStore;
   readonly idempotency: IdempotencyStore;
   readonly holds: HoldStore;
+  readonly schedules: ScheduleStore;
 
   constructor(db: Db) {
     this.tasks = new TaskStore(db);
@@ -33,6 +35,7 @@ export class Tables {
     this.hosts = new HostStore(db);
     this.idempotency = new IdempotencyStore(db);
     this.holds = new HoldStore(db);
+    this.schedules = new ScheduleStore(db);
   }
 }
 
