@@ -42,6 +42,8 @@ function endingOf(
     return { kind: 'completed', text };
   }
   if (subtype === 'error_max_turns') return { kind: 'blocked', reason: 'max turns reached' };
+  if (subtype === 'error_max_budget_usd' || str(result.terminal_reason) === 'budget_exhausted')
+    return { kind: 'budget_exceeded', message: errors.join('; ') || 'its --max-budget-usd' };
   const message = text || errors.join('; ') || `claude ended with ${subtype ?? 'an error'}`;
   if (errors.some((e) => GONE.test(e))) return { kind: 'session_gone', error: message };
   // A rejected rate_limit_event just before an error result: the limit is why it ended.
@@ -58,10 +60,25 @@ class ClaudeReader implements AgentReader {
   private ending: AgentEnding | null = null;
   /** The last `rate_limit_event` said the limit was hit: with its reset (epoch ms), if given. */
   private limited: { resetAt: number | null } | null = null;
+  /** Each answer's input and output tokens so far, by its message id (several lines share one). */
+  private readonly answers = new Map<string, { input: number; output: number }>();
+  /** The answer being streamed (--include-partial-messages): its message_delta has no id. */
+  private streaming: string | null = null;
 
   line(v: Record<string, unknown>): void {
     const sid = str(v.session_id);
     if (sid && this.sessionId === null) this.sessionId = sid;
+    if (v.type === 'assistant') this.count(obj(v.message), obj(obj(v.message)?.usage));
+    if (v.type === 'stream_event') {
+      const event = obj(v.event);
+      if (event?.type === 'message_start') {
+        this.streaming = str(obj(event.message)?.id);
+        this.count(obj(event.message), obj(obj(event.message)?.usage));
+      }
+      // Its output tokens so far (cumulative), known only here until the result.
+      if (event?.type === 'message_delta' && this.streaming)
+        this.count({ id: this.streaming }, obj(event.usage));
+    }
     if (v.type === 'rate_limit_event') {
       const info = obj(v.rate_limit_info) ?? v;
       const resets = num(info.resetsAt);
@@ -80,7 +97,29 @@ class ClaudeReader implements AgentReader {
   }
 
   reading(): AgentReading {
-    return { sessionId: this.sessionId, usage: this.usage, ending: this.ending };
+    return { sessionId: this.sessionId, usage: this.usage ?? this.answered(), ending: this.ending };
+  }
+
+  /** Before its result (a live run, or one ended before it printed one): its answers' tokens. */
+  private answered(): AgentUsage | null {
+    if (this.answers.size === 0) return null;
+    let inputTokens = 0;
+    let outputTokens = 0;
+    for (const a of this.answers.values()) {
+      inputTokens += a.input;
+      outputTokens += a.output;
+    }
+    return { inputTokens, outputTokens, cachedTokens: null, costUsd: null, numTurns: null };
+  }
+
+  private count(message: Record<string, unknown> | null, usage: Record<string, unknown> | null) {
+    const id = str(message?.id);
+    if (!id || !usage) return;
+    const known = this.answers.get(id) ?? { input: 0, output: 0 };
+    this.answers.set(id, {
+      input: Math.max(known.input, num(usage.input_tokens) ?? 0),
+      output: Math.max(known.output, num(usage.output_tokens) ?? 0),
+    });
   }
 }
 
@@ -110,7 +149,7 @@ function transcript(v: Record<string, unknown>): TranscriptEntry[] {
     const said =
       e.kind === 'blocked'
         ? e.reason
-        : e.kind === 'rate_limited'
+        : e.kind === 'rate_limited' || e.kind === 'budget_exceeded'
           ? e.message
           : e.kind === 'completed'
             ? e.text
@@ -132,6 +171,8 @@ export const claude: AgentKind = {
       '--include-partial-messages',
       ...(plan.model ? ['--model', plan.model] : []),
       ...(agent.maxTurns !== null ? ['--max-turns', String(agent.maxTurns)] : []),
+      // What is left of its task's dollar budget: it stops itself there (docs/budgets.md).
+      ...(plan.maxBudgetUsd != null ? ['--max-budget-usd', plan.maxBudgetUsd.toFixed(4)] : []),
       ...(plan.resume ? ['--resume', plan.resume] : []),
       // gatehouse's tools (docs/mcp.md), and no MCP server of the user's own configuration.
       ...(plan.mcp

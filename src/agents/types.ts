@@ -19,7 +19,9 @@ export type AgentEnding =
   | { kind: 'rate_limited'; message: string; resetAt: number | null }
   | { kind: 'crashed'; error: string }
   /** The session a resumed run asked for is not there. */
-  | { kind: 'session_gone'; error: string };
+  | { kind: 'session_gone'; error: string }
+  /** It stopped at the dollar ceiling it was started with (claude's --max-budget-usd). */
+  | { kind: 'budget_exceeded'; message: string };
 
 /** What a run's output has said so far. */
 export interface AgentReading {
@@ -43,6 +45,8 @@ export interface AgentRunPlan {
   model: string | null;
   /** The session to resume, or null: a fresh one. */
   resume: string | null;
+  /** Dollars left of its task's budget (docs/budgets.md): a kind that can stops itself there. */
+  maxBudgetUsd?: number | null;
   /** The profile's own environment (the provider's key among it). */
   profileEnv: Record<string, string>;
   /**

@@ -155,6 +155,13 @@ export type paths = {
      */
     post: operations["syncPullRequest"];
   };
+  "/tasks/{id}/budget": {
+    /**
+     * Raise (or set) a task’s budget
+     * @description The figures given replace those of its budget (its own, else its profile’s, which it then has as its own); null takes one away. A task blocked by its budget (`blockKind: "budget"`) goes back to `ready`; one whose new budget is spent already is a 400 and nothing changes. `budget_raised`, then `unblocked`.
+     */
+    post: operations["raiseTaskBudget"];
+  };
   "/schedules": {
     /**
      * List the schedules with their next and last firing
@@ -475,6 +482,11 @@ export type components = {
         /** @description epoch milliseconds */
         at: number;
       }) | null;
+      budget: ({
+        usd: number | null;
+        tokens: number | null;
+        runs: number | null;
+      }) | null;
       schedule: {
         name: string;
         /** @description ISO 8601 */
@@ -500,7 +512,7 @@ export type components = {
       /** @description epoch milliseconds */
       startedAt: number;
       endedAt: number | null;
-      outcome: ("completed" | "blocked" | "crashed" | "protocol_violation" | "rate_limited" | "timed_out" | "stale" | "reclaimed" | "archived" | "spawn_failed" | "interrupted" | "lost") | null;
+      outcome: ("completed" | "blocked" | "crashed" | "protocol_violation" | "rate_limited" | "timed_out" | "stale" | "reclaimed" | "archived" | "spawn_failed" | "interrupted" | "lost" | "budget_exceeded") | null;
       exitCode: number | null;
       signal: string | null;
       error: string | null;
@@ -557,6 +569,11 @@ export type components = {
         /** @description epoch milliseconds */
         at: number;
       }) | null;
+      budget: ({
+        usd: number | null;
+        tokens: number | null;
+        runs: number | null;
+      }) | null;
       schedule: {
         name: string;
         /** @description ISO 8601 */
@@ -573,6 +590,17 @@ export type components = {
       runs: components["schemas"]["Run"][];
       /** @description the sum of its agent runs’ usage, or null: no agent run printed one */
       usage: components["schemas"]["AgentUsage"] | null;
+      budgetInForce: ({
+        usd: number | null;
+        tokens: number | null;
+        runs: number | null;
+      }) | null;
+      /** @description what its runs spent, as its budget counts it: dollars, input + output tokens, runs */
+      spent: {
+        usd: number;
+        tokens: number;
+        runs: number;
+      };
       /** @description the tasks that have this one as a parent */
       children: string[];
       worker: ({
@@ -1147,6 +1175,101 @@ export type components = {
             numTurns: number | null;
           }) | null;
         };
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "budget_exceeded";
+      /** @description how the run ended */
+      payload: {
+        exitCode: number | null;
+        signal: string | null;
+        error?: string;
+        summary?: string;
+        reason?: string;
+        prevPid: number | null;
+        failures: number;
+        durationMs?: number | null;
+        terminated?: boolean;
+        sigkill?: boolean;
+        survived?: boolean;
+        ended?: number[];
+        forced?: boolean;
+        review?: boolean;
+        pullRequest?: boolean;
+        question?: string;
+        agent?: {
+          profile: string;
+          usage: ({
+            inputTokens: number | null;
+            outputTokens: number | null;
+            cachedTokens: number | null;
+            costUsd: number | null;
+            numTurns: number | null;
+          }) | null;
+        };
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "budget_reached";
+      payload: {
+        reason: string;
+        budget: {
+          usd: number | null;
+          tokens: number | null;
+          runs: number | null;
+        };
+        spent: {
+          usd: number;
+          tokens: number;
+          runs: number;
+        };
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "budget_warning";
+      payload: {
+        reason: string;
+        budget: {
+          usd: number | null;
+          tokens: number | null;
+          runs: number | null;
+        };
+        spent: {
+          usd: number;
+          tokens: number;
+          runs: number;
+        };
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "budget_raised";
+      payload: {
+        budget: {
+          usd: number | null;
+          tokens: number | null;
+          runs: number | null;
+        };
+        by: string;
       };
       /** @description epoch milliseconds */
       at: number;
@@ -1982,6 +2105,13 @@ export type operations = {
           repo?: string | null;
           /** @description its completed runs wait in review for a person; null: as its profile says */
           review?: boolean | null;
+          budget?: {
+            /** @description dollars; a kind that prints no cost (codex) takes none */
+            usd?: number | null;
+            /** @description input + output tokens */
+            tokens?: number | null;
+            runs?: number | null;
+          };
           /** @description before_run: its first run waits in todo for a person’s approval (POST /tasks/:id/approve); null: as its profile says */
           approval?: "before_run" | null;
           /** @description the model its agent profile runs it with: agent.model or one of agent.models */
@@ -3448,6 +3578,100 @@ export type operations = {
     parameters: {
       path: {
         id: string;
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Task"];
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a token of another task, or a web page of another origin */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not allowed in the current state (or an old run token) */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Raise (or set) a task’s budget
+   * @description The figures given replace those of its budget (its own, else its profile’s, which it then has as its own); null takes one away. A task blocked by its budget (`blockKind: "budget"`) goes back to `ready`; one whose new budget is spent already is a 400 and nothing changes. `budget_raised`, then `unblocked`.
+   */
+  raiseTaskBudget: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description dollars; a kind that prints no cost (codex) takes none */
+          usd?: number | null;
+          /** @description input + output tokens */
+          tokens?: number | null;
+          runs?: number | null;
+        };
       };
     };
     responses: {

@@ -40,3 +40,11 @@ export function parseInteger(flag: string, text: string, min: number, max: numbe
   }
   return Number(text);
 }
+
+/** An amount of dollars, more than zero (cents and below allowed). */
+export function parseDollars(flag: string, text: string): number {
+  const amount = Number(text.replace(/^\$/, ''));
+  if (!/^\$?\d+(\.\d+)?$/.test(text) || !(amount > 0) || amount > 1e6)
+    throw usageError(`${flag} expects dollars like 5 or 2.50, more than 0, got "${text}"`);
+  return amount;
+}

@@ -11,7 +11,7 @@ const TARGET = '[--config F] [--data-dir D] [--url U] [--token T] [--json]';
 /** Each subcommand's own text (`gatehouse task add --help`). */
 const SUB_USAGE: Record<string, Record<string, string>> = {
   task: {
-    add: `gatehouse task add TITLE [--body B] [--assignee P] [--priority N] [--parent ID]… [--max-runtime 30m] [--max-retries N] [--idempotency-key K] [--repo R] [--model M] [--approval] ${TARGET}
+    add: `gatehouse task add TITLE [--body B] [--assignee P] [--priority N] [--parent ID]… [--max-runtime 30m] [--max-retries N] [--idempotency-key K] [--repo R] [--model M] [--approval] [--budget-usd 5] [--budget-tokens N] [--budget-runs N] ${TARGET}
   Creates a task; ready at once, or todo until every --parent is done. --repo: the repository
   (a name in workspaces.repos) its worktree is made from; --model: the model its agent profile
   runs it with (agent.model or one of agent.models); --approval: its first run waits in todo

@@ -1,6 +1,6 @@
 // `gatehouse task …`: board operations through the running instance's API.
 import { type Answer, type RequestBody, type Schemas } from './api-client.js';
-import { parseDuration, parseFlags, parseInteger, usageError } from './args.js';
+import { parseDollars, parseDuration, parseFlags, parseInteger, usageError } from './args.js';
 import { print } from './output.js';
 import { common, connect, oneId } from './task-api.js';
 import { log } from './task-log.js';
@@ -59,6 +59,9 @@ async function add(args: string[]): Promise<void> {
       repo: { type: 'string' },
       model: { type: 'string' },
       approval: { type: 'boolean' },
+      'budget-usd': { type: 'string' },
+      'budget-tokens': { type: 'string' },
+      'budget-runs': { type: 'string' },
     },
     1,
   );
@@ -70,6 +73,14 @@ async function add(args: string[]): Promise<void> {
   if (values.repo !== undefined) body.repo = values.repo;
   if (values.model !== undefined) body.model = values.model;
   if (values.approval) body.approval = 'before_run';
+  const budget: NonNullable<typeof body.budget> = {};
+  if (values['budget-usd'] !== undefined)
+    budget.usd = parseDollars('--budget-usd', values['budget-usd']);
+  if (values['budget-tokens'] !== undefined)
+    budget.tokens = parseInteger('--budget-tokens', values['budget-tokens'], 1, 1e12);
+  if (values['budget-runs'] !== undefined)
+    budget.runs = parseInteger('--budget-runs', values['budget-runs'], 1, 1e6);
+  if (Object.keys(budget).length > 0) body.budget = budget;
   if (values.priority !== undefined)
     body.priority = parseInteger('--priority', values.priority, -1_000_000, 1_000_000);
   if (values.parent) body.parents = values.parent;

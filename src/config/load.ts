@@ -19,6 +19,7 @@ import {
 } from './schema.js';
 import { checkAssignees, resolveApproval, resolveMcp } from './mcp.js';
 import { resolveSchedules } from './schedules.js';
+import { resolveBudgets } from './budgets.js';
 import { resolveSandbox } from './sandbox.js';
 import { profileWorkspace, resolveWorkspaces } from './workspaces.js';
 
@@ -204,6 +205,7 @@ function resolveProfiles(
       sandbox,
       mcp: resolveMcp(p, at, sandbox, configError),
       approval: resolveApproval(p),
+      ...resolveBudgets(p, agent, at, configError),
       ...profileWorkspace(name, p, repos, configError),
     };
   }

@@ -81,6 +81,26 @@ const McpSchema = Type.Object(
   strict,
 );
 
+/** A ceiling per task (docs/budgets.md): dollars, input + output tokens, runs. */
+export const BudgetSchema = Type.Object(
+  {
+    usd: Type.Optional(
+      Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 1e6 }), Type.Null()]),
+    ),
+    tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1e12 }), Type.Null()])),
+    runs: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1e6 }), Type.Null()])),
+  },
+  strict,
+);
+
+const DailyBudgetSchema = Type.Object(
+  {
+    usd: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1e6 })),
+    tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1e12 })),
+  },
+  strict,
+);
+
 const ProfileSchema = Type.Object(
   {
     /** Exactly one of command and agent. */
@@ -111,6 +131,10 @@ const ProfileSchema = Type.Object(
     approvers: Type.Optional(Type.Array(Type.String({ pattern: APPROVER }), { minItems: 1 })),
     /** Whoever created a task may not approve it. */
     notSelf: Type.Optional(Type.Boolean()),
+    /** Each of its tasks' budget, unless the task sets its own (docs/budgets.md). */
+    budget: Type.Optional(BudgetSchema),
+    /** Its runs' spend per UTC day, on every host together. */
+    dailyBudget: Type.Optional(DailyBudgetSchema),
   },
   strict,
 );
@@ -375,6 +399,23 @@ export interface Profile {
   mcp: McpConfig | null;
   /** Whether its tasks' first run waits for a person, and who may say yes (docs/mcp.md). */
   approval: ApprovalConfig;
+  /** Each of its tasks' budget unless the task has its own (docs/budgets.md), or null. */
+  budget: Budget | null;
+  /** Its runs' spend per UTC day, or null: none. */
+  dailyBudget: DailyBudget | null;
+}
+
+/** A ceiling per task (docs/budgets.md); null: that figure has none. */
+export interface Budget {
+  usd: number | null;
+  tokens: number | null;
+  runs: number | null;
+}
+
+/** A profile's ceiling per UTC day, all its runs on every host together. */
+export interface DailyBudget {
+  usd: number | null;
+  tokens: number | null;
 }
 
 export interface McpConfig {

@@ -22,6 +22,7 @@ import { healthRoutes, type ReadyReport } from './health-routes.js';
 import { activityRoutes, type ProfileLoad } from './routes/activity-routes.js';
 import { profileRoutes } from './routes/profile-routes.js';
 import { scheduleRoutes } from './routes/schedule-routes.js';
+import { budgetRoutes } from './routes/budget-routes.js';
 import type { Scheduler } from '../kanban/schedules/scheduler.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
@@ -35,7 +36,7 @@ import { mcpRoutes } from './routes/mcp-routes.js';
 import type { McpService } from '../mcp/service.js';
 import type { LoginCodes } from './api-token.js';
 import { slackRoutes } from './routes/slack-routes.js';
-import { taskRoutes, type WorkerSample } from './routes/task-routes.js';
+import { taskRoutes, type TaskRouteDeps, type WorkerSample } from './routes/task-routes.js';
 import { transcriptRoutes, type TranscriptRouteDeps } from './routes/transcript-routes.js';
 import { workspaceRoutes, type WorkspaceRouteDeps } from './routes/workspace-routes.js';
 import { workerRoutes } from './routes/worker-routes.js';
@@ -67,6 +68,8 @@ export interface AppDeps {
   idempotencyMs: number;
   repoProblem: (repo: string, assignee: string | null) => string | null;
   modelProblem: (model: string, assignee: string | null) => string | null;
+  budgetProblem: TaskRouteDeps['budgetProblem'];
+  profileBudget: TaskRouteDeps['profileBudget'];
   /** A task's worktree's diff against its base (GET /tasks/:id/diff). */
   diff: (taskId: string) => Promise<string>;
   workspaces: WorkspaceRouteDeps['workspaces'];
@@ -202,6 +205,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     taskRoutes(scope, deps);
     workspaceRoutes(scope, deps);
     prRoutes(scope, deps.pulls);
+    budgetRoutes(scope, deps);
     scheduleRoutes(scope, deps.scheduler);
     if (deps.loginCodes) loginRoutes(scope, deps.loginCodes, deps.apiToken);
     workerRoutes(scope, deps.worker);

@@ -8,6 +8,8 @@ import { WorkspaceReconciler } from '../kanban/dispatch/workspace-reconcile.js';
 import { createKanban, type Kanban } from '../kanban/kanban.js';
 import { repoProblem } from '../config/workspaces.js';
 import { modelProblem } from '../config/agents.js';
+import { budgetProblem } from '../config/budgets.js';
+import { spentOf, utcDay } from '../kanban/model/budget.js';
 import type { RunTerminator } from '../kanban/dispatch/run-terminator.js';
 import type { BoardStore } from '../kanban/store/contract.js';
 import type { AdapterFactory } from '../platforms/adapter.js';
@@ -90,6 +92,15 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     hosts: () => kanban.board.hosts.list(),
     workspaces: () => reconciler.byState(),
     pullRequests: () => pulls.countByState(),
+    dailySpend: async () => {
+      const since = utcDay(kanban.board.clock()).start;
+      const out: Record<string, { usd: number; tokens: number }> = {};
+      for (const name of Object.keys(config.workers.profiles)) {
+        const s = spentOf(await kanban.board.runs.usageSince(name, since));
+        out[name] = { usd: s.usd, tokens: s.tokens };
+      }
+      return out;
+    },
   });
   // What this host did: with many hosts, each exports its own counts (sum them across hosts).
   kanban.board.committed.subscribe((event) => metrics.observeEvent(event));
@@ -186,6 +197,9 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     workspaces: () => reconciler.report(),
     repoProblem: (repo, assignee) => repoProblem(config, repo, assignee),
     modelProblem: (model, assignee) => modelProblem(config, model, assignee),
+    budgetProblem: (budget, assignee) => budgetProblem(config, budget, assignee),
+    profileBudget: (assignee) =>
+      config.workers.profiles[assignee ?? config.workers.defaultProfile]?.budget ?? null,
     agentKindOf: (profile) => config.workers.profiles[profile]?.agent?.kind ?? null,
     pulls,
     scheduler,

@@ -19,6 +19,8 @@ export interface MetricSources {
   workspaces(): { count: Record<string, number>; bytes: Record<string, number> };
   /** Followed pull requests by state (open, closed), as last listed. */
   pullRequests(): Record<string, number>;
+  /** Each profile's spend since the start of the UTC day, all hosts together (docs/budgets.md). */
+  dailySpend(): Promise<Record<string, { usd: number; tokens: number }>>;
 }
 
 export interface Metrics {
@@ -243,6 +245,20 @@ export function createMetrics(src: MetricSources): Metrics {
     labelNames: ['route', 'method', 'status'],
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
     registers: [registry],
+  });
+  new Gauge({
+    name: 'gatehouse_profile_spend_today',
+    help: 'What each profile’s runs spent since 00:00 UTC, on every host together: usd, or input + output tokens',
+    labelNames: ['profile', 'unit'],
+    registers: [registry],
+    async collect() {
+      const spend = await src.dailySpend();
+      this.reset();
+      for (const [profile, s] of Object.entries(spend)) {
+        this.set({ profile, unit: 'usd' }, s.usd);
+        this.set({ profile, unit: 'tokens' }, s.tokens);
+      }
+    },
   });
   gauge('gatehouse_prs', 'Pull requests of tasks followed on their forge, by state', 'state', () =>
     src.pullRequests(),

@@ -9,6 +9,8 @@ import { runTerminator, type RunTerminator } from './dispatch/run-terminator.js'
 import { TaskWorkspaces } from './dispatch/task-workspaces.js';
 import type { DispatcherLog } from './dispatch/log.js';
 import { Terminations } from './dispatch/terminations.js';
+import { printedAgent } from './dispatch/agent-runs.js';
+import { runDir } from './dispatch/run-files.js';
 import type { SettlementPolicy } from './moves/settle.js';
 import type { Clock } from './moves/tx.js';
 import { OperatorActions } from './operator-actions.js';
@@ -77,6 +79,10 @@ export function createKanban(config: Config, store: BoardStore, opts: KanbanOpti
     { ...policy, reclaimDeferMs: config.workers.reclaimDeferSeconds * 1000 },
     terminator,
     config.dataDir,
+    (run) => {
+      const agent = config.workers.profiles[run.profile]?.agent;
+      return agent ? printedAgent(runDir(config.dataDir, run.id), agent) : null;
+    },
   );
   const ownership = new Ownership(board.shared, config.dataDir);
   return {

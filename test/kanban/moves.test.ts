@@ -78,6 +78,7 @@ function again(id: string): Parameters<TxTables[typeof WRITES]['create']> {
     model: null,
     review: null,
     approval: null,
+    budget: null,
     origin: { kind: 'api' as const },
     at: NOW,
   };

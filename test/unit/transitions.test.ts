@@ -33,6 +33,7 @@ const ALLOWED: Record<
   pr_block: { review: 'blocked', ready: 'blocked', todo: 'blocked' },
   pr_reopen: { blocked: 'review' },
   await_approval: { ready: 'todo' },
+  budget_block: { ready: 'blocked' },
   archive: {
     todo: 'archived',
     ready: 'archived',

@@ -1,7 +1,7 @@
 // Each event kind's payload as a schema, for the OpenAPI document: `Event` is a union on
 // `kind`, so generated clients narrow the payload by kind. The compile-time check at the end
 // keeps every schema equal to the payload type the board writes (model/events.ts).
-import { closed, nullable } from './schema-parts.js';
+import { BudgetFields, closed, nullable, SpentFields } from './schema-parts.js';
 import { Type, type Static, type TSchema } from '../../schema-types.js';
 import type { EventKind, EventPayloads } from '../../kanban/model/events.js';
 import { TASK_STATUSES } from '../../kanban/model/types.js';
@@ -132,6 +132,10 @@ export const EVENT_PAYLOADS = {
   spawn_failed: RunEnd,
   interrupted: RunEnd,
   lost: RunEnd,
+  budget_exceeded: RunEnd,
+  budget_reached: Type.Object({ reason: str, budget: BudgetFields, spent: SpentFields }),
+  budget_warning: Type.Object({ reason: str, budget: BudgetFields, spent: SpentFields }),
+  budget_raised: Type.Object({ budget: BudgetFields, by: str }),
   host_joined: Type.Object(Host),
   host_dead: Type.Object({ ...Host, lostRuns: int }),
   unblocked: Type.Object({ status }),

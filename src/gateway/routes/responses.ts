@@ -1,7 +1,7 @@
 // What every route answers, as named schemas: the OpenAPI document's components, and what the
 // contract test checks real answers against. They document; answers are serialized as is.
 import type { FastifySchema } from 'fastify';
-import { closed, nullable } from './schema-parts.js';
+import { BudgetFields, closed, nullable, SpentFields } from './schema-parts.js';
 import { Type, type TSchema } from '../../schema-types.js';
 import { BEARER_CHALLENGE, ERROR_STATUS } from '../../errors.js';
 import { EventSchema, OriginSchema } from './event-schemas.js';
@@ -171,6 +171,12 @@ const taskFields = {
       { ...closed, description: 'the last progress its agent reported (report_progress)' },
     ),
   ),
+  budget: nullable(
+    Type.Object(BudgetFields.properties, {
+      ...closed,
+      description: 'its own budget (docs/budgets.md); null: its profile’s, if any',
+    }),
+  ),
   schedule: nullable(
     Type.Object(
       { name: Type.String(), fireTime: Type.String({ description: 'ISO 8601' }) },
@@ -235,6 +241,18 @@ export const TaskDetailSchema = Type.Object(
     runs: Type.Array(Type.Ref(RunSchema)),
     usage: Type.Union([Type.Ref(UsageSchema), Type.Null()], {
       description: 'the sum of its agent runs’ usage, or null: no agent run printed one',
+    }),
+    budgetInForce: nullable(
+      Type.Object(BudgetFields.properties, {
+        ...closed,
+        description:
+          'the budget its runs are held to: its own, else its profile’s (docs/budgets.md)',
+      }),
+    ),
+    spent: Type.Object(SpentFields.properties, {
+      ...closed,
+      description:
+        'what its runs spent, as its budget counts it: dollars, input + output tokens, runs',
     }),
     children: Type.Array(Type.String(), {
       description: 'the tasks that have this one as a parent',

@@ -6,3 +6,19 @@ export const closed = { additionalProperties: false } as const;
 
 /** The schema, or null. */
 export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** A task's budget (docs/budgets.md): each figure's ceiling, null: none. */
+export const BudgetFields = Type.Object(
+  {
+    usd: nullable(Type.Number({ description: 'dollars' })),
+    tokens: nullable(Type.Integer({ description: 'input + output tokens' })),
+    runs: nullable(Type.Integer()),
+  },
+  closed,
+);
+
+/** What a task's runs spent, as its budget counts it. */
+export const SpentFields = Type.Object(
+  { usd: Type.Number(), tokens: Type.Integer(), runs: Type.Integer() },
+  closed,
+);

@@ -19,6 +19,24 @@ const maxRuntimeSeconds = Type.Union([
 ]);
 const maxRetries = Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()]);
 
+/** A task's budget as a request gives it (docs/budgets.md): the figures to hold it to. */
+export const BudgetBody = Type.Object(
+  {
+    usd: Type.Optional(
+      Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 1e6 }), Type.Null()], {
+        description: 'dollars; a kind that prints no cost (codex) takes none',
+      }),
+    ),
+    tokens: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: 1e12 }), Type.Null()], {
+        description: 'input + output tokens',
+      }),
+    ),
+    runs: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1e6 }), Type.Null()])),
+  },
+  { ...strict, minProperties: 1 },
+);
+
 export const CreateTaskBody = Type.Object(
   {
     title,
@@ -40,6 +58,7 @@ export const CreateTaskBody = Type.Object(
         description: 'its completed runs wait in review for a person; null: as its profile says',
       }),
     ),
+    budget: Type.Optional(BudgetBody),
     approval: Type.Optional(
       Type.Union([Type.Literal('before_run'), Type.Null()], {
         description:

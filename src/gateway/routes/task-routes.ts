@@ -1,6 +1,8 @@
 // /tasks: board CRUD, operator transitions, runs and events of a task.
 import type { Static } from '../../schema-types.js';
 import { totalUsage } from '../../agents/usage.js';
+import type { Budget } from '../../config/schema.js';
+import { spentOf } from '../../kanban/model/budget.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { ApprovalRules } from '../../kanban/approval-rules.js';
@@ -53,6 +55,10 @@ export interface TaskRouteDeps {
   repoProblem: (repo: string, assignee: string | null) => string | null;
   /** Why a task may not ask for `model` with this assignee (docs/agents.md), or null. */
   modelProblem: (model: string, assignee: string | null) => string | null;
+  /** Why a task with this assignee may not have this budget (docs/budgets.md), or null. */
+  budgetProblem: (budget: Partial<Budget>, assignee: string | null) => string | null;
+  /** The budget a task's profile gives it when it has none of its own. */
+  profileBudget: (assignee: string | null) => Budget | null;
   /** Whose approval a task's first run waits for (docs/mcp.md). */
   approvals: ApprovalRules;
 }
@@ -113,6 +119,10 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
         ? deps.modelProblem(req.body.model, req.body.assignee ?? null)
         : null;
       if (modelIssue) throw new AppError('VALIDATION_FAILED', `model: ${modelIssue}`);
+      const budgetIssue = req.body.budget
+        ? deps.budgetProblem(req.body.budget, req.body.assignee ?? null)
+        : null;
+      if (budgetIssue) throw new AppError('VALIDATION_FAILED', `budget: ${budgetIssue}`);
       const { approval, ...fields } = req.body;
       const input = {
         ...fields,
@@ -192,6 +202,8 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       return Object.assign(task, {
         runs: runs.map(publicRun),
         usage: totalUsage(runs.map((r) => r.agent?.usage)),
+        budgetInForce: task.budget ?? deps.profileBudget(task.assignee),
+        spent: spentOf(runs.map((r) => r.agent?.usage)),
         children,
         worker: deps.workerInfo(task.id),
       });

@@ -8,6 +8,7 @@ import { agentKind } from '../../agents/kinds.js';
 import { readAgentOutput } from '../../agents/output.js';
 import { resumePrompt, taskPrompt, type PromptInput } from '../../agents/prompt.js';
 import type { AgentEnding, AgentReading, AgentRunPlan, RunAgent } from '../../agents/types.js';
+import { spentOf, usdLeft, type Budget } from '../model/budget.js';
 import type { Classification } from '../model/exit-classifier.js';
 import { classifyExit } from '../model/exit-classifier.js';
 import type { ExitRecord } from '../model/types.js';
@@ -60,6 +61,8 @@ export async function planAgentRun(
   workspace: WorkspaceRecord | null,
   cwd: string,
   sandboxed = false,
+  /** The task's budget (its own, else its profile's): a claude run stops at what is left. */
+  budget: Budget | null = null,
 ): Promise<AgentStart> {
   const { task } = claim;
   // Asked for with another assignee (then moved here), or allowed on another host only.
@@ -92,7 +95,14 @@ export async function planAgentRun(
   return {
     prompt: resume ? resumePrompt(input) : taskPrompt(input),
     // The MCP endpoint is the launch's to give (it knows the daemon's URL and the run's token).
-    plan: { model: task.model ?? agent.model, resume, profileEnv, sandboxed, mcp: null },
+    plan: {
+      model: task.model ?? agent.model,
+      resume,
+      profileEnv,
+      sandboxed,
+      mcp: null,
+      maxBudgetUsd: usdLeft(budget, spentOf(earlier.map((r) => r.agent?.usage))),
+    },
     record: { kind: agent.kind, model: task.model ?? agent.model, resume },
   };
 }
@@ -115,6 +125,20 @@ export function readAgentStart(dir: string, agent: AgentConfig): AgentStartRecor
   } catch {
     return start;
   }
+}
+
+/** What an agent run printed of its session and usage, read whole now (an ended run). */
+export function printedAgent(dir: string, agent: AgentConfig): RunAgent {
+  const start = readAgentStart(dir, agent);
+  const reading = readAgentOutput(runFile(dir, 'agent.jsonl'), agentKind(start.kind));
+  return {
+    kind: start.kind,
+    model: start.model,
+    sessionId: reading.sessionId ?? start.resume,
+    resumed: start.resume,
+    resumeFailed: false,
+    usage: reading.usage,
+  };
 }
 
 /** An agent run's verdict, with what settling it records besides. */
@@ -167,6 +191,16 @@ function fromEnding(
     }
     case 'crashed':
       return { ...base, outcome: 'crashed', error: ending.error, hold: null, resumeFailed: null };
+    case 'budget_exceeded':
+      // Stopped by its own dollar ceiling (docs/budgets.md): not a failure, the task blocked.
+      return {
+        ...base,
+        outcome: 'budget_exceeded',
+        error: null,
+        blockReason: `budget reached: ${ending.message}`,
+        hold: null,
+        resumeFailed: null,
+      };
     case 'session_gone':
       // Not the run's failure: the next run starts a fresh session with the whole task.
       return {

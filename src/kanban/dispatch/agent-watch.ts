@@ -20,6 +20,8 @@ export interface AgentWatchDeps {
   /** Settles the run of an agent that printed its final event. */
   settle: (worker: LiveWorker, judgement: AgentJudgement) => Promise<void>;
   track: (what: string, work: () => Promise<unknown>) => void;
+  /** What each live run printed so far, once a tick (its budget, budget-watch.ts). */
+  readings?: (readings: { worker: LiveWorker; reading: AgentReading }[]) => void;
 }
 
 interface Watched {
@@ -41,6 +43,7 @@ export class AgentWatch {
   check(): void {
     const { live, workers } = this.deps;
     const seen = new Set<string>();
+    const readings: { worker: LiveWorker; reading: AgentReading }[] = [];
     for (const worker of live.all()) {
       const agent = workers.profiles[worker.profile]?.agent;
       if (!agent) continue;
@@ -49,7 +52,9 @@ export class AgentWatch {
       if (worker.exit !== undefined) continue;
       const w = this.watch(worker, agent.kind);
       if (w.output.poll() > 0) w.lastOutputAt = performance.now();
-      const ending = w.output.reading().ending;
+      const reading = w.output.reading();
+      if (!reading.ending) readings.push({ worker, reading });
+      const ending = reading.ending;
       // Most agents exit at once after their final event: that exit settles the run (one
       // settlement, from what was read here). One still alive a tick later is settled now.
       if (ending && !w.ended) {
@@ -75,6 +80,7 @@ export class AgentWatch {
       }
     }
     for (const runId of this.watched.keys()) if (!seen.has(runId)) this.watched.delete(runId);
+    this.deps.readings?.(readings);
   }
 
   /** What a watched run printed, read to its end (its leader exited), or undefined. */

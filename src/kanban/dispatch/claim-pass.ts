@@ -71,6 +71,7 @@ export class ClaimPass {
             keepDescendants: profile.keepDescendants,
             checkHold: profile.agent !== null,
             logPathFor: (runId) => `${runDir(config.dataDir, runId)}/log`,
+            budgets: { task: profile.budget, daily: profile.dailyBudget },
           }),
         );
         if (!claim) continue;

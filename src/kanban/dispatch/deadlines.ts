@@ -76,6 +76,7 @@ export class Deadlines {
     profile: string,
   ): string | undefined {
     if (op === 'stale') return 'lease expired';
+    if (op === 'budget') return 'budget reached';
     if (op !== 'timeout') return undefined;
     const max =
       task.maxRuntimeSeconds ?? this.deps.workers.profiles[profile]?.maxRuntimeSeconds ?? null;

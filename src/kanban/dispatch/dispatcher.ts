@@ -10,6 +10,7 @@ import { giveUpReady } from '../moves/give-up.js';
 import { adoptRunning } from './adoption.js';
 import { Deadlines } from './deadlines.js';
 import { AgentWatch } from './agent-watch.js';
+import { BudgetWatch } from './budget-watch.js';
 import { ProfileHolds } from './profile-holds.js';
 import { LiveWorkers, type LiveWorker } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
@@ -138,6 +139,12 @@ export class Dispatcher {
     });
     this.holds = new ProfileHolds(kanban.board);
     this.samples = new WorkerSamples(kanban.board, this.live, () => this.stopping);
+    const budgets = new BudgetWatch({
+      board: kanban.board,
+      workers: config.workers,
+      stop: (w, reason) => this.deadlines.terminate(w.taskId, w.runId, 'budget', reason),
+      track: (what, work) => this.track(what, work),
+    });
     this.agents = new AgentWatch({
       live: this.live,
       workers: config.workers,
@@ -145,6 +152,7 @@ export class Dispatcher {
       timeOut: (w, reason) => this.deadlines.terminate(w.taskId, w.runId, 'timeout', reason),
       settle: (w, verdict) => this.endings.settlePrinted(w, verdict),
       track: (what, work) => this.track(what, work),
+      readings: (readings) => budgets.check(readings),
     });
     this.claims = new ClaimPass({
       board: kanban.board,

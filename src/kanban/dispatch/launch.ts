@@ -101,6 +101,7 @@ export class Launcher {
           workspace?.record ?? null,
           workspace?.record.path ?? profile.cwd,
           profile.sandbox.kind === 'bwrap',
+          claim.task.budget ?? profile.budget,
         );
       } catch (err) {
         await this.settleUnstarted(claim, 'spawn_failed', (err as Error).message);

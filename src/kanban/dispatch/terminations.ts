@@ -10,6 +10,7 @@ import {
   TERMINATION_OUTCOME,
   type TerminationOp,
 } from '../moves/termination.js';
+import type { RunAgent } from '../../agents/types.js';
 import type { RunRecord } from '../store/records/run.js';
 import { readExitRecord, runDir } from './run-files.js';
 import type { RunTerminator } from './run-terminator.js';
@@ -32,6 +33,8 @@ export class Terminations {
     private readonly policy: SettlementPolicy & { reclaimDeferMs: number },
     private readonly terminator: RunTerminator,
     private readonly dataDir: string,
+    /** An agent run's session and usage as far as it printed them (its budget), or null. */
+    private readonly agentOf: (run: RunRecord) => RunAgent | null = () => null,
   ) {}
 
   isActive(taskId: string): boolean {
@@ -108,6 +111,7 @@ export class Terminations {
         exitCode: exit?.exitCode ?? null,
         signal: exit?.signal ?? null,
         error: error ?? null,
+        agent: this.agentOf(run),
         payload: {
           ...report,
           ended: result.ended,

@@ -32,7 +32,7 @@ export interface TaskApproval {
 }
 
 /** Why a blocked task is blocked, when a person must do one particular thing. */
-export type BlockKind = 'question';
+export type BlockKind = 'question' | 'budget';
 
 /** What a task in todo waits for besides its parents (`awaiting` in the API). */
 export function awaitingOf(status: string, approval: TaskApproval | null): 'approval' | null {

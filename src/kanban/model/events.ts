@@ -2,6 +2,7 @@
 // is a compile error until someone decides whether it wakes dispatch, is terminal, is notified.
 import type { AgentUsage } from '../../agents/types.js';
 import type { Origin, TaskStatus } from './types.js';
+import type { Budget, Spent } from './budget.js';
 
 /** What a termination did to a worker's process group (archive, reclaim, timeout, stale). */
 export interface TerminationReport {
@@ -79,6 +80,14 @@ export interface EventPayloads {
   spawn_failed: RunEndPayload;
   interrupted: RunEndPayload;
   lost: RunEndPayload;
+  /** Its run passed the task's budget and was ended (docs/budgets.md); the task is blocked. */
+  budget_exceeded: RunEndPayload;
+  /** A ready task at or over its budget was not started: blocked (`reason` says which figure). */
+  budget_reached: { reason: string; budget: Budget; spent: Spent };
+  /** Its spend passed 80 % of a figure of its budget. */
+  budget_warning: { reason: string; budget: Budget; spent: Spent };
+  /** Its budget was raised (POST /tasks/:id/budget); `unblocked` follows when it was blocked by it. */
+  budget_raised: { budget: Budget; by: string };
   host_joined: HostPayload;
   host_dead: HostPayload & { lostRuns: number };
   unblocked: { status: TaskStatus };
@@ -202,6 +211,10 @@ export const EVENT_KINDS = {
   spawn_failed: wakes,
   interrupted: quiet,
   lost: { wakesDispatch: true, notice: 'was lost with its host' },
+  budget_exceeded: { wakesDispatch: true, notice: 'was stopped at its budget' },
+  budget_reached: { wakesDispatch: false, notice: 'is blocked by its budget' },
+  budget_warning: { wakesDispatch: false, notice: 'has spent 80 % of its budget' },
+  budget_raised: wakes,
   host_joined: quiet,
   host_dead: quiet,
   unblocked: wakes,

@@ -42,6 +42,7 @@ export function decideOutcome(outcome: RunOutcome, ctx: OutcomeContext): Outcome
     case 'completed':
       return { ...keep, move: 'complete', failures: 0 };
     case 'blocked':
+    case 'budget_exceeded':
       return { ...keep, move: 'block' };
     case 'reclaimed':
       return { ...keep, move: 'release', failures: 0 };

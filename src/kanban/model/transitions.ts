@@ -20,7 +20,8 @@ export type TaskMove =
   | 'pr_done'
   | 'pr_block'
   | 'pr_reopen'
-  | 'await_approval';
+  | 'await_approval'
+  | 'budget_block';
 
 export interface MoveContext {
   /** Every parent is done (decides `unblock` → ready or todo). */
@@ -64,6 +65,8 @@ export const MOVES: Record<
   pr_reopen: { from: ['blocked'], to: () => 'review' },
   /** Edited after its approval, before its first run: the new revision waits for a person. */
   await_approval: { from: ['ready'], to: () => 'todo' },
+  /** At or over its budget (docs/budgets.md): not started, blocked until a person raises it. */
+  budget_block: { from: ['ready'], to: () => 'blocked' },
 };
 
 /** The status a move leads to from `from`, or null when the move is not allowed there. */

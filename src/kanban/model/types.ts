@@ -1,6 +1,7 @@
 // The board's vocabulary: statuses, outcomes, and the shapes of tasks, runs and events.
 import type { BlockKind, TaskApproval, TaskProgress, TaskQuestion } from './asks.js';
 import type { TaskPr } from './pull-request.js';
+import type { Budget } from './budget.js';
 import type { RunEvidence, WorkspaceRecord } from '../../workspaces/types.js';
 import type { RunAgent } from '../../agents/types.js';
 
@@ -33,6 +34,8 @@ export const RUN_OUTCOMES = [
   'spawn_failed',
   'interrupted',
   'lost',
+  /** Ended past its task's budget (docs/budgets.md): not a failure; the task is blocked. */
+  'budget_exceeded',
 ] as const;
 export type RunOutcome = (typeof RUN_OUTCOMES)[number];
 
@@ -104,6 +107,8 @@ export interface Task {
   progress: TaskProgress | null;
   /** Its first run waits for a person (approval "before_run"), or null: it does not. */
   approval: TaskApproval | null;
+  /** Its own budget (docs/budgets.md), or null: its profile's, if any. */
+  budget: Budget | null;
   /** The schedule firing that made it (docs/schedules.md), or null. */
   schedule: { name: string; fireTime: string } | null;
   /** What it waits for in todo besides its parents: a person's approval of its first run. */

@@ -5,6 +5,9 @@ import type { Task } from '../model/types.js';
 import type { RunRecord } from '../store/records/run.js';
 import { WRITES } from '../store/records/task-writes.js';
 import { applyMove } from './apply.js';
+import { withinBudget, type ProfileBudgets } from './budget.js';
+
+const NO_BUDGETS: ProfileBudgets = { task: null, daily: null };
 import { together } from './together.js';
 import type { Tx } from './tx.js';
 
@@ -24,6 +27,8 @@ export interface ClaimRequest {
   checkHold?: boolean;
   /** Where the run's log goes, from its id. */
   logPathFor: (runId: string) => string;
+  /** Its profile's budgets (docs/budgets.md); the task's own is checked whatever they are. */
+  budgets?: ProfileBudgets;
 }
 
 export interface Claim {
@@ -55,6 +60,7 @@ export async function claimTask(tx: Tx, req: ClaimRequest): Promise<Claim | null
   if (holds.some((h) => h.profile === req.profile)) return null;
   if (lingering) return null;
   for (const p of task.parents) if (!parentSatisfied(await store.tasks.get(p))) return null;
+  if (!(await withinBudget(tx, task, req.profile, req.budgets ?? NO_BUDGETS))) return null;
   const runId = newRunId();
   const token = newRunToken();
   const moved = await applyMove(tx, task, 'claim', {

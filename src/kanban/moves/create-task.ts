@@ -4,6 +4,7 @@ import { newTaskId } from '../model/ids.js';
 import { checkTitle } from '../model/task-title.js';
 import { initialStatus } from '../model/transitions.js';
 import type { Origin, Task } from '../model/types.js';
+import { fullBudget, type Budget } from '../model/budget.js';
 import { WRITES } from '../store/records/task-writes.js';
 import type { Tx } from './tx.js';
 
@@ -26,6 +27,8 @@ export interface TaskInput {
    * profile's, as the caller resolved them.
    */
   needsApproval?: boolean | undefined;
+  /** Its own budget (docs/budgets.md); absent figures have none. Absent: its profile's. */
+  budget?: Partial<Budget> | null | undefined;
 }
 
 /** Creates the task. */
@@ -59,6 +62,7 @@ export async function createTask(tx: Tx, input: TaskInput, origin: Origin): Prom
       model: input.model ?? null,
       review: input.review ?? null,
       approval,
+      budget: input.budget ? fullBudget(input.budget) : null,
       origin,
       at: tx.now,
     },

@@ -131,6 +131,8 @@ export async function settleRun(
   const completing = decision.move === 'complete';
   const gaveUpReason = `gave up after ${decision.failures} failure${decision.failures === 1 ? '' : 's'}: ${ending.outcome}${error ? ` (${lastLine(error)})` : ''}`;
   const held = ending.hold && ending.outcome === 'rate_limited' ? ending.hold : null;
+  // Past its budget (docs/budgets.md): blocked for a person to raise it, not counted as a failure.
+  const overBudget = ending.outcome === 'budget_exceeded';
   const moved = await applyMove(tx, task, move, {
     // Held, its profile's hold keeps it waiting (and a release ends the wait at once).
     notBefore: held ? null : decision.notBefore,
@@ -138,8 +140,14 @@ export async function settleRun(
       ? `question: ${asked.text}`
       : decision.move === 'give_up'
         ? gaveUpReason
-        : (ending.blockReason ?? 'blocked by the worker'),
-    ...(asked ? { blockKind: 'question' as const } : {}),
+        : overBudget
+          ? (ending.blockReason ?? error ?? 'budget reached')
+          : (ending.blockReason ?? 'blocked by the worker'),
+    ...(asked
+      ? { blockKind: 'question' as const }
+      : overBudget
+        ? { blockKind: 'budget' as const }
+        : {}),
     ...(ending.terminating !== undefined ? { expectTerminating: ending.terminating } : {}),
     details: {
       consecutive_failures: decision.failures,

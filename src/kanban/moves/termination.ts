@@ -9,7 +9,7 @@ import type { Tx } from './tx.js';
 
 /** Why a worker is being terminated; stored in tasks.terminating while it happens. */
 export type TerminationOp =
-  'archive' | 'reclaim' | 'reclaim_force' | 'timeout' | 'stale' | 'interrupt';
+  'archive' | 'reclaim' | 'reclaim_force' | 'timeout' | 'stale' | 'interrupt' | 'budget';
 
 export const TERMINATION_OPS: readonly TerminationOp[] = [
   'archive',
@@ -18,6 +18,7 @@ export const TERMINATION_OPS: readonly TerminationOp[] = [
   'timeout',
   'stale',
   'interrupt',
+  'budget',
 ];
 
 /** The run outcome each termination asks for. */
@@ -28,6 +29,7 @@ export const TERMINATION_OUTCOME: Record<TerminationOp, RunOutcome> = {
   timeout: 'timed_out',
   stale: 'stale',
   interrupt: 'interrupted',
+  budget: 'budget_exceeded',
 };
 
 export function isTerminationOp(value: string | null): value is TerminationOp {

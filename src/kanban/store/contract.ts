@@ -2,6 +2,7 @@
 // many hosts). Each table's reads and writes are written out here, with the records they take
 // and give in ./records/; each engine implements them in its own folder and neither imports the
 // other. Everything outside this folder sees only these types (eslint no-restricted-imports).
+import type { AgentUsage } from '../../agents/types.js';
 import type { BoardEvent, EventKind, NewEvent } from '../model/events.js';
 import type { PrSync } from '../model/pull-request.js';
 import type { Comment, Host, Task, TaskStatus } from '../model/types.js';
@@ -98,6 +99,8 @@ export interface RunTable {
   openOnHost(hostId: number): Promise<RunRecord[]>;
   /** Every run not ended yet, on any host, oldest first. */
   open(): Promise<OpenRun[]>;
+  /** The usage of the profile's runs that ended since `since` (its daily budget, docs/budgets.md). */
+  usageSince(profile: string, since: number): Promise<(AgentUsage | null)[]>;
   /** Runs ended since `from`, counted by outcome in buckets of `bucketMs` (each at its start). */
   endedByBucket(from: number, bucketMs: number): Promise<EndedBucket[]>;
 }

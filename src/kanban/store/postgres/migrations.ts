@@ -219,4 +219,11 @@ export const PG_MIGRATIONS: readonly string[] = [
     at bigint NOT NULL
   );
   `,
+  // 13: budgets (docs/budgets.md), as on SQLite.
+  `
+  ALTER TABLE tasks ADD COLUMN budget text;
+  ALTER TABLE tasks DROP CONSTRAINT tasks_block_kind_check;
+  ALTER TABLE tasks ADD CONSTRAINT tasks_block_kind_check
+    CHECK (block_kind IS NULL OR block_kind IN ('question', 'budget'));
+  `,
 ];

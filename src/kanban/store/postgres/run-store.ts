@@ -1,4 +1,5 @@
 // Runs on PostgreSQL: the contract's reads and writes.
+import type { AgentUsage, RunAgent } from '../../../agents/types.js';
 import type { RunTable } from '../contract.js';
 import {
   toRecord,
@@ -47,6 +48,17 @@ export class PgRunStore implements RunTable {
   async byTokenHash(hash: string): Promise<RunRecord | null> {
     const [row] = await rows<RunRow>(this.db, 'SELECT * FROM runs WHERE token_hash = $1', [hash]);
     return row ? toRecord(row) : null;
+  }
+
+  async usageSince(profile: string, since: number): Promise<(AgentUsage | null)[]> {
+    const found = await rows<{ agent: string | null }>(
+      this.db,
+      'SELECT agent FROM runs WHERE ended_at >= $1 AND profile = $2',
+      [since, profile],
+    );
+    return found.map((r) =>
+      r.agent === null ? null : ((JSON.parse(r.agent) as RunAgent).usage ?? null),
+    );
   }
 
   async forTask(taskId: string): Promise<RunRecord[]> {

@@ -52,6 +52,7 @@ function createdTask(task: NewTask, status: 'ready' | 'todo', parents: readonly 
     question: null,
     progress: null,
     approval: task.approval,
+    budget: task.budget,
     awaiting: awaitingOf(status, task.approval),
   };
 }
@@ -75,8 +76,8 @@ export class PgTaskWrites implements TaskWriter {
     const inserted = run(
       this.db,
       `INSERT INTO tasks (id, title, body, assignee, status, priority, created_at, updated_at,
-        max_runtime_seconds, max_retries, origin, repo, model, review, approval)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12, $13, $14)`,
+        max_runtime_seconds, max_retries, origin, repo, model, review, approval, budget)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
       [
         task.id,
         task.title,
@@ -92,6 +93,7 @@ export class PgTaskWrites implements TaskWriter {
         task.model,
         task.review,
         task.approval === null ? null : JSON.stringify(task.approval),
+        task.budget === null ? null : JSON.stringify(task.budget),
       ],
     );
     if (parents.length === 0) this.answerLater(inserted);

@@ -3,6 +3,7 @@
 // (and the engines) may import this module (eslint no-restricted-imports).
 import type { StatusColumns } from '../../model/transitions.js';
 import type { TaskApproval } from '../../model/asks.js';
+import type { Budget } from '../../model/budget.js';
 import type { Origin, Task, TaskStatus } from '../../model/types.js';
 
 /** The key under which a transaction carries its writer; importing it is what the lint rule guards. */
@@ -23,6 +24,8 @@ export interface NewTask {
   review: boolean | null;
   /** Its first run waits for a person's approval (docs/mcp.md), or null. */
   approval: TaskApproval | null;
+  /** Its own budget (docs/budgets.md), or null: its profile's. */
+  budget: Budget | null;
   origin: Origin;
   at: number;
 }
@@ -52,6 +55,8 @@ export interface DetailColumns {
   question?: string | null;
   progress?: string | null;
   approval?: string | null;
+  /** JSON of a Budget (docs/budgets.md). */
+  budget?: string | null;
 }
 
 /** What a running task may change without leaving running: its lease and pending termination. */

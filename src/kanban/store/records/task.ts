@@ -8,6 +8,7 @@ import {
   type TaskProgress,
   type TaskQuestion,
 } from '../../model/asks.js';
+import type { Budget } from '../../model/budget.js';
 import type { PrSync, TaskPr } from '../../model/pull-request.js';
 import type { Origin, Task, TaskStatus } from '../../model/types.js';
 import type { RunRecord } from './run.js';
@@ -60,6 +61,8 @@ interface TaskColumnTypes {
   progress: string | null;
   /** JSON of a TaskApproval. */
   approval: string | null;
+  /** JSON of a Budget. */
+  budget: string | null;
 }
 
 type TaskColumn = keyof TaskColumnTypes;
@@ -105,6 +108,7 @@ const COLUMNS = [
   'question',
   'progress',
   'approval',
+  'budget',
 ] as const satisfies readonly TaskColumn[];
 
 // A column added to TaskColumnTypes but not to COLUMNS fails to compile here.
@@ -179,6 +183,7 @@ export function toTask(row: TaskRow): Task {
     question: json<TaskQuestion>(taskColumn(row, 'question')),
     progress: json<TaskProgress>(taskColumn(row, 'progress')),
     approval: json<TaskApproval>(taskColumn(row, 'approval')),
+    budget: json<Budget>(taskColumn(row, 'budget')),
     awaiting: awaitingOf(
       taskColumn(row, 'status'),
       json<TaskApproval>(taskColumn(row, 'approval')),

@@ -361,4 +361,14 @@ export const MIGRATIONS: readonly string[] = [
     at INTEGER NOT NULL
   );
   `,
+  // 15: budgets (docs/budgets.md): a task's own budget, and "budget" as why a blocked task waits
+  // (the column's CHECK is SQLite's to replace only with the column: copied, dropped, renamed).
+  `
+  ALTER TABLE tasks ADD COLUMN budget TEXT CHECK (budget IS NULL OR json_valid(budget));
+  ALTER TABLE tasks ADD COLUMN block_kind_v15 TEXT
+    CHECK (block_kind_v15 IS NULL OR block_kind_v15 IN ('question', 'budget'));
+  UPDATE tasks SET block_kind_v15 = block_kind;
+  ALTER TABLE tasks DROP COLUMN block_kind;
+  ALTER TABLE tasks RENAME COLUMN block_kind_v15 TO block_kind;
+  `,
 ];

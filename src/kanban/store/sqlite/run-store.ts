@@ -1,4 +1,5 @@
 // SQL for runs: one row per attempt, with the worker's process identity and how it ended.
+import type { AgentUsage, RunAgent } from '../../../agents/types.js';
 import type { RunTable } from '../contract.js';
 import {
   toRecord,
@@ -38,6 +39,7 @@ export class RunStore implements RunTable {
   private readonly byId;
   private readonly byToken;
   private readonly ofTask;
+  private readonly agentsSince;
   private readonly setProc;
   private readonly end;
   private readonly gone;
@@ -61,6 +63,11 @@ export class RunStore implements RunTable {
     this.byId = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE id = ?');
     this.byToken = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE token_hash = ?');
     this.ofTask = db.prepare<[string], RunRow>(RUNS_OF_TASK);
+    this.agentsSince = db
+      .prepare<[number, string], string | null>(
+        'SELECT agent FROM runs WHERE ended_at >= ? AND profile = ?',
+      )
+      .pluck();
     this.setProc = db.prepare(`UPDATE runs SET pid = @pid, pgid = @pgid, start_time = @startTime,
       boot_id = @bootId WHERE id = @id`);
     this.end =
@@ -126,6 +133,12 @@ export class RunStore implements RunTable {
   async byTokenHash(hash: string): Promise<RunRecord | null> {
     const row = this.byToken.get(hash);
     return row ? toRecord(row) : null;
+  }
+
+  async usageSince(profile: string, since: number): Promise<(AgentUsage | null)[]> {
+    return this.agentsSince
+      .all(since, profile)
+      .map((a) => (a === null ? null : ((JSON.parse(a) as RunAgent).usage ?? null)));
   }
 
   async forTask(taskId: string): Promise<RunRecord[]> {

@@ -28,9 +28,9 @@ export class TaskWrites implements TaskWriter {
       .prepare(
         `INSERT INTO tasks (id, title, body, assignee, status, priority,
         created_at, updated_at, max_runtime_seconds, max_retries, origin, repo, model, review,
-        approval)
+        approval, budget)
         VALUES (@id, @title, @body, @assignee, @status, @priority, @at, @at, @maxRuntimeSeconds,
-        @maxRetries, @origin, @repo, @model, @review, @approval) RETURNING ${taskColumns('@parents')}`,
+        @maxRetries, @origin, @repo, @model, @review, @approval, @budget) RETURNING ${taskColumns('@parents')}`,
       )
       .raw();
     this.insertParent = db.prepare('INSERT INTO task_parents (task_id, parent_id) VALUES (?, ?)');
@@ -54,6 +54,7 @@ export class TaskWrites implements TaskWriter {
       review: task.review === null ? null : task.review ? 1 : 0,
       origin: JSON.stringify(task.origin),
       approval: task.approval === null ? null : JSON.stringify(task.approval),
+      budget: task.budget === null ? null : JSON.stringify(task.budget),
       parents: JSON.stringify(parents),
     }) as TaskRow;
     for (const parent of parents) this.insertParent.run(task.id, parent);
