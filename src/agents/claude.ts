@@ -60,7 +60,7 @@ class ClaudeReader implements AgentReader {
   private ending: AgentEnding | null = null;
   /** The last `rate_limit_event` said the limit was hit: with its reset (epoch ms), if given. */
   private limited: { resetAt: number | null } | null = null;
-  /** Each answer's input and output tokens so far, by its message id (several lines share one). */
+  /** Each answer's input and output tokens so far, by its message id. */
   private readonly answers = new Map<string, { input: number; output: number }>();
   /** The answer being streamed (--include-partial-messages): its message_delta has no id. */
   private streaming: string | null = null;
@@ -68,7 +68,6 @@ class ClaudeReader implements AgentReader {
   line(v: Record<string, unknown>): void {
     const sid = str(v.session_id);
     if (sid && this.sessionId === null) this.sessionId = sid;
-    if (v.type === 'assistant') this.count(obj(v.message), obj(obj(v.message)?.usage));
     if (v.type === 'stream_event') {
       const event = obj(v.event);
       if (event?.type === 'message_start') {
@@ -210,7 +209,14 @@ export const claude: AgentKind = {
       DISABLE_AUTOUPDATER: '1',
     };
   },
-  needles: ['"type":"result"', '"type":"rate_limit_event"', '"subtype":"init"'],
+  needles: [
+    '"type":"result"',
+    '"type":"rate_limit_event"',
+    '"subtype":"init"',
+    // Each answer's usage as it streams (its budget, docs/budgets.md).
+    '"type":"message_start"',
+    '"type":"message_delta"',
+  ],
   reader: () => new ClaudeReader(),
   endingFromLog(logTail) {
     const line = logTail.split('\n').find((l) => GONE.test(l));

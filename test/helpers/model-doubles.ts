@@ -7,13 +7,19 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { listen, readBody } from './doubles.js';
 
+/** The tokens an answer reports (its API's usage); absent: the double's own figures. */
+export interface AnswerUsage {
+  input?: number;
+  output?: number;
+}
+
 export type Reply =
-  | { text: string }
+  | { text: string; usage?: AnswerUsage }
   /**
    * A tool call: Claude's tool name and input, or codex's function name and arguments (with the
    * namespace codex offers an MCP server's tools in, `mcp__<server>`).
    */
-  | { tool: string; input: Record<string, unknown>; namespace?: string }
+  | { tool: string; input: Record<string, unknown>; namespace?: string; usage?: AnswerUsage }
   /** An HTTP error: the API's error body with `message`, or `body` as it is. */
   | { status: number; headers?: Record<string, string>; message?: string; body?: unknown }
   /** Starts the stream and never ends it. */
@@ -140,7 +146,7 @@ export function anthropicDouble(): Promise<ModelDouble> {
           stop_reason: null,
           stop_sequence: null,
           usage: {
-            input_tokens: USAGE.input,
+            input_tokens: ('usage' in reply ? reply.usage : undefined)?.input ?? USAGE.input,
             output_tokens: 1,
             cache_read_input_tokens: USAGE.cached,
             cache_creation_input_tokens: 0,
@@ -174,7 +180,9 @@ export function anthropicDouble(): Promise<ModelDouble> {
       sse(res, 'message_delta', {
         type: 'message_delta',
         delta: { stop_reason: 'tool' in reply ? 'tool_use' : 'end_turn', stop_sequence: null },
-        usage: { output_tokens: USAGE.output },
+        usage: {
+          output_tokens: ('usage' in reply ? reply.usage : undefined)?.output ?? USAGE.output,
+        },
       });
       sse(res, 'message_stop', { type: 'message_stop' });
       res.end();
@@ -243,11 +251,13 @@ export function openaiDouble(): Promise<ModelDouble> {
           status: 'completed',
           output: [item],
           usage: {
-            input_tokens: USAGE.input,
+            input_tokens: ('usage' in reply ? reply.usage : undefined)?.input ?? USAGE.input,
             input_tokens_details: { cached_tokens: USAGE.cached },
-            output_tokens: USAGE.output,
+            output_tokens: ('usage' in reply ? reply.usage : undefined)?.output ?? USAGE.output,
             output_tokens_details: { reasoning_tokens: 0 },
-            total_tokens: USAGE.input + USAGE.output,
+            total_tokens:
+              (('usage' in reply ? reply.usage : undefined)?.input ?? USAGE.input) +
+              (('usage' in reply ? reply.usage : undefined)?.output ?? USAGE.output),
           },
         },
       });
