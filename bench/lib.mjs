@@ -171,9 +171,9 @@ const OPEN_HOOKS = { onRepair: () => {}, onRetry: () => {}, onIdleError: () => {
 
 /**
  * A gateway in this process on `config` (its dataDir added), serving on a free port with its
- * dispatcher started; `close()` runs its close steps.
+ * dispatcher started; `extra`: more of its deps (a clock); `close()` runs its close steps.
  */
-export async function dispatchingGateway(dataDir, config) {
+export async function dispatchingGateway(dataDir, config, extra = {}) {
   const configPath = join(dataDir, 'config.json');
   writeFileSync(configPath, JSON.stringify({ dataDir, ...config }));
   const loaded = loadConfig({ config: configPath }, process.env, dataDir);
@@ -183,6 +183,7 @@ export async function dispatchingGateway(dataDir, config) {
     store,
     logger: pino({ level: 'silent' }),
     requestStop: () => {},
+    ...extra,
   });
   await gw.app.listen({ host: '127.0.0.1', port: 0 });
   await gw.dispatcher.start(`http://127.0.0.1:${gw.app.server.address().port}`);

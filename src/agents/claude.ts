@@ -171,7 +171,9 @@ export const claude: AgentKind = {
       ...(plan.model ? ['--model', plan.model] : []),
       ...(agent.maxTurns !== null ? ['--max-turns', String(agent.maxTurns)] : []),
       // What is left of its task's dollar budget: it stops itself there (docs/budgets.md).
-      ...(plan.maxBudgetUsd != null ? ['--max-budget-usd', plan.maxBudgetUsd.toFixed(4)] : []),
+      ...(plan.maxBudgetUsd != null
+        ? ['--max-budget-usd', (Math.ceil(plan.maxBudgetUsd * 1e4) / 1e4).toFixed(4)]
+        : []),
       ...(plan.resume ? ['--resume', plan.resume] : []),
       // gatehouse's tools (docs/mcp.md), and no MCP server of the user's own configuration.
       ...(plan.mcp

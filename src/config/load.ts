@@ -431,7 +431,13 @@ export function loadConfig(
     dataDir,
     workspaces,
     workers: { ...raw.workers, profiles },
-    schedules: resolveSchedules(raw.schedules, profiles, workspaces.repos, configError),
+    schedules: resolveSchedules(
+      raw.schedules,
+      profiles,
+      workspaces.repos,
+      raw.workers.defaultProfile,
+      configError,
+    ),
     platforms: resolvePlatforms(raw.platforms),
     store:
       raw.store.kind === 'sqlite'

@@ -2,6 +2,7 @@
 // calendar now, so a bad one stops the daemon at start naming its schedule, and each task's
 // assignee and repository checked against the profiles and repositories configured.
 import { readCalendar } from './calendar.js';
+import { repoProblem } from './workspaces.js';
 import type { Profile, RawConfig, ScheduleConfig, WorkspacesConfig } from './schema.js';
 
 type Fail = (key: string, message: string) => Error;
@@ -10,6 +11,7 @@ export function resolveSchedules(
   raw: RawConfig['schedules'],
   profiles: Record<string, Profile>,
   repos: WorkspacesConfig['repos'],
+  defaultProfile: string,
   fail: Fail,
 ): Record<string, ScheduleConfig> {
   const out: Record<string, ScheduleConfig> = {};
@@ -26,8 +28,15 @@ export function resolveSchedules(
     if (assignee !== null && !Object.hasOwn(profiles, assignee))
       throw fail(`${at}.task.assignee`, `no profile named "${assignee}"`);
     const repo = s.task.repo ?? null;
-    if (repo !== null && !Object.hasOwn(repos, repo))
-      throw fail(`${at}.task.repo`, `no repository named "${repo}" in workspaces.repos`);
+    const problem =
+      repo === null
+        ? null
+        : repoProblem(
+            { workspaces: { repos }, workers: { defaultProfile, profiles } },
+            repo,
+            assignee,
+          );
+    if (problem) throw fail(`${at}.task.repo`, problem);
     out[name] = {
       name,
       cron: s.cron,

@@ -228,8 +228,9 @@ export const StoreSchema = Type.Union([
 /** A task a schedule makes at each firing (docs/schedules.md). */
 const ScheduledTaskSchema = Type.Object(
   {
-    title: Type.String({ minLength: 1 }),
-    body: Type.Optional(Type.String()),
+    /** As a task's title (docs/api.md): at most 500 characters, something visible. */
+    title: Type.String({ minLength: 1, maxLength: 500, pattern: '[^\\s]' }),
+    body: Type.Optional(Type.String({ maxLength: 100_000 })),
     assignee: Type.Optional(Type.String({ minLength: 1 })),
     repo: Type.Optional(Type.String({ pattern: repoName })),
     priority: Type.Optional(Type.Integer({ minimum: -1000, maximum: 1000 })),

@@ -343,6 +343,11 @@ describe('the OpenAPI document', () => {
     await call('DELETE', '/tasks/{id}', `/tasks/${task.id}`);
     await call('POST', '/tasks/{id}/archive', `/tasks/${task.id}/archive`);
     await call('POST', '/tasks/{id}/archive', `/tasks/${task.id}/archive`);
+    // A budget raised, on an archived task (409), of no task (404), and a bad one (400).
+    await call('POST', '/tasks/{id}/budget', `/tasks/${third.id}/budget`, { runs: 5 });
+    await call('POST', '/tasks/{id}/budget', `/tasks/${task.id}/budget`, { runs: 5 });
+    await call('POST', '/tasks/{id}/budget', '/tasks/t_000000000000/budget', { runs: 5 });
+    await call('POST', '/tasks/{id}/budget', `/tasks/${third.id}/budget`, { runs: 0 });
     await call('PATCH', '/tasks/{id}', `/tasks/${task.id}`, { priority: 4 });
     await call('DELETE', '/tasks/{id}', `/tasks/${task.id}`);
     await call('GET', '/platform', '/platform');

@@ -45,7 +45,15 @@ describe('/tasks CRUD', () => {
     expect(task.id).toMatch(/^t_[0-9a-f]{12}$/);
     expect(typeof task.createdAt).toBe('number');
     const shown = await api(gw.url, 'GET', `/tasks/${task.id}`);
-    expect(shown.body).toEqual({ ...task, runs: [], usage: null, children: [], worker: null });
+    expect(shown.body).toEqual({
+      ...task,
+      runs: [],
+      usage: null,
+      budgetInForce: null,
+      spent: { usd: 0, tokens: 0, runs: 0 },
+      children: [],
+      worker: null,
+    });
     const listed = await api(gw.url, 'GET', '/tasks');
     expect(listed.body).toEqual({ tasks: [task], nextCursor: null });
   });

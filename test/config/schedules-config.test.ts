@@ -53,7 +53,17 @@ describe('schedules in the config', () => {
     [
       { nightly: { cron: '0 3 * * *', task: { ...task, repo: 'app' } } },
       'schedules.nightly.task.repo',
-      'no repository named "app"',
+      '"app" is not a repository in workspaces.repos',
+    ],
+    [
+      { nightly: { cron: '0 3 * * *', task: { title: '   ' } } },
+      'schedules.nightly.task.title',
+      '',
+    ],
+    [
+      { nightly: { cron: '0 3 * * *', task: { title: 'x'.repeat(501) } } },
+      'schedules.nightly.task.title',
+      '',
     ],
     [{ nightly: { cron: '0 3 * * *', task: {} } }, 'schedules.nightly.task.title', ''],
     [{ 'bad/name': { cron: '0 3 * * *', task } }, 'schedules', ''],

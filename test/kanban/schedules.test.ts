@@ -209,6 +209,26 @@ describe('a schedule firing', () => {
     });
   });
 
+  it('is made even when a client sent its key first, and only once', async () => {
+    const clock = movedClock('2026-12-07T09:59:00Z');
+    const gw = await daemonOn(tempDir(), clock);
+    const squatted = await api(
+      gw.url,
+      'POST',
+      '/tasks',
+      { title: 'not the schedule’s' },
+      { 'idempotency-key': 'schedule:triage:2026-12-07T10:00:00.000Z' },
+    );
+    expect(squatted.status).toBe(201);
+    clock.to('2026-12-07T10:00:00.500Z');
+    await gw.scheduler.check();
+    await gw.scheduler.check();
+    const made = await scheduledTasks(gw);
+    expect(made.map((t) => t.schedule)).toEqual([
+      { name: 'triage', fireTime: '2026-12-07T10:00:00.000Z' },
+    ]);
+  });
+
   it('reads its expression in its time zone', async () => {
     const clock = movedClock('2026-07-01T00:00:00Z');
     const gw = await daemonOn(tempDir(), clock, {

@@ -40,6 +40,7 @@ async function busyBoard(): Promise<string> {
   await claim(gw.kanban.board, gw.dataDir, running.id);
   await api(gw.url, 'POST', `/tasks/${running.id}/comments`, { text: 'a note', author: 'me' });
   await api(gw.url, 'POST', '/tasks', { title: 'emoji 😀 and "quotes"', body: 'x\ny' });
+  await api(gw.url, 'POST', '/tasks', { title: 'on a budget', budget: { runs: 3 } });
   await api(gw.url, 'POST', '/tasks', { title: 'keyed' }, { 'idempotency-key': 'moved-key' });
   await api(gw.url, 'POST', '/schedules/nightly/run');
   await api(gw.url, 'POST', '/schedules/nightly/pause');

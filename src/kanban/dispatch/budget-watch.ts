@@ -5,7 +5,7 @@
 import type { AgentReading } from '../../agents/types.js';
 import type { Config } from '../../config/schema.js';
 import type { Board } from '../board.js';
-import { spentOf, tokensOf, WARN_AT } from '../model/budget.js';
+import { spentOf, tokensOf, WARN_AT, type Budget } from '../model/budget.js';
 import { warnBudget } from '../moves/budget.js';
 import type { LiveWorker } from './live-workers.js';
 
@@ -17,16 +17,23 @@ export interface BudgetWatchDeps {
   track: (what: string, work: () => Promise<unknown>) => void;
 }
 
+/** How often a live run's budget is read again (a person may raise it meanwhile). */
+const REREAD_MS = 2000;
+
 interface Allowance {
-  /** The task's tokens budget. */
+  /** The task's budget in force. */
+  budget: Budget;
+  /** Its tokens. */
   limit: number;
   /** What its earlier runs spent of it. */
   before: number;
 }
 
 interface Watched {
-  /** undefined while being read; null: no tokens budget. */
+  /** undefined until first read; null: no tokens budget. */
   allowance?: Allowance | null;
+  /** performance.now() of the last read begun, or null while one is under way. */
+  readAt: number | null;
   warned: boolean;
   stopping: boolean;
 }
@@ -43,11 +50,13 @@ export class BudgetWatch {
       seen.add(worker.runId);
       let w = this.watched.get(worker.runId);
       if (!w) {
-        w = { warned: false, stopping: false };
+        w = { readAt: null, warned: false, stopping: false };
         this.watched.set(worker.runId, w);
         this.readAllowance(worker, w);
         continue;
       }
+      if (w.readAt !== null && performance.now() - w.readAt > REREAD_MS)
+        this.readAllowance(worker, w);
       if (!w.allowance || w.stopping) continue;
       const used = w.allowance.before + tokensOf(reading.usage);
       const { limit } = w.allowance;
@@ -61,11 +70,13 @@ export class BudgetWatch {
             throw err;
           }),
         );
-      } else if (!w.warned && used >= limit * WARN_AT) {
+      } else if (!w.warned && used >= limit * WARN_AT && w.allowance.before < limit * WARN_AT) {
+        // Once, by the run that passes 80 % (not again by each run after it).
         w.warned = true;
+        const { budget } = w.allowance;
         this.deps.track('budget warning', () =>
           this.deps.board.transact((tx) =>
-            warnBudget(tx, worker.taskId, worker.runId, `spent ${used} of ${limit} tokens`),
+            warnBudget(tx, worker.taskId, worker.runId, `spent ${used} of ${limit} tokens`, budget),
           ),
         );
       }
@@ -73,21 +84,28 @@ export class BudgetWatch {
     for (const runId of this.watched.keys()) if (!seen.has(runId)) this.watched.delete(runId);
   }
 
+  /** Reads the run's task's budget in force and what its earlier runs spent; retried if it fails. */
   private readAllowance(worker: LiveWorker, w: Watched): void {
+    w.readAt = null;
     this.deps.track('budget read', async () => {
-      const task = await this.deps.board.tasks.get(worker.taskId);
-      const budget = task?.budget ?? this.deps.workers.profiles[worker.profile]?.budget ?? null;
-      if (!budget?.tokens) {
-        w.allowance = null;
-        return;
+      try {
+        const task = await this.deps.board.tasks.get(worker.taskId);
+        const budget = task?.budget ?? this.deps.workers.profiles[worker.profile]?.budget ?? null;
+        if (!budget?.tokens) {
+          w.allowance = null;
+          return;
+        }
+        const earlier = (await this.deps.board.runs.forTask(worker.taskId)).filter(
+          (r) => r.id !== worker.runId,
+        );
+        w.allowance = {
+          budget,
+          limit: budget.tokens,
+          before: spentOf(earlier.map((r) => r.agent?.usage)).tokens,
+        };
+      } finally {
+        w.readAt = performance.now();
       }
-      const earlier = (await this.deps.board.runs.forTask(worker.taskId)).filter(
-        (r) => r.id !== worker.runId,
-      );
-      w.allowance = {
-        limit: budget.tokens,
-        before: spentOf(earlier.map((r) => r.agent?.usage)).tokens,
-      };
     });
   }
 }

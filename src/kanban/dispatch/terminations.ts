@@ -89,6 +89,8 @@ export class Terminations {
     const defer = result.survived && op !== 'reclaim_force';
     const key = `${run.id}:${op}`;
     let kept = false;
+    // Read once, before the transaction (a long output is not read under the board's lock).
+    const agent = defer ? null : this.agentOf(run);
     const task = await this.board.transact(async (tx) => {
       if (defer) {
         kept = await deferTermination(
@@ -111,7 +113,7 @@ export class Terminations {
         exitCode: exit?.exitCode ?? null,
         signal: exit?.signal ?? null,
         error: error ?? null,
-        agent: this.agentOf(run),
+        agent,
         payload: {
           ...report,
           ended: result.ended,

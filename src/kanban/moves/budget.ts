@@ -89,15 +89,15 @@ export async function warnBudget(
   taskId: string,
   runId: string,
   reason: string,
+  budget: Budget,
 ): Promise<void> {
   const task = await tx.store.tasks.get(taskId);
   if (!task || task.currentRunId !== runId) return;
-  const budget = task.budget;
   tx.emit({
     taskId,
     runId,
     kind: 'budget_warning',
-    payload: { reason, budget: budget ?? fullBudget({}), spent: await spentBy(tx, taskId) },
+    payload: { reason, budget, spent: await spentBy(tx, taskId) },
   });
 }
 

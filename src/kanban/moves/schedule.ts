@@ -23,7 +23,9 @@ export interface Firing {
   needsApproval: boolean;
 }
 
-export type Fired = { made: Task } | { skipped: 'taken' | 'paused' | 'missed' | 'previous open' };
+export type Fired =
+  /** replayed: made by an earlier try of the same fire time (run now twice in a millisecond). */
+  { made: Task; replayed?: true } | { skipped: 'taken' | 'paused' | 'missed' | 'previous open' };
 
 export function scheduleKey(name: string, fireTime: number): string {
   return `schedule:${name}:${new Date(fireTime).toISOString()}`;
@@ -57,29 +59,33 @@ export async function fireSchedule(tx: Tx, f: Firing): Promise<Fired> {
   return makeTask(tx, f);
 }
 
+/** The route a schedule's keys are recorded under (no client route is named so). */
+const SCHEDULE_ROUTE = 'schedule';
+
 /** Makes the schedule's task for `fireTime` now (a firing, or a person's "run now"). */
 export async function makeTask(
   tx: Tx,
   { schedule, fireTime, keyLifetimeMs, needsApproval }: Omit<Firing, 'missed'>,
 ): Promise<Fired> {
   const key = scheduleKey(schedule.name, fireTime);
-  const answer = await once<Task>(
-    tx,
-    { key, route: 'schedule', digest: schedule.name, lifetimeMs: keyLifetimeMs },
-    async () => ({
-      status: 201,
-      body: await createTask(
-        tx,
-        { ...schedule.task, needsApproval },
-        {
-          kind: 'schedule',
-          name: schedule.name,
-          fireTime: new Date(fireTime).toISOString(),
-        },
-      ),
-    }),
-  );
-  if (answer.replayed) return { skipped: 'taken' };
+  const input = { ...schedule.task, needsApproval };
+  const origin = {
+    kind: 'schedule' as const,
+    name: schedule.name,
+    fireTime: new Date(fireTime).toISOString(),
+  };
+  // A client that sent this key first (to a route of its own) does not keep the firing from
+  // being made: the schedule's row already makes it once.
+  const taken = await tx.store.idempotency.find(key);
+  const answer =
+    taken && taken.route !== SCHEDULE_ROUTE
+      ? { status: 201, body: await createTask(tx, input, origin), replayed: false }
+      : await once<Task>(
+          tx,
+          { key, route: SCHEDULE_ROUTE, digest: schedule.name, lifetimeMs: keyLifetimeMs },
+          async () => ({ status: 201, body: await createTask(tx, input, origin) }),
+        );
+  if (answer.replayed) return { made: answer.body, replayed: true };
   await tx.store.schedules.madeTask(schedule.name, answer.body.id, tx.now);
   return { made: answer.body };
 }

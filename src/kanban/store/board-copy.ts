@@ -59,6 +59,7 @@ const TABLES: readonly { name: string; columns: readonly string[]; order: string
       'question',
       'progress',
       'approval',
+      'budget',
     ],
   },
   // Link order is the order of insertion (rowid here, ord there).
