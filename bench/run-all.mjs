@@ -21,6 +21,7 @@ const SUITES = [
   'agents',
   'sandbox',
   'mcp',
+  'spend',
 ];
 
 const fmt = (n) => (Number.isFinite(n) ? (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2)) : '-');

@@ -162,6 +162,25 @@ export type paths = {
      */
     post: operations["raiseTaskBudget"];
   };
+  "/tasks/{id}/attempts": {
+    /**
+     * A task’s attempts side by side
+     * @description Each attempt’s status, summary, what its last run changed in its worktree, the judge’s result, and its tokens and cost. Its diff: GET /tasks/:attemptId/diff. 404 for a task without attempts.
+     */
+    get: operations["listAttempts"];
+    /**
+     * Try a task with several attempts side by side
+     * @description A task in `todo` or `ready` waits in `todo` (`awaiting: "attempts"`) while N new tasks (`attemptOf` it) run at once, each with its own worktree, profile and model. Once all ended, `judge.command` runs in each one’s worktree, the task goes to `review`; with `autoPick: "judge"` the best judged attempt is picked. 409 for a task in another status or with attempts already.
+     */
+    post: operations["startAttempts"];
+  };
+  "/tasks/{id}/attempts/{attemptId}/pick": {
+    /**
+     * Keep one attempt
+     * @description Its worktree’s whole state is kept on the branch `gatehouse/<id>` (`attempts.branch`), the task is `done` (`attempt_picked`), and the other attempts are archived, their work preserved. 409 before all attempts ended or after a pick; 400 for a task that is not one of its attempts.
+     */
+    post: operations["pickAttempt"];
+  };
   "/schedules": {
     /**
      * List the schedules with their next and last firing
@@ -492,7 +511,23 @@ export type components = {
         /** @description ISO 8601 */
         fireTime: string;
       } | null;
-      awaiting: "approval" | null;
+      awaiting: ("approval" | "attempts") | null;
+      attemptOf: string | null;
+      attempts: ({
+        ids: string[];
+        judge: {
+          command: string[];
+        } | null;
+        autoPick: "judge" | null;
+        picked: string | null;
+        branch: string | null;
+      }) | null;
+      judge: ({
+        exitCode: number | null;
+        output: string;
+        /** @description epoch milliseconds */
+        at: number;
+      }) | null;
       approval: ({
         /** @description of what it asks: title, body, assignee, repo, model */
         revision: number;
@@ -579,7 +614,23 @@ export type components = {
         /** @description ISO 8601 */
         fireTime: string;
       } | null;
-      awaiting: "approval" | null;
+      awaiting: ("approval" | "attempts") | null;
+      attemptOf: string | null;
+      attempts: ({
+        ids: string[];
+        judge: {
+          command: string[];
+        } | null;
+        autoPick: "judge" | null;
+        picked: string | null;
+        branch: string | null;
+      }) | null;
+      judge: ({
+        exitCode: number | null;
+        output: string;
+        /** @description epoch milliseconds */
+        at: number;
+      }) | null;
       approval: ({
         /** @description of what it asks: title, body, assignee, repo, model */
         revision: number;
@@ -1858,6 +1909,55 @@ export type components = {
       taskId: string | null;
       runId: string | null;
       /** @enum {string} */
+      kind: "attempts_started";
+      payload: {
+        attempts: string[];
+        judge: boolean;
+        autoPick: "judge" | null;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "judged";
+      payload: {
+        exitCode: number | null;
+        of: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "attempts_ended";
+      payload: {
+        attempts: string[];
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
+      kind: "attempt_picked";
+      payload: {
+        attempt: string;
+        branch: string | null;
+        by: string;
+      };
+      /** @description epoch milliseconds */
+      at: number;
+    }) | ({
+      id: number;
+      taskId: string | null;
+      runId: string | null;
+      /** @enum {string} */
       kind: "schedule_resumed";
       payload: {
         schedule: string;
@@ -2111,6 +2211,20 @@ export type operations = {
             /** @description input + output tokens */
             tokens?: number | null;
             runs?: number | null;
+          };
+          attempts?: {
+            variants?: {
+                assignee?: string;
+                model?: string;
+              }[];
+            /** @description how many attempts; default: one per variant (the variants taken in turn) */
+            n?: number;
+            judge?: {
+              /** @description argv run in each attempt’s worktree once all ended, in its sandbox */
+              command: string[];
+            };
+            /** @enum {string} */
+            autoPick?: "judge";
           };
           /** @description before_run: its first run waits in todo for a person’s approval (POST /tasks/:id/approve); null: as its profile says */
           approval?: "before_run" | null;
@@ -3672,6 +3786,272 @@ export type operations = {
           tokens?: number | null;
           runs?: number | null;
         };
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Task"];
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a token of another task, or a web page of another origin */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not allowed in the current state (or an old run token) */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * A task’s attempts side by side
+   * @description Each attempt’s status, summary, what its last run changed in its worktree, the judge’s result, and its tokens and cost. Its diff: GET /tasks/:attemptId/diff. 404 for a task without attempts.
+   */
+  listAttempts: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description success */
+      200: {
+        content: {
+          "application/json": {
+            attempts: ({
+                id: string;
+                assignee: string | null;
+                model: string | null;
+                status: string;
+                summary: string | null;
+                evidence: {
+                  filesChanged: number;
+                  insertions: number;
+                  deletions: number;
+                } | null;
+                judge: ({
+                  exitCode: number | null;
+                  output: string;
+                }) | null;
+                tokens: number;
+                costUsd: number;
+              })[];
+          };
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Try a task with several attempts side by side
+   * @description A task in `todo` or `ready` waits in `todo` (`awaiting: "attempts"`) while N new tasks (`attemptOf` it) run at once, each with its own worktree, profile and model. Once all ended, `judge.command` runs in each one’s worktree, the task goes to `review`; with `autoPick: "judge"` the best judged attempt is picked. 409 for a task in another status or with attempts already.
+   */
+  startAttempts: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          variants?: {
+              assignee?: string;
+              model?: string;
+            }[];
+          /** @description how many attempts; default: one per variant (the variants taken in turn) */
+          n?: number;
+          judge?: {
+            /** @description argv run in each attempt’s worktree once all ended, in its sandbox */
+            command: string[];
+          };
+          /** @enum {string} */
+          autoPick?: "judge";
+        };
+      };
+    };
+    responses: {
+      /** @description success */
+      201: {
+        content: {
+          "application/json": {
+            task: components["schemas"]["Task"];
+            attempts: components["schemas"]["Task"][];
+          };
+        };
+      };
+      /** @description bad input (malformed JSON, wrong types, unknown fields, too deep) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description missing or wrong token */
+      401: {
+        headers: {
+          /** @description always Bearer realm="gatehouse" */
+          "WWW-Authenticate"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description a token of another task, or a web page of another origin */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description no such task, run or platform */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not allowed in the current state (or an old run token) */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description Host is not this gatehouse (server.allowedHosts) */
+      421: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description internal error (says nothing internal) */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+      /** @description unavailable now (the board database, a platform); see Retry-After */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Keep one attempt
+   * @description Its worktree’s whole state is kept on the branch `gatehouse/<id>` (`attempts.branch`), the task is `done` (`attempt_picked`), and the other attempts are archived, their work preserved. 409 before all attempts ended or after a pick; 400 for a task that is not one of its attempts.
+   */
+  pickAttempt: {
+    parameters: {
+      path: {
+        id: string;
+        attemptId: string;
       };
     };
     responses: {

@@ -23,6 +23,8 @@ import { activityRoutes, type ProfileLoad } from './routes/activity-routes.js';
 import { profileRoutes } from './routes/profile-routes.js';
 import { scheduleRoutes } from './routes/schedule-routes.js';
 import { budgetRoutes } from './routes/budget-routes.js';
+import { attemptRoutes } from './routes/attempt-routes.js';
+import type { Attempts } from '../kanban/attempts/attempts.js';
 import type { Scheduler } from '../kanban/schedules/scheduler.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
@@ -77,6 +79,8 @@ export interface AppDeps {
   pulls: PullRequests;
   /** Tasks made on a calendar (docs/schedules.md). */
   scheduler: Scheduler;
+  /** Best of N (docs/attempts.md). */
+  attempts: Attempts;
   /** Whose approval a task's first run waits for (docs/mcp.md). */
   approvals: ApprovalRules;
   /** The MCP endpoint's callers and tools (docs/mcp.md). */
@@ -206,6 +210,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     workspaceRoutes(scope, deps);
     prRoutes(scope, deps.pulls);
     budgetRoutes(scope, deps);
+    attemptRoutes(scope, deps);
     scheduleRoutes(scope, deps.scheduler);
     if (deps.loginCodes) loginRoutes(scope, deps.loginCodes, deps.apiToken);
     workerRoutes(scope, deps.worker);

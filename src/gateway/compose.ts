@@ -16,6 +16,7 @@ import type { AdapterFactory } from '../platforms/adapter.js';
 import { openPlatforms, type Platforms } from '../platforms/platforms.js';
 import { PullRequests, type ForgeView } from '../pulls/pull-requests.js';
 import { Scheduler } from '../kanban/schedules/scheduler.js';
+import { Attempts } from '../kanban/attempts/attempts.js';
 import { buildApp } from './app.js';
 import { CLOSE_RESTARTING, EventStreamHub, type StreamOptions } from './event-stream.js';
 import { createMetrics } from './metrics.js';
@@ -50,6 +51,8 @@ export interface Gateway {
   pulls: PullRequests;
   /** Tasks made on a calendar (docs/schedules.md). */
   scheduler: Scheduler;
+  /** Best of N (docs/attempts.md): judging and picking attempts. */
+  attempts: Attempts;
   platforms: Platforms;
   hub: EventStreamHub;
   app: FastifyInstance;
@@ -142,6 +145,12 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     needsApproval: (assignee) => kanban.approvals.needed(assignee, undefined),
     onError: (err, schedule) => logger.error({ err, schedule }, 'a schedule could not fire'),
   });
+  const attempts = new Attempts({
+    board: kanban.board,
+    config,
+    room: kanban.workspaces.room,
+    onError: (err, taskId) => logger.error({ err, taskId }, 'attempts could not go on'),
+  });
   const app = buildApp({
     logger,
     bodyLimitBytes: config.server.bodyLimitBytes,
@@ -203,6 +212,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     agentKindOf: (profile) => config.workers.profiles[profile]?.agent?.kind ?? null,
     pulls,
     scheduler,
+    attempts,
     approvals: kanban.approvals,
     mcp: new McpService({
       board: kanban.board,
@@ -228,11 +238,13 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     reconciler,
     pulls,
     scheduler,
+    attempts,
     platforms,
     hub,
     app,
     closeSteps: [
       { name: 'schedules', run: () => scheduler.stop() },
+      { name: 'attempts', run: () => attempts.stop() },
       { name: 'retention', run: () => retention.stop() },
       { name: 'pull requests', run: () => pulls.stop() },
       { name: 'workspaces', run: () => reconciler.stop() },

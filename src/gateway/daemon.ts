@@ -177,6 +177,7 @@ async function serve(
   gateway.reconciler.start();
   await gateway.pulls.start();
   await gateway.scheduler.start();
+  await gateway.attempts.start();
   await gateway.platforms.start();
   log.info({ host: config.server.host, port, dataDir: config.dataDir }, 'gatehouse serving');
   const unenforced = gateway.dispatcher.unenforcedLimits();

@@ -13,6 +13,7 @@ import { approveRun } from './moves/approval.js';
 import { answerQuestion } from './moves/asks.js';
 import { once, replayOf, type Answer, type KeyedRequest } from './moves/once.js';
 import { createTask, type TaskInput } from './moves/create-task.js';
+import { startAttempts, type AttemptsRequest } from './moves/attempts.js';
 import { deleteTask } from './moves/delete-task.js';
 import { editTask, type TaskPatch } from './moves/edit-task.js';
 import { Transactor, type Clock, type Tx, type WriteHealth } from './moves/tx.js';
@@ -208,6 +209,22 @@ export class Board {
   /** Creates a task once per Idempotency-Key (see keyed). */
   createKeyed(input: TaskInput, origin: Origin, key: KeyedRequest): Promise<Answer<Task>> {
     return this.keyed(key, 201, (tx) => createTask(tx, input, origin));
+  }
+
+  /**
+   * Creates a task given to attempts at once (docs/attempts.md), in one transaction: it never
+   * runs itself. Once per Idempotency-Key when one is given.
+   */
+  createWithAttempts(
+    input: TaskInput,
+    origin: Origin,
+    attempts: AttemptsRequest,
+    key: KeyedRequest | null,
+  ): Promise<Answer<Task>> {
+    const make = async (tx: Tx) =>
+      (await startAttempts(tx, (await createTask(tx, input, origin)).id, attempts, origin)).task;
+    if (key) return this.keyed(key, 201, make);
+    return this.transact(make).then((body) => ({ status: 201, body, replayed: false }));
   }
 
   /** Comments once per Idempotency-Key (see keyed). */

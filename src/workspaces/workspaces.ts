@@ -1,5 +1,6 @@
 // The workspace room's one face to the dispatcher: a task's workspace made (or found) before a
 // run, what each run did to it, and its removal once its content is safe (docs/workspaces.md).
+import { keepAsBranch } from './keep-branch.js';
 import {
   existsSync,
   mkdirSync,
@@ -392,6 +393,14 @@ export class Workspaces {
    */
   making(taskId: string): boolean {
     return this.makingNow.has(taskId);
+  }
+
+  /** Keeps a worktree's whole state on a new branch of its repository (docs/attempts.md). */
+  async keepAsBranch(record: WorkspaceRecord, branch: string, message: string): Promise<string> {
+    const repo = this.repo(record.repo);
+    if (record.kind !== 'worktree' || !repo)
+      throw new WorkspaceError('only a worktree of a configured repository is kept on a branch');
+    return this.locks.run(repo.path, () => keepAsBranch(record.path, branch, message));
   }
 
   async diff(record: WorkspaceRecord): Promise<string> {

@@ -343,6 +343,32 @@ describe('the OpenAPI document', () => {
     await call('DELETE', '/tasks/{id}', `/tasks/${task.id}`);
     await call('POST', '/tasks/{id}/archive', `/tasks/${task.id}/archive`);
     await call('POST', '/tasks/{id}/archive', `/tasks/${task.id}/archive`);
+    // Best of N: attempts started (and again: 409; of no task: 404), listed, one picked once
+    // both ended (archived here), then again (409), and of no task (404).
+    await gw.attempts.start();
+    const tried = (await call('POST', '/tasks', '/tasks', { title: 'tried twice' })).body as {
+      id: string;
+    };
+    await call('POST', '/tasks/{id}/attempts', `/tasks/${tried.id}/attempts`, { n: 2 });
+    await call('POST', '/tasks/{id}/attempts', `/tasks/${tried.id}/attempts`, { n: 2 });
+    await call('POST', '/tasks/{id}/attempts', '/tasks/t_000000000000/attempts', { n: 2 });
+    const group = (await call('GET', '/tasks/{id}/attempts', `/tasks/${tried.id}/attempts`))
+      .body as { attempts: { id: string }[] };
+    await call('GET', '/tasks/{id}/attempts', '/tasks/t_000000000000/attempts');
+    for (const a of group.attempts)
+      await api(gw.url, 'POST', `/tasks/${a.id}/archive`, undefined, AUTH);
+    await waitFor('the attempts ended', async () => {
+      const t = await api(gw.url, 'GET', `/tasks/${tried.id}`, undefined, AUTH);
+      return t.body.status === 'review' || null;
+    });
+    const pickPath = `/tasks/${tried.id}/attempts/${group.attempts[0]!.id}/pick`;
+    await call('POST', '/tasks/{id}/attempts/{attemptId}/pick', pickPath);
+    await call('POST', '/tasks/{id}/attempts/{attemptId}/pick', pickPath);
+    await call(
+      'POST',
+      '/tasks/{id}/attempts/{attemptId}/pick',
+      `/tasks/t_000000000000/attempts/${group.attempts[0]!.id}/pick`,
+    );
     // A budget raised, on an archived task (409), of no task (404), and a bad one (400).
     await call('POST', '/tasks/{id}/budget', `/tasks/${third.id}/budget`, { runs: 5 });
     await call('POST', '/tasks/{id}/budget', `/tasks/${task.id}/budget`, { runs: 5 });

@@ -34,6 +34,8 @@ const ALLOWED: Record<
   pr_reopen: { blocked: 'review' },
   await_approval: { ready: 'todo' },
   budget_block: { ready: 'blocked' },
+  await_attempts: { todo: 'todo', ready: 'todo' },
+  attempts_review: { todo: 'review' },
   archive: {
     todo: 'archived',
     ready: 'archived',

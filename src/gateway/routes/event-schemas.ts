@@ -203,6 +203,14 @@ export const EVENT_PAYLOADS = {
     reason: Type.Union([Type.Literal('previous open'), Type.Literal('missed')]),
   }),
   schedule_paused: Type.Object({ schedule: str, by: str }),
+  attempts_started: Type.Object({
+    attempts: Type.Array(str),
+    judge: bool,
+    autoPick: nullable(Type.Literal('judge')),
+  }),
+  judged: Type.Object({ exitCode: nullable(int), of: str }),
+  attempts_ended: Type.Object({ attempts: Type.Array(str) }),
+  attempt_picked: Type.Object({ attempt: str, branch: nullable(str), by: str }),
   schedule_resumed: Type.Object({ schedule: str, by: str }),
 } satisfies Record<EventKind, TSchema>;
 

@@ -184,9 +184,31 @@ const taskFields = {
     ),
   ),
   awaiting: nullable(
-    Type.Literal('approval', {
-      description: 'in todo, its first run waits for a person’s approval (POST /tasks/:id/approve)',
+    Type.Union([Type.Literal('approval'), Type.Literal('attempts')], {
+      description:
+        'in todo: approval, its first run waits for a person’s approval (POST /tasks/:id/approve); attempts, its attempts run (docs/attempts.md)',
     }),
+  ),
+  attemptOf: nullable(
+    Type.String({ description: 'the task this one is an attempt of (docs/attempts.md)' }),
+  ),
+  attempts: nullable(
+    Type.Object(
+      {
+        ids: Type.Array(Type.String()),
+        judge: nullable(Type.Object({ command: Type.Array(Type.String()) }, closed)),
+        autoPick: nullable(Type.Literal('judge')),
+        picked: nullable(Type.String()),
+        branch: nullable(Type.String({ description: 'where the picked attempt’s work is kept' })),
+      },
+      { ...closed, description: 'its attempts, when given to several (docs/attempts.md)' },
+    ),
+  ),
+  judge: nullable(
+    Type.Object(
+      { exitCode: nullable(Type.Integer()), output: Type.String(), at: millis },
+      { ...closed, description: 'what the judge said of this attempt' },
+    ),
   ),
   approval: nullable(
     Type.Object(

@@ -1,5 +1,6 @@
 // Request schemas shared by the routes: the same ones validate requests and describe the API.
 import { Type } from '../../schema-types.js';
+import { AttemptsBody } from './attempts-request.js';
 import { TITLE_MAX, TITLE_VISIBLE } from '../../kanban/model/task-title.js';
 import { TASK_STATUSES } from '../../kanban/model/types.js';
 
@@ -59,6 +60,8 @@ export const CreateTaskBody = Type.Object(
       }),
     ),
     budget: Type.Optional(BudgetBody),
+    /** Given to several attempts as it is made (docs/attempts.md): it never runs itself. */
+    attempts: Type.Optional(AttemptsBody),
     approval: Type.Optional(
       Type.Union([Type.Literal('before_run'), Type.Null()], {
         description:

@@ -10,8 +10,10 @@ import type { Board } from '../../kanban/board.js';
 import { awaitsApproval } from '../../kanban/model/asks.js';
 import type { OperatorActions } from '../../kanban/operator-actions.js';
 import { publicRun } from '../../kanban/store/records/run.js';
+import { checkAssignee, originOf } from './route-checks.js';
+import { attemptsRequest } from './attempts-request.js';
 import { IdempotencyHeaders, KEYED_ERRORS, keyedRequest, sendAnswer } from './idempotency.js';
-import type { Origin, Task as TaskRecord } from '../../kanban/model/types.js';
+import type { Task as TaskRecord } from '../../kanban/model/types.js';
 import {
   CommentBody,
   AnswerBody,
@@ -65,24 +67,6 @@ export interface TaskRouteDeps {
 
 type IdRequest = FastifyRequest<{ Params: Static<typeof TaskIdParams> }>;
 
-function originOf(req: FastifyRequest): Origin {
-  return req.headers['x-gatehouse-client'] === 'cli' ? { kind: 'cli' } : { kind: 'api' };
-}
-
-async function checkAssignee(
-  served: () => Promise<readonly string[]>,
-  assignee: string | null | undefined,
-): Promise<void> {
-  if (!assignee) return;
-  const profiles = await served();
-  if (!profiles.includes(assignee)) {
-    throw new AppError(
-      'VALIDATION_FAILED',
-      `assignee "${assignee}" is not a worker profile (${profiles.join(', ')})`,
-    );
-  }
-}
-
 export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
   const { board, operator } = deps;
   const params = TaskIdParams;
@@ -123,11 +107,22 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
         ? deps.budgetProblem(req.body.budget, req.body.assignee ?? null)
         : null;
       if (budgetIssue) throw new AppError('VALIDATION_FAILED', `budget: ${budgetIssue}`);
-      const { approval, ...fields } = req.body;
+      const { approval, attempts, ...fields } = req.body;
       const input = {
         ...fields,
         needsApproval: deps.approvals.needed(req.body.assignee ?? null, approval),
       };
+      if (attempts) {
+        const request = await attemptsRequest(
+          attempts,
+          { assignee: req.body.assignee ?? null, repo: req.body.repo ?? null },
+          deps,
+        );
+        return sendAnswer(
+          reply,
+          await board.createWithAttempts(input, originOf(req), request, key),
+        );
+      }
       if (key) return sendAnswer(reply, await board.createKeyed(input, originOf(req), key));
       return reply.code(201).send(await board.create(input, originOf(req)));
     },

@@ -35,8 +35,15 @@ export interface TaskApproval {
 export type BlockKind = 'question' | 'budget';
 
 /** What a task in todo waits for besides its parents (`awaiting` in the API). */
-export function awaitingOf(status: string, approval: TaskApproval | null): 'approval' | null {
-  return status === 'todo' && awaitsApproval(approval) ? 'approval' : null;
+export function awaitingOf(
+  status: string,
+  approval: TaskApproval | null,
+  attempts: { picked: string | null } | null,
+): 'approval' | 'attempts' | null {
+  if (status !== 'todo') return null;
+  // Given to attempts (docs/attempts.md): it waits for them to end and be judged.
+  if (attempts && attempts.picked === null) return 'attempts';
+  return awaitsApproval(approval) ? 'approval' : null;
 }
 
 /** The task waits for a person's approval before its first run. */

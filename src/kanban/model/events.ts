@@ -172,6 +172,14 @@ export interface EventPayloads {
    */
   schedule_skipped: { schedule: string; fireTime: string; reason: 'previous open' | 'missed' };
   schedule_paused: { schedule: string; by: string };
+  /** Given to attempts (docs/attempts.md): the tasks made, whether a judge and autoPick follow. */
+  attempts_started: { attempts: string[]; judge: boolean; autoPick: 'judge' | null };
+  /** The judge ran in this attempt's workspace. */
+  judged: { exitCode: number | null; of: string };
+  /** Every attempt ended (and was judged): the task waits in review for a pick. */
+  attempts_ended: { attempts: string[] };
+  /** An attempt was kept: its work on `branch`; the task is done, the others archived. */
+  attempt_picked: { attempt: string; branch: string | null; by: string };
   schedule_resumed: { schedule: string; by: string };
 }
 
@@ -261,6 +269,10 @@ export const EVENT_KINDS = {
   pr_delivery: quiet,
   schedule_skipped: quiet,
   schedule_paused: quiet,
+  attempts_started: wakes,
+  judged: quiet,
+  attempts_ended: { wakesDispatch: false, notice: 'has its attempts ready to compare' },
+  attempt_picked: { wakesDispatch: true, notice: 'is done: an attempt was picked' },
   schedule_resumed: quiet,
 } as const satisfies Record<EventKind, KindMeaning>;
 

@@ -21,7 +21,9 @@ export type TaskMove =
   | 'pr_block'
   | 'pr_reopen'
   | 'await_approval'
-  | 'budget_block';
+  | 'budget_block'
+  | 'await_attempts'
+  | 'attempts_review';
 
 export interface MoveContext {
   /** Every parent is done (decides `unblock` → ready or todo). */
@@ -67,6 +69,10 @@ export const MOVES: Record<
   await_approval: { from: ['ready'], to: () => 'todo' },
   /** At or over its budget (docs/budgets.md): not started, blocked until a person raises it. */
   budget_block: { from: ['ready'], to: () => 'blocked' },
+  /** Given to attempts (docs/attempts.md): it waits in todo while they run. */
+  await_attempts: { from: ['todo', 'ready'], to: () => 'todo' },
+  /** Its attempts have ended (and were judged): a person, or the judge, picks one. */
+  attempts_review: { from: ['todo'], to: () => 'review' },
 };
 
 /** The status a move leads to from `from`, or null when the move is not allowed there. */

@@ -2,6 +2,7 @@
 import type { BlockKind, TaskApproval, TaskProgress, TaskQuestion } from './asks.js';
 import type { TaskPr } from './pull-request.js';
 import type { Budget } from './budget.js';
+import type { AttemptGroup, JudgeResult } from './attempts.js';
 import type { RunEvidence, WorkspaceRecord } from '../../workspaces/types.js';
 import type { RunAgent } from '../../agents/types.js';
 
@@ -111,8 +112,14 @@ export interface Task {
   budget: Budget | null;
   /** The schedule firing that made it (docs/schedules.md), or null. */
   schedule: { name: string; fireTime: string } | null;
-  /** What it waits for in todo besides its parents: a person's approval of its first run. */
-  awaiting: 'approval' | null;
+  /** The task it is an attempt of (docs/attempts.md), or null. */
+  attemptOf: string | null;
+  /** Its attempts, when it was given to several (docs/attempts.md), or null. */
+  attempts: AttemptGroup | null;
+  /** What the judge said of it, as an attempt, or null. */
+  judge: JudgeResult | null;
+  /** What it waits for in todo besides its parents: a person's approval, or its attempts. */
+  awaiting: 'approval' | 'attempts' | null;
 }
 
 export interface Run {

@@ -25,6 +25,8 @@ export async function promoteChildren(
     if (child?.status !== 'todo') continue;
     // Its first run waits for a person's approval (docs/mcp.md): approving it promotes it.
     if (awaitsApproval(child.approval)) continue;
+    // Given to attempts (docs/attempts.md): they decide what becomes of it.
+    if (child.awaiting === 'attempts') continue;
     if (!(await allOf(child.parents, parentDone))) continue;
     if (await applyMove(tx, child, 'promote'))
       tx.emit({

@@ -115,6 +115,8 @@ export async function settleRun(
     !asked &&
     task.workspace?.kind === 'worktree' &&
     task.workspace.repo !== null &&
+    // An attempt's work is compared first (docs/attempts.md): the picked one's branch is kept.
+    task.attemptOf === null &&
     policy.prRepos?.has(task.workspace.repo)
       ? task.workspace.repo
       : null;

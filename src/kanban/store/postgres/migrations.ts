@@ -226,4 +226,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE tasks ADD CONSTRAINT tasks_block_kind_check
     CHECK (block_kind IS NULL OR block_kind IN ('question', 'budget'));
   `,
+  // 14: best of N (docs/attempts.md), as on SQLite.
+  `
+  ALTER TABLE tasks ADD COLUMN attempt_of text;
+  ALTER TABLE tasks ADD COLUMN attempts text;
+  ALTER TABLE tasks ADD COLUMN judge text;
+  CREATE INDEX tasks_attempt_of ON tasks (attempt_of) WHERE attempt_of IS NOT NULL;
+  `,
 ];

@@ -53,7 +53,10 @@ function createdTask(task: NewTask, status: 'ready' | 'todo', parents: readonly 
     progress: null,
     approval: task.approval,
     budget: task.budget,
-    awaiting: awaitingOf(status, task.approval),
+    attemptOf: null,
+    attempts: null,
+    judge: null,
+    awaiting: awaitingOf(status, task.approval, null),
   };
 }
 

@@ -57,6 +57,10 @@ export interface DetailColumns {
   approval?: string | null;
   /** JSON of a Budget (docs/budgets.md). */
   budget?: string | null;
+  /** Best of N (docs/attempts.md): the task it is an attempt of, its attempts, its judge's say. */
+  attempt_of?: string | null;
+  attempts?: string | null;
+  judge?: string | null;
 }
 
 /** What a running task may change without leaving running: its lease and pending termination. */

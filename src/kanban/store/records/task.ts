@@ -9,6 +9,7 @@ import {
   type TaskQuestion,
 } from '../../model/asks.js';
 import type { Budget } from '../../model/budget.js';
+import type { AttemptGroup, JudgeResult } from '../../model/attempts.js';
 import type { PrSync, TaskPr } from '../../model/pull-request.js';
 import type { Origin, Task, TaskStatus } from '../../model/types.js';
 import type { RunRecord } from './run.js';
@@ -63,6 +64,11 @@ interface TaskColumnTypes {
   approval: string | null;
   /** JSON of a Budget. */
   budget: string | null;
+  attempt_of: string | null;
+  /** JSON of an AttemptGroup. */
+  attempts: string | null;
+  /** JSON of a JudgeResult. */
+  judge: string | null;
 }
 
 type TaskColumn = keyof TaskColumnTypes;
@@ -109,6 +115,9 @@ const COLUMNS = [
   'progress',
   'approval',
   'budget',
+  'attempt_of',
+  'attempts',
+  'judge',
 ] as const satisfies readonly TaskColumn[];
 
 // A column added to TaskColumnTypes but not to COLUMNS fails to compile here.
@@ -184,9 +193,13 @@ export function toTask(row: TaskRow): Task {
     progress: json<TaskProgress>(taskColumn(row, 'progress')),
     approval: json<TaskApproval>(taskColumn(row, 'approval')),
     budget: json<Budget>(taskColumn(row, 'budget')),
+    attemptOf: taskColumn(row, 'attempt_of'),
+    attempts: json<AttemptGroup>(taskColumn(row, 'attempts')),
+    judge: json<JudgeResult>(taskColumn(row, 'judge')),
     awaiting: awaitingOf(
       taskColumn(row, 'status'),
       json<TaskApproval>(taskColumn(row, 'approval')),
+      json<AttemptGroup>(taskColumn(row, 'attempts')),
     ),
   };
 }

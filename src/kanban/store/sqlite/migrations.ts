@@ -371,4 +371,11 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE tasks DROP COLUMN block_kind;
   ALTER TABLE tasks RENAME COLUMN block_kind_v15 TO block_kind;
   `,
+  // 16: best of N (docs/attempts.md): an attempt's task, a task's attempts, a judge's result.
+  `
+  ALTER TABLE tasks ADD COLUMN attempt_of TEXT;
+  ALTER TABLE tasks ADD COLUMN attempts TEXT CHECK (attempts IS NULL OR json_valid(attempts));
+  ALTER TABLE tasks ADD COLUMN judge TEXT CHECK (judge IS NULL OR json_valid(judge));
+  CREATE INDEX tasks_attempt_of ON tasks (attempt_of) WHERE attempt_of IS NOT NULL;
+  `,
 ];

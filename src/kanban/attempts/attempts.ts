@@ -1,0 +1,159 @@
+// Best of N (docs/attempts.md), as the daemon carries it out: when an attempt ends, its task's
+// other attempts are looked at; once all have ended, the judge runs in each one's worktree (on
+// the host that has it), the task goes to review, and with autoPick the best judged attempt is
+// picked. A pick keeps the attempt's whole worktree state on the branch gatehouse/<task id>.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../../config/schema.js';
+import { AppError } from '../../errors.js';
+import type { Workspaces } from '../../workspaces/workspaces.js';
+import type { Board } from '../board.js';
+import { attemptEnded, bestAttempt, type Candidate } from '../model/attempts.js';
+import type { BoardEvent } from '../model/events.js';
+import type { Task } from '../model/types.js';
+import { attemptsEnded, pickAttempt, recordJudge } from '../moves/attempts.js';
+import { runJudge } from './judge.js';
+
+/** A judge longer than this is ended (its attempt judged as failed). */
+const JUDGE_TIMEOUT_MS = 30 * 60_000;
+
+export interface AttemptsDeps {
+  board: Board;
+  config: Config;
+  room: Workspaces;
+  onError: (err: unknown, taskId: string) => void;
+}
+
+export class Attempts {
+  /** Tasks whose attempts are being judged here. */
+  private readonly judging = new Set<string>();
+  private stopFollowing: (() => void) | null = null;
+
+  constructor(private readonly deps: AttemptsDeps) {}
+
+  /** Follows the board; a task whose attempts all ended while no daemon ran goes on now. */
+  async start(): Promise<void> {
+    this.stopFollowing = this.deps.board.bus.subscribe((event) => this.heard(event));
+    const { tasks } = await this.deps.board.tasks.open(10_000);
+    for (const t of tasks)
+      if (t.awaiting === 'attempts')
+        await this.check(t.id).catch((err: unknown) => this.deps.onError(err, t.id));
+  }
+
+  stop(): void {
+    this.stopFollowing?.();
+    this.stopFollowing = null;
+  }
+
+  private heard(event: BoardEvent): void {
+    if (event.taskId === null) return;
+    if (event.kind === 'attempts_started' || this.endsAttempt(event))
+      void this.check(event.taskId).catch((err: unknown) =>
+        this.deps.onError(err, event.taskId ?? ''),
+      );
+  }
+
+  private endsAttempt(event: BoardEvent): boolean {
+    return [
+      'completed',
+      'blocked',
+      'archived',
+      'gave_up',
+      'budget_exceeded',
+      'budget_reached',
+      'approved',
+      'pr_blocked',
+    ].includes(event.kind);
+  }
+
+  /** Looks at the task (or the task it is an attempt of): all its attempts ended, it goes on. */
+  async check(taskId: string): Promise<void> {
+    const { board } = this.deps;
+    const task = await board.tasks.get(taskId);
+    const parentId = task?.attempts ? task.id : task?.attemptOf;
+    if (!parentId || this.judging.has(parentId)) return;
+    const parent = parentId === task?.id ? task : await board.tasks.get(parentId);
+    if (!parent?.attempts || parent.awaiting !== 'attempts') return;
+    const attempts = (
+      await Promise.all(parent.attempts.ids.map((id) => board.tasks.get(id)))
+    ).filter((t): t is Task => t !== null);
+    if (!attempts.every((a) => attemptEnded(a.status))) return;
+    this.judging.add(parentId);
+    try {
+      const judge = parent.attempts.judge;
+      if (judge)
+        for (const a of attempts) {
+          // On a shared board, judged by the host that has its worktree.
+          if (a.status === 'archived' || a.judge || !a.workspace || !existsSync(a.workspace.path))
+            continue;
+          const result = await this.judge(a, judge.command);
+          await board.transact((tx) => recordJudge(tx, a.id, { ...result, at: tx.now }));
+        }
+      if (!(await board.transact((tx) => attemptsEnded(tx, parentId)))) return;
+      if (parent.attempts.autoPick === 'judge') {
+        const best = bestAttempt(await this.candidates(parent.attempts.ids));
+        if (best) await this.pick(parentId, best, 'judge');
+      }
+    } finally {
+      this.judging.delete(parentId);
+    }
+  }
+
+  private async judge(attempt: Task, command: string[]) {
+    const { config, room } = this.deps;
+    const profile = config.workers.profiles[attempt.assignee ?? config.workers.defaultProfile];
+    if (!profile) return { exitCode: null, output: `no profile "${attempt.assignee}" here` };
+    const sandboxed = profile.sandbox.kind === 'bwrap';
+    return runJudge({
+      command,
+      cwd: attempt.workspace!.path,
+      profile,
+      config,
+      git:
+        sandboxed && attempt.workspace!.kind === 'worktree'
+          ? await room.gitView(attempt.id, attempt.workspace!)
+          : { mounts: [], env: {} },
+      dir: join(config.dataDir, 'judges', attempt.id),
+      timeoutMs: JUDGE_TIMEOUT_MS,
+    });
+  }
+
+  /** Each attempt with its judge's say and what its last run did to its worktree. */
+  async candidates(ids: readonly string[]): Promise<Candidate[]> {
+    const out: Candidate[] = [];
+    for (const id of ids) {
+      const t = await this.deps.board.tasks.get(id);
+      if (!t) continue;
+      const runs = await this.deps.board.runs.forTask(id);
+      const evidence = runs.findLast((r) => r.workspace !== null)?.workspace ?? null;
+      out.push({ id, status: t.status, judge: t.judge, evidence });
+    }
+    return out;
+  }
+
+  /** Keeps `attemptId`: its work on gatehouse/<task id>, the task done, the others archived. */
+  async pick(parentId: string, attemptId: string, by: string): Promise<Task> {
+    const { board, room } = this.deps;
+    const parent = await board.tasks.get(parentId);
+    if (!parent) throw new AppError('TASK_NOT_FOUND', `no task ${parentId}`);
+    if (!parent.attempts?.ids.includes(attemptId))
+      throw new AppError('VALIDATION_FAILED', `${attemptId} is not an attempt of task ${parentId}`);
+    if (parent.status !== 'review' || parent.attempts.picked !== null)
+      throw new AppError(
+        'INVALID_TRANSITION',
+        `task ${parentId} is ${parent.status}: an attempt is picked once all have ended, and once`,
+      );
+    const attempt = await board.tasks.get(attemptId);
+    const ws = attempt?.workspace;
+    let branch: string | null = null;
+    if (ws?.kind === 'worktree' && ws.state !== 'removed' && existsSync(ws.path)) {
+      branch = `gatehouse/${parentId}`;
+      await room.keepAsBranch(
+        ws,
+        branch,
+        `gatehouse: attempt ${attemptId} of task ${parentId}, picked by ${by}`,
+      );
+    }
+    return board.transact((tx) => pickAttempt(tx, parentId, attemptId, branch, by));
+  }
+}
