@@ -156,6 +156,52 @@ describe('the dashboard, in a real browser', () => {
     await context.close();
   });
 
+  it('shows a task’s attempts side by side with their judge, and keeps the one picked', async () => {
+    const repo = makeRepo();
+    const dataDir = tempDir();
+    const answering = (n: number) => ({
+      command: [
+        '/bin/sh',
+        '-c',
+        `echo ${n} > answer.txt; echo '{"status":"done","summary":"answered ${n}"}' > "$GATEHOUSE_RUN_DIR/result.json"`,
+      ],
+      workspace: 'worktree',
+      repo: 'app',
+    });
+    const daemon = startDaemon({
+      dataDir,
+      config: writeConfig(tempDir(), {
+        workers: {
+          tickSeconds: 0.1,
+          defaultProfile: 'right',
+          profiles: { right: answering(42), wrong: answering(41) },
+        },
+        workspaces: { repos: { app: { path: repo } }, minFreeBytes: 0 },
+      }),
+    });
+    const url = await waitServing(dataDir, daemon.pid);
+    const made = await api(url, 'POST', '/tasks', {
+      title: 'answer it',
+      attempts: {
+        variants: [{ assignee: 'wrong' }, { assignee: 'right' }],
+        judge: { command: ['/bin/sh', '-c', 'test "$(cat answer.txt)" = 42'] },
+      },
+    });
+    const [wrong, right] = made.body.attempts.ids as [string, string];
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${url}/#/tasks/${made.body.id}`);
+    const row = (id: string) => page.locator(`#attempt-rows tr[data-attempt="${id}"]`);
+    await row(right).filter({ hasText: 'passed' }).waitFor({ timeout: 20_000 });
+    await row(wrong).filter({ hasText: 'failed (1)' }).waitFor();
+    expect(await row(right).textContent()).toContain('1 files +1 -0');
+    await row(right).getByRole('button', { name: 'Pick' }).click();
+    await page.locator('#detail-meta', { hasText: 'done' }).waitFor({ timeout: 15_000 });
+    await page.locator(`#attempt-rows tr.picked[data-attempt="${right}"]`).waitFor();
+    expect(await page.locator('#attempt-rows button').count()).toBe(0);
+    await context.close();
+  });
+
   it('takes a task through a review round: Request changes, then Approve', async () => {
     const dataDir = tempDir();
     const daemon = startDaemon({
