@@ -93,6 +93,8 @@ describe('best of N', () => {
     const goodTask = await getTask(gw, good);
     const badTask = await getTask(gw, bad);
     expect(goodTask.workspace.path).not.toBe(badTask.workspace.path);
+    // Approved or sent back as a task in review, it would leave its attempts: refused.
+    expect((await api(gw.url, 'POST', `/tasks/${id}/approve`)).status).toBe(409);
     // Not an attempt of this task: refused, nothing changes.
     const stranger = await createTask(gw, { title: 'another' });
     const refused = await api(gw.url, 'POST', `/tasks/${id}/attempts/${stranger.id}/pick`);
@@ -122,9 +124,13 @@ describe('best of N', () => {
     double.script = (_req, turn) =>
       turn === 0 ? shellCall('claude', 'echo 42 > answer.txt') : { text: 'answered 42' };
     const repo = makeRepo();
-    const gw = await gateway(repo, { claude: claudeProfile(double, {}, worktree), wrong });
-    // Held in todo by its approval, then given to attempts by its own route.
-    const { id } = await createTask(gw, { title: 'answer it', approval: 'before_run' });
+    const gw = await gateway(repo, {
+      claude: claudeProfile(double, {}, worktree),
+      wrong,
+      held: { ...wrong, maxConcurrent: 0 },
+    });
+    // Waiting in ready (its profile runs nothing), then given to attempts by its own route.
+    const { id } = await createTask(gw, { title: 'answer it', assignee: 'held' });
     const started = await api(gw.url, 'POST', `/tasks/${id}/attempts`, {
       variants: [{ assignee: 'wrong' }, { assignee: 'claude' }],
       judge,

@@ -72,23 +72,30 @@ export class Attempts {
     const task = await board.tasks.get(taskId);
     const parentId = task?.attempts ? task.id : task?.attemptOf;
     if (!parentId || this.judging.has(parentId)) return;
-    const parent = parentId === task?.id ? task : await board.tasks.get(parentId);
-    if (!parent?.attempts || parent.awaiting !== 'attempts') return;
-    const attempts = (
-      await Promise.all(parent.attempts.ids.map((id) => board.tasks.get(id)))
-    ).filter((t): t is Task => t !== null);
-    if (!attempts.every((a) => attemptEnded(a.status))) return;
+    // Taken before anything is awaited: two attempts ending together judge once.
     this.judging.add(parentId);
     try {
+      const parent = parentId === task?.id ? task : await board.tasks.get(parentId);
+      if (!parent?.attempts || parent.awaiting !== 'attempts') return;
+      const attempts = (
+        await Promise.all(parent.attempts.ids.map((id) => board.tasks.get(id)))
+      ).filter((t): t is Task => t !== null);
+      if (!attempts.every((a) => attemptEnded(a.status))) return;
       const judge = parent.attempts.judge;
-      if (judge)
+      if (judge) {
         for (const a of attempts) {
           // On a shared board, judged by the host that has its worktree.
-          if (a.status === 'archived' || a.judge || !a.workspace || !existsSync(a.workspace.path))
-            continue;
-          const result = await this.judge(a, judge.command);
+          if (a.status === 'archived' || a.judge || !this.hasHere(a)) continue;
+          const result = await this.judge(a, judge.command).catch((err: unknown) => ({
+            exitCode: null,
+            output: `the judge could not run: ${(err as Error).message}`,
+          }));
           await board.transact((tx) => recordJudge(tx, a.id, { ...result, at: tx.now }));
         }
+        // Another host's attempts are judged there: the last judge moves the task on.
+        const now = await Promise.all(attempts.map((a) => board.tasks.get(a.id)));
+        if (now.some((a) => a && a.status !== 'archived' && a.judge === null)) return;
+      }
       if (!(await board.transact((tx) => attemptsEnded(tx, parentId)))) return;
       if (parent.attempts.autoPick === 'judge') {
         const best = bestAttempt(await this.candidates(parent.attempts.ids));
@@ -97,6 +104,16 @@ export class Attempts {
     } finally {
       this.judging.delete(parentId);
     }
+  }
+
+  /** The attempt's worktree is on this host. */
+  private hasHere(a: Task): boolean {
+    return (
+      a.workspace !== null &&
+      a.workspace.host === this.deps.config.cluster.hostName &&
+      a.workspace.state !== 'removed' &&
+      existsSync(a.workspace.path)
+    );
   }
 
   private async judge(attempt: Task, command: string[]) {
@@ -144,9 +161,17 @@ export class Attempts {
         `task ${parentId} is ${parent.status}: an attempt is picked once all have ended, and once`,
       );
     const attempt = await board.tasks.get(attemptId);
-    const ws = attempt?.workspace;
+    const ws = attempt?.workspace ?? null;
     let branch: string | null = null;
-    if (ws?.kind === 'worktree' && ws.state !== 'removed' && existsSync(ws.path)) {
+    if (ws?.kind === 'worktree') {
+      // Kept from its worktree, on the host that has it: never a pick that keeps nothing.
+      if (!attempt || !this.hasHere(attempt))
+        throw new AppError(
+          'INVALID_TRANSITION',
+          ws.host !== this.deps.config.cluster.hostName
+            ? `attempt ${attemptId}'s worktree is on host ${ws.host}: pick it there`
+            : `attempt ${attemptId}'s worktree is gone${ws.preservedRef ? ` (its work is on ${ws.preservedRef})` : ''}`,
+        );
       branch = `gatehouse/${parentId}`;
       await room.keepAsBranch(
         ws,

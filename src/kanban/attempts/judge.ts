@@ -36,7 +36,8 @@ export function runJudge(req: JudgeRequest): Promise<{ exitCode: number | null; 
         ...bwrapArgs(
           runView({
             config: req.config,
-            profile: { ...req.profile, command: [req.command[0]!] },
+            // The profile's own program decides what is bound, never the judge's argv.
+            profile: req.profile,
             runDir: req.dir,
             env,
             cwd: req.cwd,
@@ -70,8 +71,15 @@ export function runJudge(req: JudgeRequest): Promise<{ exitCode: number | null; 
       clearTimeout(timer);
       resolve({ exitCode: null, output: `the judge could not start: ${err.message}` });
     });
-    // Reaped: its pid is not ours to signal any more.
-    child.on('exit', () => clearTimeout(timer));
+    // Reaped: its pid is not ours to signal any more. What it left holding its output (a
+    // server it started) keeps nothing waiting: the output is closed after a moment.
+    child.on('exit', () => {
+      clearTimeout(timer);
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, 2000).unref();
+    });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       const tail = out.toString('utf8');

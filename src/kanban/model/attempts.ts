@@ -24,6 +24,16 @@ export interface JudgeResult {
   at: number;
 }
 
+/** Why a task given to attempts may not be moved this way before one is picked, or null. */
+export function attemptsUnpicked(task: {
+  id: string;
+  attempts: AttemptGroup | null;
+}): string | null {
+  return task.attempts && task.attempts.picked === null
+    ? `task ${task.id} is given to attempts: pick one (POST /tasks/${task.id}/attempts/:attemptId/pick)`
+    : null;
+}
+
 /** An attempt has ended: nothing more comes of it by itself. */
 export function attemptEnded(status: TaskStatus): boolean {
   return status === 'done' || status === 'review' || status === 'blocked' || status === 'archived';
@@ -44,7 +54,9 @@ export function bestAttempt(candidates: readonly Candidate[]): string | null {
   const size = (c: Candidate) => (c.evidence ? c.evidence.insertions + c.evidence.deletions : 0);
   const passed = candidates.filter(
     (c) =>
-      c.status !== 'archived' && c.judge?.exitCode === 0 && (c.evidence?.filesChanged ?? 0) > 0,
+      (c.status === 'done' || c.status === 'review') &&
+      c.judge?.exitCode === 0 &&
+      (c.evidence?.filesChanged ?? 0) > 0,
   );
   passed.sort((a, b) => size(a) - size(b));
   return passed[0]?.id ?? null;

@@ -6,6 +6,7 @@ import type { Task } from '../model/types.js';
 import { WRITES } from '../store/records/task-writes.js';
 import { applyMove } from './apply.js';
 import { parentsAllDone } from './children.js';
+import { attemptsUnpicked } from '../model/attempts.js';
 import type { Tx } from './tx.js';
 
 export async function approveRun(
@@ -22,6 +23,9 @@ export async function approveRun(
       'INVALID_TRANSITION',
       `task ${id} is ${task.status}: it waits for no approval`,
     );
+  // Its attempts carry the approval (docs/attempts.md): it never runs itself.
+  const unpicked = attemptsUnpicked(task);
+  if (unpicked) throw new AppError('INVALID_TRANSITION', `${unpicked}; approve its attempts`);
   const current = task.approval!.revision;
   if (revision !== null && revision !== current)
     throw new AppError(

@@ -5,6 +5,7 @@
 // preserved as every archived worktree's is).
 import { AppError } from '../../errors.js';
 import type { AttemptGroup, JudgeResult } from '../model/attempts.js';
+import { awaitsApproval } from '../model/asks.js';
 import type { Origin, Task } from '../model/types.js';
 import { WRITES } from '../store/records/task-writes.js';
 import { applyMove } from './apply.js';
@@ -45,6 +46,12 @@ export async function startAttempts(
       'INVALID_TRANSITION',
       `task ${id} is ${task.status}: only a task in todo or ready is given to attempts`,
     );
+  // Its own branch is where the picked work goes: a task that ran already has it.
+  if (task.workspace !== null || (await tx.store.runs.forTask(id)).length > 0)
+    throw new AppError(
+      'INVALID_TRANSITION',
+      `task ${id} has run already: only a task that never ran is given to attempts`,
+    );
   const attempts: Task[] = [];
   for (const [i, v] of req.variants.entries()) {
     const made = await createTask(
@@ -53,7 +60,10 @@ export async function startAttempts(
         title: `${task.title} (attempt ${i + 1} of ${req.variants.length})`,
         body: task.body,
         assignee: v.assignee ?? task.assignee,
-        model: v.model,
+        model: v.model ?? (v.assignee ? null : task.model),
+        // Each waits for what the task waited for: its parents, and a person's approval.
+        parents: task.parents,
+        needsApproval: awaitsApproval(task.approval),
         repo: task.repo,
         priority: task.priority,
         maxRuntimeSeconds: task.maxRuntimeSeconds,

@@ -5,6 +5,7 @@ import { AppError } from '../../errors.js';
 import type { Task } from '../model/types.js';
 import { applyMove } from './apply.js';
 import { parentsAllDone } from './children.js';
+import { attemptsUnpicked } from '../model/attempts.js';
 import type { Tx } from './tx.js';
 
 export async function followUp(tx: Tx, id: string, text: string, author: string): Promise<Task> {
@@ -15,6 +16,8 @@ export async function followUp(tx: Tx, id: string, text: string, author: string)
       'INVALID_TRANSITION',
       `task ${id} is ${task.status}: a follow-up is for a done, blocked or review task`,
     );
+  const unpicked = attemptsUnpicked(task);
+  if (unpicked) throw new AppError('INVALID_TRANSITION', unpicked);
   const parentsDone = await parentsAllDone(tx, task);
   const to = await applyMove(tx, task, 'follow_up', {
     parentsDone,

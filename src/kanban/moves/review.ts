@@ -7,6 +7,7 @@ import { WRITES } from '../store/records/task-writes.js';
 import { applyMove } from './apply.js';
 import { parentsAllDone, promoteChildren } from './children.js';
 import { refuseApprovalWithOpenPr } from './pull-request.js';
+import { attemptsUnpicked } from '../model/attempts.js';
 import type { Tx } from './tx.js';
 
 async function inReview(tx: Tx, id: string, what: string): Promise<Task> {
@@ -22,6 +23,8 @@ async function inReview(tx: Tx, id: string, what: string): Promise<Task> {
 
 export async function approveTask(tx: Tx, id: string, by: string): Promise<Task> {
   const task = await inReview(tx, id, 'only a task in review is approved');
+  const unpicked = attemptsUnpicked(task);
+  if (unpicked) throw new AppError('INVALID_TRANSITION', unpicked);
   refuseApprovalWithOpenPr(task);
   if (!(await applyMove(tx, task, 'approve', { details: { completed_at: tx.now } })))
     throw new AppError('INVALID_TRANSITION', `task ${id} changed while being approved`);
@@ -37,6 +40,8 @@ export async function requestChanges(
   author: string,
 ): Promise<Task> {
   const task = await inReview(tx, id, 'changes are requested of a task in review');
+  const unpicked = attemptsUnpicked(task);
+  if (unpicked) throw new AppError('INVALID_TRANSITION', unpicked);
   const to = await applyMove(tx, task, 'request_changes', {
     parentsDone: await parentsAllDone(tx, task),
     details: { instructions: text },
