@@ -65,7 +65,7 @@ describe('the best attempt', () => {
       filesChanged: lines > 0 ? 1 : 0,
       insertions: lines,
       deletions: 0,
-    } as Candidate['evidence'],
+    },
   });
 
   it('passed its judge and changed something, then the smallest change, then the first', () => {
