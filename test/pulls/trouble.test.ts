@@ -158,9 +158,16 @@ describe('feedback rounds and other people', () => {
     const branch = `gatehouse/${task.id}`;
     const human = model.pushAs(branch, { 'HUMAN.md': 'a person wrote this\n' });
     model.comment(1, MEMBER, 'keep going');
-    const again = await waitFor('the next run in review', async () => {
+    // In review once its run settles; its PR's head moves once that run's work is published
+    // (a moment later): waited for past both the first run's head and the person's.
+    const again = await waitFor('the next run in review, published', async () => {
       const t = await getTask(gw, task.id);
-      return t.runs.length === 2 && t.status === 'review' && t.pr.headSha !== human ? t : null;
+      return t.runs.length === 2 &&
+        t.status === 'review' &&
+        t.pr.headSha !== human &&
+        t.pr.headSha !== task.pr.headSha
+        ? t
+        : null;
     });
     // The person's commit is in the branch's history on origin, below the agent's.
     expect(gitOut(model.bare, 'merge-base', '--is-ancestor', human, again.pr.headSha)).toBe('');
