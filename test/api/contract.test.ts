@@ -681,7 +681,7 @@ describe('the OpenAPI document', () => {
         .map((s) => `${method} ${route} ${s}`),
     );
     expect(missing, 'declared but never answered').toEqual([]);
-  }, 60_000);
+  }, 150_000);
 
   it('generates TypeScript types that a small client type-checks against', async () => {
     const gw = await startGateway();
