@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Attempts } from '../../kanban/attempts/attempts.js';
-import { spentOf } from '../../kanban/model/budget.js';
+import { spentByRuns } from '../../kanban/model/budget.js';
 import { startAttempts } from '../../kanban/moves/attempts.js';
 import { Type, type Static } from '../../schema-types.js';
 import { describe, Task } from './responses.js';
@@ -96,7 +96,7 @@ export function attemptRoutes(
       const out = [];
       for (const c of await deps.attempts.candidates(task.attempts.ids)) {
         const t = (await board.tasks.get(c.id))!;
-        const spent = spentOf((await board.runs.forTask(c.id)).map((r) => r.agent?.usage));
+        const spent = spentByRuns(await board.runs.forTask(c.id));
         out.push({
           id: c.id,
           assignee: t.assignee,

@@ -2,7 +2,7 @@
 import type { Static } from '../../schema-types.js';
 import { totalUsage } from '../../agents/usage.js';
 import type { Budget } from '../../config/schema.js';
-import { spentOf } from '../../kanban/model/budget.js';
+import { spentByRuns } from '../../kanban/model/budget.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { ApprovalRules } from '../../kanban/approval-rules.js';
@@ -198,7 +198,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
         runs: runs.map(publicRun),
         usage: totalUsage(runs.map((r) => r.agent?.usage)),
         budgetInForce: task.budget ?? deps.profileBudget(task.assignee),
-        spent: spentOf(runs.map((r) => r.agent?.usage)),
+        spent: spentByRuns(runs),
         children,
         worker: deps.workerInfo(task.id),
       });

@@ -8,7 +8,7 @@ import { agentKind } from '../../agents/kinds.js';
 import { readAgentOutput } from '../../agents/output.js';
 import { resumePrompt, taskPrompt, type PromptInput } from '../../agents/prompt.js';
 import type { AgentEnding, AgentReading, AgentRunPlan, RunAgent } from '../../agents/types.js';
-import { spentOf, usdLeft, type Budget } from '../model/budget.js';
+import { spentByRuns, usdLeft, type Budget } from '../model/budget.js';
 import type { Classification } from '../model/exit-classifier.js';
 import { classifyExit } from '../model/exit-classifier.js';
 import type { ExitRecord } from '../model/types.js';
@@ -101,7 +101,7 @@ export async function planAgentRun(
       profileEnv,
       sandboxed,
       mcp: null,
-      maxBudgetUsd: usdLeft(budget, spentOf(earlier.map((r) => r.agent?.usage))),
+      maxBudgetUsd: usdLeft(budget, spentByRuns(earlier)),
     },
     record: { kind: agent.kind, model: task.model ?? agent.model, resume },
   };

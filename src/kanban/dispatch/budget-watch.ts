@@ -5,7 +5,7 @@
 import type { AgentReading } from '../../agents/types.js';
 import type { Config } from '../../config/schema.js';
 import type { Board } from '../board.js';
-import { spentOf, tokensOf, WARN_AT, type Budget } from '../model/budget.js';
+import { spentByRuns, tokensOf, WARN_AT, type Budget } from '../model/budget.js';
 import { warnBudget } from '../moves/budget.js';
 import type { LiveWorker } from './live-workers.js';
 
@@ -21,11 +21,9 @@ export interface BudgetWatchDeps {
 const REREAD_MS = 2000;
 
 interface Allowance {
-  /** The task's budget in force. */
-  budget: Budget;
-  /** Its tokens. */
-  limit: number;
-  /** What its earlier runs spent of it. */
+  /** The task's budget in force (with a tokens figure). */
+  budget: Budget & { tokens: number };
+  /** The tokens its earlier runs spent. */
   before: number;
 }
 
@@ -59,7 +57,7 @@ export class BudgetWatch {
         this.readAllowance(worker, w);
       if (!w.allowance || w.stopping) continue;
       const used = w.allowance.before + tokensOf(reading.usage);
-      const { limit } = w.allowance;
+      const limit = w.allowance.budget.tokens;
       if (used >= limit) {
         w.stopping = true;
         const reason = `budget reached (${used} of ${limit} tokens)`;
@@ -99,9 +97,8 @@ export class BudgetWatch {
           (r) => r.id !== worker.runId,
         );
         w.allowance = {
-          budget,
-          limit: budget.tokens,
-          before: spentOf(earlier.map((r) => r.agent?.usage)).tokens,
+          budget: { ...budget, tokens: budget.tokens },
+          before: spentByRuns(earlier).tokens,
         };
       } finally {
         w.readAt = performance.now();

@@ -26,6 +26,13 @@ export function tokensOf(usage: AgentUsage | null | undefined): number {
   return (usage?.inputTokens ?? 0) + (usage?.outputTokens ?? 0);
 }
 
+/** What these runs spent, from the usage each recorded. */
+export function spentByRuns(
+  runs: readonly { agent?: { usage: AgentUsage | null } | null }[],
+): Spent {
+  return spentOf(runs.map((r) => r.agent?.usage));
+}
+
 /** What runs with these usages spent. */
 export function spentOf(usages: readonly (AgentUsage | null | undefined)[]): Spent {
   let usd = 0;

@@ -6,6 +6,7 @@ import {
   budgetNearing,
   budgetReached,
   fullBudget,
+  spentByRuns,
   spentOf,
   utcDay,
   type Budget,
@@ -27,7 +28,7 @@ export interface ProfileBudgets {
 
 /** What the task's runs spent. */
 export async function spentBy(tx: Pick<Tx, 'store'>, taskId: string): Promise<Spent> {
-  return spentOf((await tx.store.runs.forTask(taskId)).map((r) => r.agent?.usage));
+  return spentByRuns(await tx.store.runs.forTask(taskId));
 }
 
 /**
@@ -58,7 +59,7 @@ export async function withinBudget(
   const budget = task.budget ?? budgets.task;
   if (!budget) return true;
   const runs = await tx.store.runs.forTask(task.id);
-  const spent = spentOf(runs.map((r) => r.agent?.usage));
+  const spent = spentByRuns(runs);
   const reason = budgetReached(budget, spent);
   if (reason !== null) {
     if (await applyMove(tx, task, 'budget_block', { reason, blockKind: 'budget' }))
@@ -71,7 +72,7 @@ export async function withinBudget(
     return false;
   }
   // Its last run took it past 80 % of a figure: said once, as that run's spend is first seen.
-  const before = spentOf(runs.slice(0, -1).map((r) => r.agent?.usage));
+  const before = spentByRuns(runs.slice(0, -1));
   const nearing = budgetNearing(budget, spent);
   if (nearing.length > 0 && budgetNearing(budget, before).length === 0)
     tx.emit({

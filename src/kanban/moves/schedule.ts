@@ -31,10 +31,14 @@ export function scheduleKey(name: string, fireTime: number): string {
   return `schedule:${name}:${new Date(fireTime).toISOString()}`;
 }
 
+async function stateOf(tx: Tx, name: string) {
+  return (await tx.store.schedules.states()).find((s) => s.name === name);
+}
+
 export async function fireSchedule(tx: Tx, f: Firing): Promise<Fired> {
   const { name } = f.schedule;
   if (!(await tx.store.schedules.fire(name, f.fireTime, tx.now))) return { skipped: 'taken' };
-  const state = (await tx.store.schedules.states()).find((s) => s.name === name);
+  const state = await stateOf(tx, name);
   if (state?.paused) return { skipped: 'paused' };
   const fireTime = new Date(f.fireTime).toISOString();
   if (f.missed) {
@@ -97,7 +101,7 @@ export async function setPaused(
   paused: boolean,
   by: string,
 ): Promise<boolean> {
-  const state = (await tx.store.schedules.states()).find((s) => s.name === name);
+  const state = await stateOf(tx, name);
   if ((state?.paused ?? false) === paused) return false;
   await tx.store.schedules.setPaused(name, paused, tx.now);
   tx.emit({
