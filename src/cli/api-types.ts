@@ -177,7 +177,7 @@ export type paths = {
   "/tasks/{id}/attempts/{attemptId}/pick": {
     /**
      * Keep one attempt
-     * @description Its worktree’s whole state is kept on the branch `gatehouse/<id>` (`attempts.branch`), the task is `done` (`attempt_picked`), and the other attempts are archived, their work preserved. 409 before all attempts ended or after a pick; 400 for a task that is not one of its attempts.
+     * @description Its worktree’s whole state is kept on the branch `gatehouse/<id>` (`attempts.branch`), the task is `done` (`attempt_picked`), or in a repository with pull requests stays in `review` on a worktree of that branch while its pull request is opened, and the other attempts are archived, their work preserved. 409 before all attempts ended or after a pick; 400 for a task that is not one of its attempts.
      */
     post: operations["pickAttempt"];
   };
@@ -1950,6 +1950,7 @@ export type components = {
         attempt: string;
         branch: string | null;
         by: string;
+        pullRequest: boolean;
       };
       /** @description epoch milliseconds */
       at: number;
@@ -4045,7 +4046,7 @@ export type operations = {
   };
   /**
    * Keep one attempt
-   * @description Its worktree’s whole state is kept on the branch `gatehouse/<id>` (`attempts.branch`), the task is `done` (`attempt_picked`), and the other attempts are archived, their work preserved. 409 before all attempts ended or after a pick; 400 for a task that is not one of its attempts.
+   * @description Its worktree’s whole state is kept on the branch `gatehouse/<id>` (`attempts.branch`), the task is `done` (`attempt_picked`), or in a repository with pull requests stays in `review` on a worktree of that branch while its pull request is opened, and the other attempts are archived, their work preserved. 409 before all attempts ended or after a pick; 400 for a task that is not one of its attempts.
    */
   pickAttempt: {
     parameters: {

@@ -164,7 +164,11 @@ export class PullRequests {
   }
 
   private onEvent(event: BoardEvent): void {
-    if (event.kind === 'completed' && event.payload.pullRequest) this.wake();
+    if (
+      (event.kind === 'completed' || event.kind === 'attempt_picked') &&
+      event.payload.pullRequest
+    )
+      this.wake();
     else if (event.kind === 'pr_delivery') {
       for (const id of event.payload.tasks) this.state(id).dirty = true;
       this.wake();

@@ -395,6 +395,31 @@ export class Workspaces {
     return this.makingNow.has(taskId);
   }
 
+  /**
+   * The task's worktree made from its own branch, which gatehouse made for it before it had a
+   * worktree (docs/attempts.md: a picked attempt's work, published as the task's pull request).
+   * The repository's copies and setup run as for a run's worktree.
+   */
+  async prepareFromBranch(
+    taskId: string,
+    repoName: string,
+    profile: Profile,
+    setupEnv: Record<string, string>,
+    logPath: string,
+  ): Promise<Prepared> {
+    const kept: WorkspaceRecord = {
+      kind: 'worktree',
+      path: workspacePath(this.config.root, taskId),
+      repo: repoName,
+      branch: branchOf(taskId),
+      base: null,
+      host: this.hostName,
+      state: 'removed',
+      preservedRef: null,
+    };
+    return this.prepare(taskId, kept, profile, repoName, setupEnv, logPath);
+  }
+
   /** Keeps a worktree's whole state on a new branch of its repository (docs/attempts.md). */
   async keepAsBranch(record: WorkspaceRecord, branch: string, message: string): Promise<string> {
     const repo = this.repo(record.repo);

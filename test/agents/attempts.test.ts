@@ -141,7 +141,12 @@ describe('best of N', () => {
     const done = await settledIn(gw, id, 'done', 60_000);
     expect(done.attempts).toMatchObject({ picked: good, branch: `gatehouse/${id}` });
     const picked = (await eventsOf(gw, id)).find((e) => e.kind === 'attempt_picked');
-    expect(picked?.payload).toEqual({ attempt: good, branch: `gatehouse/${id}`, by: 'judge' });
+    expect(picked?.payload).toEqual({
+      attempt: good,
+      branch: `gatehouse/${id}`,
+      by: 'judge',
+      pullRequest: false,
+    });
   });
 
   it('refuses attempts of a running, done or already divided task, and bad variants, changing nothing', async () => {

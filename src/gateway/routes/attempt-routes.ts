@@ -129,7 +129,7 @@ export function attemptRoutes(
           id: 'pickAttempt',
           summary: 'Keep one attempt',
           description:
-            'Its worktree’s whole state is kept on the branch `gatehouse/<id>` (`attempts.branch`), the task is `done` (`attempt_picked`), and the other attempts are archived, their work preserved. 409 before all attempts ended or after a pick; 400 for a task that is not one of its attempts.',
+            'Its worktree’s whole state is kept on the branch `gatehouse/<id>` (`attempts.branch`), the task is `done` (`attempt_picked`), or in a repository with pull requests stays in `review` on a worktree of that branch while its pull request is opened, and the other attempts are archived, their work preserved. 409 before all attempts ended or after a pick; 400 for a task that is not one of its attempts.',
           ok: { 200: Task },
           errors: [404, 409],
         }),

@@ -210,7 +210,12 @@ export const EVENT_PAYLOADS = {
   }),
   judged: Type.Object({ exitCode: nullable(int), of: str }),
   attempts_ended: Type.Object({ attempts: Type.Array(str) }),
-  attempt_picked: Type.Object({ attempt: str, branch: nullable(str), by: str }),
+  attempt_picked: Type.Object({
+    attempt: str,
+    branch: nullable(str),
+    by: str,
+    pullRequest: bool,
+  }),
   schedule_resumed: Type.Object({ schedule: str, by: str }),
 } satisfies Record<EventKind, TSchema>;
 

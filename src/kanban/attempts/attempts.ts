@@ -2,14 +2,16 @@
 // other attempts are looked at; once all have ended, the judge runs in each one's worktree (on
 // the host that has it), the task goes to review, and with autoPick the best judged attempt is
 // picked. A pick keeps the attempt's whole worktree state on the branch gatehouse/<task id>.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../../config/schema.js';
 import { AppError } from '../../errors.js';
+import type { WorkspaceRecord } from '../../workspaces/types.js';
 import type { Workspaces } from '../../workspaces/workspaces.js';
 import type { Board } from '../board.js';
 import { attemptEnded, bestAttempt, type Candidate } from '../model/attempts.js';
 import type { BoardEvent } from '../model/events.js';
+import { newPrSync, type PrSync } from '../model/pull-request.js';
 import type { Task } from '../model/types.js';
 import { attemptsEnded, pickAttempt, recordJudge } from '../moves/attempts.js';
 import { runJudge } from './judge.js';
@@ -173,12 +175,56 @@ export class Attempts {
             : `attempt ${attemptId}'s worktree is gone${ws.preservedRef ? ` (its work is on ${ws.preservedRef})` : ''}`,
         );
       branch = `gatehouse/${parentId}`;
-      await room.keepAsBranch(
-        ws,
-        branch,
-        `gatehouse: attempt ${attemptId} of task ${parentId}, picked by ${by}`,
-      );
+      await room
+        .keepAsBranch(
+          ws,
+          branch,
+          `gatehouse: attempt ${attemptId} of task ${parentId}, picked by ${by}`,
+        )
+        .catch(refused(`attempt ${attemptId}'s work cannot be kept on ${branch}`));
     }
-    return board.transact((tx) => pickAttempt(tx, parentId, attemptId, branch, by));
+    const pr =
+      ws?.repo && room.repo(ws.repo)?.pr ? await this.forPullRequest(attempt!, ws.repo) : null;
+    return board.transact((tx) => pickAttempt(tx, parentId, attemptId, branch, by, pr));
   }
+
+  /**
+   * In a repository with pull requests, the task's worktree made on its kept branch (with the
+   * repository's setup, as for a run), and its work marked to be published as its pull request.
+   */
+  private async forPullRequest(
+    attempt: Task,
+    repo: string,
+  ): Promise<{ workspace: WorkspaceRecord; sync: PrSync }> {
+    const { board, config, room } = this.deps;
+    const parentId = attempt.attemptOf!;
+    const profile = config.workers.profiles[attempt.assignee ?? config.workers.defaultProfile];
+    if (!profile) throw new AppError('VALIDATION_FAILED', `no profile "${attempt.assignee}" here`);
+    const lastRun = (await board.runs.forTask(attempt.id)).at(-1)?.id ?? attempt.id;
+    const dir = join(config.dataDir, 'judges', parentId);
+    mkdirSync(dir, { recursive: true });
+    const made = await room
+      .prepareFromBranch(
+        parentId,
+        repo,
+        profile,
+        { ...config.workerEnv, ...profile.env, GATEHOUSE_TASK_ID: parentId },
+        join(dir, 'setup.log'),
+      )
+      .catch(
+        refused(
+          `task ${parentId}'s worktree for its pull request cannot be made (pick again once fixed)`,
+        ),
+      );
+    // The commit trailer names the attempt's run, whose work this is.
+    return { workspace: made.record, sync: newPrSync(repo, lastRun) };
+  }
+}
+
+/** A git or workspace failure of a pick, said as a 409: nothing was picked. */
+function refused(what: string): (err: unknown) => never {
+  return (err) => {
+    if (err instanceof AppError) throw err;
+    throw new AppError('INVALID_TRANSITION', `${what}: ${(err as Error).message}`);
+  };
 }

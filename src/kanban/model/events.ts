@@ -178,8 +178,11 @@ export interface EventPayloads {
   judged: { exitCode: number | null; of: string };
   /** Every attempt ended (and was judged): the task waits in review for a pick. */
   attempts_ended: { attempts: string[] };
-  /** An attempt was kept: its work on `branch`; the task is done, the others archived. */
-  attempt_picked: { attempt: string; branch: string | null; by: string };
+  /**
+   * An attempt was kept: its work on `branch`, the others archived; the task is done, or waits
+   * in review for the pull request opened from `branch` (`pullRequest`).
+   */
+  attempt_picked: { attempt: string; branch: string | null; by: string; pullRequest: boolean };
   schedule_resumed: { schedule: string; by: string };
 }
 
@@ -272,7 +275,7 @@ export const EVENT_KINDS = {
   attempts_started: wakes,
   judged: quiet,
   attempts_ended: { wakesDispatch: false, notice: 'has its attempts ready to compare' },
-  attempt_picked: { wakesDispatch: true, notice: 'is done: an attempt was picked' },
+  attempt_picked: { wakesDispatch: true, notice: 'has an attempt picked' },
   schedule_resumed: quiet,
 } as const satisfies Record<EventKind, KindMeaning>;
 

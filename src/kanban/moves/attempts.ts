@@ -6,7 +6,9 @@
 import { AppError } from '../../errors.js';
 import type { AttemptGroup, JudgeResult } from '../model/attempts.js';
 import { awaitsApproval } from '../model/asks.js';
+import type { PrSync } from '../model/pull-request.js';
 import type { Origin, Task } from '../model/types.js';
+import type { WorkspaceRecord } from '../../workspaces/types.js';
 import { WRITES } from '../store/records/task-writes.js';
 import { applyMove } from './apply.js';
 import { archiveIdle } from './archive.js';
@@ -138,6 +140,8 @@ export async function pickAttempt(
   attemptId: string,
   branch: string | null,
   by: string,
+  /** The repository has pull requests: the task's worktree on `branch`, published next. */
+  pr: { workspace: WorkspaceRecord; sync: PrSync } | null = null,
 ): Promise<Task> {
   const task = await tx.store.tasks.get(id);
   if (!task) throw new AppError('TASK_NOT_FOUND', `no task ${id}`);
@@ -150,23 +154,34 @@ export async function pickAttempt(
       `task ${id} is ${task.status}${group.picked ? `, ${group.picked} picked already` : ''}: an attempt is picked once all ended`,
     );
   const picked: AttemptGroup = { ...group, picked: attemptId, branch };
-  if (
-    !(await applyMove(tx, task, 'approve', {
-      details: { attempts: JSON.stringify(picked), completed_at: tx.now },
-    }))
-  )
+  const moved = pr
+    ? // It stays in review, as any task's work does until its pull request decides.
+      await tx.store[WRITES].change(
+        id,
+        { status: 'review', runId: task.currentRunId },
+        {
+          attempts: JSON.stringify(picked),
+          workspace: JSON.stringify(pr.workspace),
+          pr_sync: JSON.stringify(pr.sync),
+          updated_at: tx.now,
+        },
+      )
+    : await applyMove(tx, task, 'approve', {
+        details: { attempts: JSON.stringify(picked), completed_at: tx.now },
+      });
+  if (!moved)
     throw new AppError('INVALID_TRANSITION', `task ${id} changed while an attempt was picked`);
   tx.emit({
     taskId: id,
     runId: null,
     kind: 'attempt_picked',
-    payload: { attempt: attemptId, branch, by },
+    payload: { attempt: attemptId, branch, by, pullRequest: pr !== null },
   });
   for (const other of group.ids) {
     if (other === attemptId) continue;
     const t = await tx.store.tasks.get(other);
     if (t && t.status !== 'archived' && t.status !== 'running') await archiveIdle(tx, other);
   }
-  await promoteChildren(tx, id);
+  if (!pr) await promoteChildren(tx, id);
   return (await tx.store.tasks.get(id))!;
 }
