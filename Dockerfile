@@ -10,8 +10,6 @@ COPY scripts ./scripts
 COPY public ./public
 COPY libexec ./libexec
 COPY examples ./examples
-# gatehouse's process starter (C, built by npm run build with node-gyp).
-COPY native ./native
 RUN npm ci && npm prune --omit=dev
 
 # Runtime: slim image, tini as PID 1 (it reaps orphaned workers' zombies), non-root user.

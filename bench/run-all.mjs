@@ -10,7 +10,6 @@ const SUITES = [
   'startup',
   'api',
   'dispatcher',
-  'starter',
   'postgres',
   'hosts',
   'hosts-claims',
@@ -51,9 +50,15 @@ const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem()
 const lines = [
   '# Benchmarks',
   '',
-  `Latest \`npm run bench\`, ${new Date().toISOString().slice(0, 10)}, on ${machine}. Each figure`,
-  'is measured side by side with its baseline in the same run; load generator and server share',
-  "the machine's cores.",
+  'What `npm run bench` measures, as of its latest run. Each figure is measured beside its',
+  'baseline in the same run (load generator and server share the machine). History is in git.',
+  '',
+  "**The rule:** a speed change shows its gain at users' scale (agents per host × minutes per",
+  'run, a restart, an API under load), or it does not land. Machinery without such a gain is a',
+  'cost to every later reader. Figures of trivial workers (a `/bin/true` a run) carry no goal:',
+  "they show the daemon's own cost per run, which a user running agents for minutes never sees.",
+  '',
+  `Latest run: ${new Date().toISOString().slice(0, 10)}, on ${machine}.`,
   '',
   '| suite | figure | value | baseline (same run) | ratio | goal |',
   '|---|---|---|---|---|---|',
@@ -69,9 +74,4 @@ for (const { name, rows } of sections) {
 }
 const table = `${lines.join('\n')}\n`;
 console.log(`\n${table}`);
-// The table replaces the file's head; the sections after it (profiles, one issue's figures
-// before and after) are kept as they are.
-const file = join(ROOT, 'docs/benchmarks.md');
-const old = readFileSync(file, 'utf8');
-const sectionsStart = old.search(/^## /m);
-writeFileSync(file, sectionsStart < 0 ? table : `${table}\n${old.slice(sectionsStart)}`);
+writeFileSync(join(ROOT, 'docs/benchmarks.md'), table);

@@ -1,15 +1,11 @@
 #!/usr/bin/env node
 // Builds the daemon's bundle (dist/bundle/daemon.cjs, and the PostgreSQL store apart in
 // daemon-postgres.cjs, with the pg driver it alone needs; the MCP SDK in chunks of its own, loaded
-// at the first call of /mcp; rolldown's runtime, which they share) from the compiled modules, then
-// records its V8 code cache from a real start (scripts/train-code-cache.mjs): what `gatehouse
-// run` loads (see src/cli/daemon-loader.ts). A start that cannot be recorded here leaves the
-// daemon without the cache, which costs start-up time and nothing else, so it only warns.
-import { spawnSync } from 'node:child_process';
+// at the first call of /mcp; rolldown's runtime, which they share) from the compiled modules:
+// what `gatehouse run` loads (see src/cli/daemon-loader.ts).
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { build } from 'rolldown';
-import { lazyBuiltins } from './lazy-builtins.mjs';
 
 const ROOT = join(import.meta.dirname, '..');
 const OUT = join(ROOT, 'dist/bundle/daemon.cjs');
@@ -18,7 +14,6 @@ rmSync(join(ROOT, 'dist/bundle'), { recursive: true, force: true });
 await build({
   input: join(ROOT, 'dist/gateway/daemon.js'),
   platform: 'node',
-  plugins: [lazyBuiltins()],
   // Native code, packages that serve their own files, and what is loaded only to explain an
   // error or only for PostgreSQL stay where npm put them.
   external: [
@@ -51,12 +46,3 @@ await build({
   },
   logLevel: 'warn',
 });
-
-const trained = spawnSync(process.execPath, [join(ROOT, 'scripts/train-code-cache.mjs')], {
-  stdio: ['ignore', 'ignore', 'inherit'],
-  timeout: 60_000,
-});
-if (trained.status !== 0)
-  process.stderr.write(
-    `warning: the daemon's code cache was not recorded (${trained.error?.message ?? `exit ${trained.status}`}); gatehouse run starts without it\n`,
-  );

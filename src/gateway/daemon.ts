@@ -5,7 +5,6 @@ import { ConfigError, loadConfig, type ConfigOverrides } from '../config/load.js
 import type { Config } from '../config/schema.js';
 import type { BoardStore } from '../kanban/store/contract.js';
 import { openBoard, StoreConfigError } from '../kanban/store/open.js';
-import { loadStarter, StarterUnusable } from '../proc/index.js';
 import { VERSION } from '../version.js';
 import { composeGateway } from './compose.js';
 import { API_TOKEN_FILE, LoginCodes, withApiToken } from './api-token.js';
@@ -23,7 +22,6 @@ import { serviceManager, type ServiceManager } from './service-manager.js';
 import { Shutdown } from './shutdown.js';
 import { WaitingServer } from './waiting-server.js';
 import { TAKEOVER_FILE, readTakeover } from './takeover.js';
-import { holdYoungGeneration, releaseYoungGeneration } from './young-generation.js';
 
 export interface RunOptions {
   overrides: ConfigOverrides;
@@ -42,20 +40,12 @@ function readConfig(overrides: ConfigOverrides): Config {
 
 /** Runs the daemon until a signal, a stop request or a fatal error ends the process. */
 export async function runDaemon(opts: RunOptions): Promise<void> {
-  holdYoungGeneration();
   const configured = readConfig(opts.overrides);
   prepareDataDir(configured.dataDir);
   const problem = sandboxProblem(configured);
   if (problem) throw new ExitError(ExitCode.config, `${problem.key}: ${problem.message}`);
   // A sandboxed agent reaches the loopback: the API then needs a token, its own if none is set.
   const { config, own } = withApiToken(configured);
-  try {
-    // Said now, not at the first worker's start: a build without it is the operator's to fix.
-    loadStarter();
-  } catch (err) {
-    if (err instanceof StarterUnusable) throw new ExitError(ExitCode.config, err.message);
-    throw err;
-  }
   const log = createLogger(config.log.level, config.journalStream);
   // From here the start is held open under systemd, until the daemon serves.
   const manager = serviceManager(process.env, (msg) => log.warn(msg));
@@ -214,7 +204,6 @@ async function openBoardStore(
         waiting(why);
       },
       onIdleError: (err) => log.warn({ err }, 'an idle board database connection failed'),
-      driverLoading: { before: releaseYoungGeneration, after: holdYoungGeneration },
       olderDaemons: {
         onWait: (why) => {
           log.warn(why);

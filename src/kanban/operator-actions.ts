@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../errors.js';
 import type { Board } from './board.js';
 import { removeRunDir } from './dispatch/run-files.js';
-import type { Ownership } from './dispatch/ownership.js';
+import type { Ownership } from './hosts/ownership.js';
 import type { TerminationOutcome, Terminations } from './dispatch/terminations.js';
 import type { Host, Task } from './model/types.js';
 import { archiveIdle } from './moves/archive.js';
@@ -32,7 +32,7 @@ export class OperatorActions {
     const foldersLeft: { runId: string; error: string }[] = [];
     for (const runId of await this.board.delete(id)) {
       try {
-        removeRunDir(this.dataDir, runId);
+        await removeRunDir(this.dataDir, runId);
       } catch (err) {
         foldersLeft.push({ runId, error: (err as Error).message });
       }

@@ -16,7 +16,6 @@ import { cgroupPopulated, killCgroup, signalCgroup } from './cgroup.js';
 import { identityOf, type ProcessIdentity } from './identity.js';
 import { KEEPER_UP, KEEPERS_DIR, type KeeperMessage } from './fence-protocol.js';
 import { terminateMarkedRun } from './terminate.js';
-import { NATIVE_PATH, nativeAddon } from './native-addon.js';
 
 interface Guarded {
   leader: ProcessIdentity | null;
@@ -32,15 +31,6 @@ function main(dataDir: string): void {
   let fence: { termAt: number; killAt: number } | null = null;
   let daemonGone = false;
   const log = (what: string) => process.stderr.write(`${new Date().toISOString()} ${what}\n`);
-  // The process table is listed by gatehouse's native module (process-table.ts): loaded now,
-  // before the keeper says it is up, and not first at the fence, when the install it came from
-  // may have been changed or removed since.
-  try {
-    if (process.platform === 'linux') nativeAddon();
-  } catch (err) {
-    log(`cannot load ${NATIVE_PATH}: ${String(err)}`);
-    process.exit(1);
-  }
 
   const dir = join(dataDir, KEEPERS_DIR);
   const self = join(dir, `${process.pid}.json`);

@@ -19,6 +19,5 @@ export { processUsage } from './usage.js';
 export type { Usage } from './usage.js';
 export { waitUntil } from './wait.js';
 export { bootNowMs } from './boot-clock.js';
-export { loadStarter, startProcess, StarterUnusable } from './start-process.js';
-export { nativeAddon } from './native-addon.js';
+export { startProcess } from './start-process.js';
 export type { ProcessEnd, StartedProcess, StartSpec } from './start-process.js';

@@ -1,20 +1,15 @@
 // Starting a process in a session and process group of its own, stdin from /dev/null, stdout and
-// stderr to one descriptor, and hearing once how it ended. On Linux by gatehouse's own starter
-// (native/spawn.c): posix_spawn, which does not copy the daemon's memory as child_process's fork
-// does (2 ms of the daemon's CPU a start, growing with its size, against 0.1 ms), and a pidfd
-// the event loop polls. Elsewhere by child_process.
+// stderr to one descriptor, and hearing once how it ended: Node's child_process, on every
+// platform. Its end is heard once Node has reaped it: until then its pid and group are not free
+// for reuse, so what the daemon signals before it is still the process it started.
 import { spawn } from 'node:child_process';
-import { constants } from 'node:os';
-import { NATIVE_PATH, nativeAddon, type NativeAddon } from './native-addon.js';
+import { closeSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 
 export interface ProcessEnd {
-  /** Its exit status, or null when a signal ended it (or how is not known). */
+  /** Its exit status, or null when a signal ended it. */
   code: number | null;
   signal: NodeJS.Signals | null;
-  /**
-   * Reaped by the starter: until now its pid and group were not free for reuse. False when
-   * something else reaped it (how it ended is then not known, and no longer proven anything).
-   */
+  /** Reaped by the starter: until now its pid and group were not free for reuse. */
   reaped: boolean;
 }
 
@@ -37,113 +32,19 @@ export interface StartSpec {
   output: number;
 }
 
-const LINUX = process.platform === 'linux';
-let native: NativeAddon | null = null;
-
-/** The starter cannot be used here: a build that did not make it, or a kernel that cannot watch. */
-export class StarterUnusable extends Error {
-  constructor(message: string, cause: unknown) {
-    super(message, { cause });
-    this.name = 'StarterUnusable';
-  }
-}
-
-/**
- * Loads the starter now (where there is one) and checks that this kernel lets it watch a
- * process, so that either is said at start, not by every worker's start failing.
- */
-export function loadStarter(): void {
-  if (!LINUX || native) return;
-  let loaded: NativeAddon;
-  try {
-    loaded = nativeAddon();
-  } catch (err) {
-    throw new StarterUnusable(
-      `gatehouse's process starter (${NATIVE_PATH}) cannot be loaded (${codeOf(err)}): run npm ci, then npm run build`,
-      err,
-    );
-  }
-  try {
-    loaded.probe();
-  } catch (err) {
-    throw new StarterUnusable(
-      `workers cannot be supervised on this machine: ${(err as Error).message} (gatehouse needs Linux 5.3 or later, and pidfd_open allowed by any seccomp filter)`,
-      err,
-    );
-  }
-  native = loaded;
-}
-
-const codeOf = (err: unknown) =>
-  (err as NodeJS.ErrnoException).code ?? (err as Error).message ?? String(err);
-
-/** Each signal's name, the first of its aliases (SIGABRT, not SIGIOT), as child_process says. */
-const SIGNAL_NAMES = new Map<number, NodeJS.Signals>();
-for (const [name, n] of Object.entries(constants.signals))
-  if (!SIGNAL_NAMES.has(n)) SIGNAL_NAMES.set(n, name as NodeJS.Signals);
-
 /**
  * Starts `spec`; rejects (an error with the errno's code: ENOENT, EACCES) when nothing started.
  * `spec.output` may be closed as soon as this returns.
  */
 export async function startProcess(spec: StartSpec): Promise<StartedProcess> {
-  const argv = [spec.file, ...spec.args];
-  const envp = Object.entries(spec.env).map(([name, value]) => `${name}=${value}`);
-  // As child_process refuses them: C strings would end at the NUL, silently.
-  if ([...argv, ...envp, spec.cwd].some((s) => s.includes('\0')))
+  // As child_process refuses them, but said with the code the caller reads.
+  if (
+    [spec.file, ...spec.args, ...Object.entries(spec.env).flat(), spec.cwd].some((s) =>
+      s.includes('\0'),
+    )
+  )
     throw Object.assign(new Error('an argument or variable holds a NUL byte'), { code: 'EINVAL' });
-  return LINUX ? startNative(spec, argv, envp) : startChild(spec);
-}
-
-/**
- * How a started process's end is heard: `tell` is called once with it, and a listener set
- * before or after that hears it once.
- */
-function exitTeller() {
-  let listener: ((end: ProcessEnd) => void) | null = null;
-  let ended: ProcessEnd | null = null;
-  return {
-    onExit: (fn: (end: ProcessEnd) => void) => {
-      if (ended) fn(ended);
-      else listener = fn;
-    },
-    ignoreExit: () => {
-      listener = null;
-    },
-    tell: (end: ProcessEnd) => {
-      ended = end;
-      const told = listener;
-      listener = null;
-      told?.(end);
-    },
-  };
-}
-
-/**
- * The spawn runs on a thread of libuv's pool (the event loop goes on while the child execs); its
- * exit is watched from the loop's turn the promise settles in, and reaped no earlier than the
- * next poll: until then its /proc entry is readable.
- */
-function startNative(spec: StartSpec, argv: string[], envp: string[]): Promise<StartedProcess> {
-  loadStarter();
-  const { onExit, ignoreExit, tell } = exitTeller();
-  const started = native!.start(
-    spec.file,
-    argv,
-    envp,
-    spec.cwd,
-    spec.output,
-    (code, signal, reaped) =>
-      tell({
-        code: code >= 0 ? code : null,
-        signal: signal > 0 ? (SIGNAL_NAMES.get(signal) ?? null) : null,
-        reaped,
-      }),
-  );
-  return started.then((pid) => ({ pid, onExit, ignoreExit }));
-}
-
-function startChild(spec: StartSpec): StartedProcess {
+  closeInherited();
   const child = spawn(spec.file, spec.args, {
     cwd: spec.cwd,
     env: spec.env,
@@ -151,14 +52,60 @@ function startChild(spec: StartSpec): StartedProcess {
     stdio: ['ignore', spec.output, spec.output],
   });
   if (child.pid === undefined) {
-    // The error comes as an event; this start failed either way.
-    child.once('error', () => undefined);
-    throw Object.assign(new Error(`${spec.file} could not be started (fork failed)`), {
-      code: 'EAGAIN',
-    });
+    // Nothing started: its error (with the errno's code) comes as an event.
+    const err = await new Promise<NodeJS.ErrnoException>((resolve) => child.once('error', resolve));
+    // Node names the program whichever of it and the directory is missing.
+    if (err.code === 'ENOENT' && !existsSync(spec.cwd))
+      err.message = `cannot start ${spec.file}: its directory ${spec.cwd} does not exist`;
+    throw err;
   }
   child.unref();
-  const { onExit, ignoreExit, tell } = exitTeller();
-  child.once('exit', (code, signal) => tell({ code, signal, reaped: true }));
-  return { pid: child.pid, onExit, ignoreExit };
+  let listener: ((end: ProcessEnd) => void) | null = null;
+  let ended: ProcessEnd | null = null;
+  child.once('exit', (code, signal) => {
+    ended = { code, signal, reaped: true };
+    const told = listener;
+    listener = null;
+    told?.(ended);
+  });
+  return {
+    pid: child.pid,
+    onExit: (fn) => {
+      if (ended) fn(ended);
+      else listener = fn;
+    },
+    ignoreExit: () => {
+      listener = null;
+    },
+  };
+}
+
+const O_CLOEXEC = 0o2000000;
+let inheritedClosed = false;
+
+/**
+ * Closes, before the first start, each descriptor above stderr that this process holds without
+ * close-on-exec: Node opens none such, so they were inherited from whoever started the daemon
+ * (a pipe of a shell or a CI runner), and a worker would inherit them in turn. Where /proc
+ * cannot tell, nothing is closed.
+ */
+function closeInherited(): void {
+  if (inheritedClosed) return;
+  inheritedClosed = true;
+  let names: string[];
+  try {
+    names = readdirSync('/proc/self/fdinfo');
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const fd = Number(name);
+    if (!(fd > 2)) continue;
+    try {
+      const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'));
+      if (flags && (parseInt(flags[1]!, 8) & O_CLOEXEC) === 0) closeSync(fd);
+    } catch {
+      // Closed meanwhile (the listing's own descriptor among them).
+    }
+  }
 }

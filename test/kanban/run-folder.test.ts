@@ -1,4 +1,4 @@
-// A run's folder as its start writes it (src/kanban/dispatch/run-files.ts, native/run-folder.c):
+// A run's folder as its start writes it (src/kanban/dispatch/run-files.ts):
 // every file whole, the log opened for appending and not inherited by what the daemon starts,
 // and a folder that cannot be written refused as Node's fs would refuse it.
 import {

@@ -10,7 +10,7 @@ import { RUN_ID } from '../model/ids.js';
 import type { Board } from '../board.js';
 import { prune, type Pruned } from '../moves/housekeeping.js';
 import type { DispatcherLog } from './log.js';
-import type { Ownership } from './ownership.js';
+import type { Ownership } from '../hosts/ownership.js';
 import { removeRunDir } from './run-files.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -62,7 +62,7 @@ export class Retention {
       const chunk = names.slice(i, i + SWEEP_CHUNK);
       const known = await this.board.runs.existing(chunk);
       for (const runId of chunk) {
-        if (!known.has(runId) && this.removeFolder(runId)) removed++;
+        if (!known.has(runId) && (await this.removeFolder(runId))) removed++;
       }
       await nextTurn();
     }
@@ -85,7 +85,7 @@ export class Retention {
       const before = now - runDays * DAY_MS;
       for (const runId of await this.board.runs.prunableBefore(before, BATCH, hostId)) {
         // One folder that cannot go (a mount, a leftover still writing) holds up nothing else.
-        if (this.removeFolder(runId)) prunedRuns.push(runId);
+        if (await this.removeFolder(runId)) prunedRuns.push(runId);
       }
     }
     const done = await this.board.transact((tx) =>
@@ -102,9 +102,9 @@ export class Retention {
   }
 
   /** Removes a run's folder; a failure is logged (once a minute) and tried again next pass. */
-  private removeFolder(runId: string): boolean {
+  private async removeFolder(runId: string): Promise<boolean> {
     try {
-      removeRunDir(this.config.dataDir, runId);
+      await removeRunDir(this.config.dataDir, runId);
       return true;
     } catch (err) {
       this.failures.report(this.logError, err, 'retention: a run folder cannot be removed yet');

@@ -5,14 +5,13 @@ import {
   openSync,
   readFileSync,
   renameSync,
-  rmSync,
   statSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isPid, nativeAddon } from '../../proc/index.js';
+import { isPid } from '../../proc/index.js';
 import { MAX_RESULT_BYTES, MAX_JSON_DEPTH, nestedDeeperThan } from '../model/json-limits.js';
 import type { ExitRecord, ProcRecord, Verdict } from '../model/types.js';
 
@@ -20,9 +19,12 @@ export function runDir(dataDir: string, runId: string): string {
   return join(dataDir, 'runs', runId);
 }
 
-/** Removes a run's folder (retention, a deleted task); a folder already gone is fine. */
-export function removeRunDir(dataDir: string, runId: string): void {
-  rmSync(runDir(dataDir, runId), { recursive: true, force: true });
+/**
+ * Removes a run's folder (retention, a deleted task), off the event loop (its agent.jsonl can be
+ * 100 MB); a folder already gone is fine.
+ */
+export async function removeRunDir(dataDir: string, runId: string): Promise<void> {
+  await rm(runDir(dataDir, runId), { recursive: true, force: true });
 }
 
 export type RunFileName =
@@ -47,9 +49,8 @@ export type RunFileContent = { text: string } | { json: unknown };
 
 /**
  * Makes a run's folder (and its parents) with `files` in it, each written whole, and opens its
- * log for appending: the log's descriptor. Off the event loop, in one trip to the thread pool on
- * Linux (native/run-folder.c) where Node's fs takes three a file. Rejects as fs does (an error
- * with the errno's code) and leaves what was written.
+ * log for appending: the log's descriptor. Off the event loop. Rejects as fs does (an error with
+ * the errno's code) and leaves what was written.
  */
 export async function writeRunFolder(
   dir: string,
@@ -58,7 +59,6 @@ export async function writeRunFolder(
 ): Promise<number> {
   const names = [...files.keys()];
   const texts = [...files.values()].map((c) => ('text' in c ? c.text : jsonText(c.json)));
-  if (process.platform === 'linux') return nativeAddon().writeFolder(dir, names, texts, logPath);
   await mkdir(dir, { recursive: true });
   for (let i = 0; i < names.length; i++) await writeFile(join(dir, names[i]!), texts[i]!);
   return new Promise<number>((resolve, reject) =>

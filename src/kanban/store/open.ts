@@ -26,12 +26,6 @@ export interface OpenHooks {
   onIdleError: (err: Error) => void;
   /** The daemon's: wait while a daemon of an older version serves the board (PostgreSQL). */
   olderDaemons?: { onWait: (why: string) => void; onError: (err: unknown) => void };
-  /**
-   * Called before and after the PostgreSQL store's code and its driver are loaded (a board on
-   * SQLite loads nothing): the daemon puts V8's flags back to their defaults meanwhile, so that
-   * Node loads the built-ins they need from its code cache (young-generation.ts).
-   */
-  driverLoading?: { before: () => void; after: () => void };
 }
 
 /** Waits between attempts to reach a database that is not up yet, at most this long. */
@@ -58,10 +52,7 @@ export async function openBoard(
       throw err;
     }
   }
-  hooks.driverLoading?.before();
-  const { openPostgresStore, SchemaTooNewError } = await loadPostgresStore().finally(() =>
-    hooks.driverLoading?.after(),
-  );
+  const { openPostgresStore, SchemaTooNewError } = await loadPostgresStore();
   const where = `${redactUrl(store.url)} (schema ${store.schema})`;
   for (let delayMs = 1000; ; delayMs = Math.min(delayMs * 2, MAX_RETRY_MS)) {
     try {
@@ -92,7 +83,7 @@ export async function openBoard(
 async function loadPostgresStore() {
   try {
     const [{ openPostgresStore }, { SchemaTooNewError }] = await Promise.all([
-      import('./postgres/store.js'),
+      import('./postgres/open.js'),
       import('./postgres/schema.js'),
     ]);
     return { openPostgresStore, SchemaTooNewError };
