@@ -38,6 +38,8 @@ import { mcpRoutes } from './routes/mcp-routes.js';
 import type { McpService } from '../mcp/service.js';
 import type { LoginCodes } from './api-token.js';
 import { slackRoutes } from './routes/slack-routes.js';
+import { taskActionRoutes } from './routes/task-action-routes.js';
+import { taskHistoryRoutes } from './routes/task-history-routes.js';
 import { taskRoutes, type TaskRouteDeps, type WorkerSample } from './routes/task-routes.js';
 import { transcriptRoutes, type TranscriptRouteDeps } from './routes/transcript-routes.js';
 import { workspaceRoutes, type WorkspaceRouteDeps } from './routes/workspace-routes.js';
@@ -207,6 +209,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(async (scope) => {
     healthRoutes(scope, deps.readiness);
     taskRoutes(scope, deps);
+    taskActionRoutes(scope, deps);
+    taskHistoryRoutes(scope, deps.board);
     workspaceRoutes(scope, deps);
     prRoutes(scope, deps.pulls);
     budgetRoutes(scope, deps);
