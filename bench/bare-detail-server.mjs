@@ -14,7 +14,7 @@ async function openTasks() {
     return new TaskStore(openReader(where));
   }
   const { default: pg } = await import('pg');
-  const { pgTypes } = await import('../dist/kanban/store/postgres/store.js');
+  const { pgTypes } = await import('../dist/kanban/store/postgres/open.js');
   const { PgTaskStore } = await import('../dist/kanban/store/postgres/task-store.js');
   const pool = new pg.Pool({
     connectionString: where,

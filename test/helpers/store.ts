@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll } from 'vitest';
 import type { BoardStore } from '../../src/kanban/store/contract.js';
-import { openPostgresStore, pgTypes } from '../../src/kanban/store/postgres/store.js';
+import { openPostgresStore, pgTypes } from '../../src/kanban/store/postgres/open.js';
 import { openStore } from '../../src/kanban/store/sqlite/store.js';
 import { databaseUrl } from './postgres.js';
 

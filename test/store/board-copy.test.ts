@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BoardStore } from '../../src/kanban/store/contract.js';
-import { openPostgresStore } from '../../src/kanban/store/postgres/store.js';
+import { openPostgresStore } from '../../src/kanban/store/postgres/open.js';
 import { openStore } from '../../src/kanban/store/sqlite/store.js';
 import { api, startGateway } from '../helpers/app.js';
 import { claim } from '../helpers/board.js';

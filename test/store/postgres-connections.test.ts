@@ -2,7 +2,7 @@
 // it said the session was ready, in the same packet, before the board had the connection in hand.
 import { createServer, connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { openPostgresStore } from '../../src/kanban/store/postgres/store.js';
+import { openPostgresStore } from '../../src/kanban/store/postgres/open.js';
 import { testSchema } from '../helpers/postgres.js';
 
 /** PostgreSQL's ErrorResponse for pg_terminate_backend: FATAL 57P01. */
