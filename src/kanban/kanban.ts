@@ -3,7 +3,7 @@ import type { Config } from '../config/schema.js';
 import { ApprovalRules } from './approval-rules.js';
 import { RunTokens } from '../mcp/run-token.js';
 import { Board } from './board.js';
-import { Ownership } from './dispatch/ownership.js';
+import { Ownership } from './hosts/ownership.js';
 import { Launching } from './dispatch/launching.js';
 import { runTerminator, type RunTerminator } from './dispatch/run-terminator.js';
 import { TaskWorkspaces } from './dispatch/task-workspaces.js';

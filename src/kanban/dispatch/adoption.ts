@@ -5,7 +5,7 @@ import type { Board } from '../board.js';
 import { recordAdoption, recordFoundProcess, recordHost } from '../moves/records.js';
 import type { LiveWorker, LiveWorkers } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
-import type { Ownership } from './ownership.js';
+import type { Ownership } from '../hosts/ownership.js';
 import { leaderOf } from '../store/records/run.js';
 import { readProcRecord, runDir } from './run-files.js';
 

@@ -4,7 +4,7 @@
 import type { Config } from '../../config/schema.js';
 import type { Board } from '../board.js';
 import { claimTask } from '../moves/claim.js';
-import type { HostLease } from './host-lease.js';
+import type { HostLease } from '../hosts/host-lease.js';
 import type { Launcher } from './launch.js';
 import type { LiveWorkers } from './live-workers.js';
 import { runDir } from './run-files.js';

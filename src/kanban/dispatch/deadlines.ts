@@ -6,7 +6,7 @@ import { isTerminationOp, type TerminationOp } from '../moves/termination.js';
 import type { RunRecord } from '../store/records/run.js';
 import type { LiveWorkers } from './live-workers.js';
 import type { DispatcherLog } from './log.js';
-import type { Ownership } from './ownership.js';
+import type { Ownership } from '../hosts/ownership.js';
 import type { Terminations } from './terminations.js';
 
 export interface DeadlinesDeps {

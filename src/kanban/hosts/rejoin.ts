@@ -6,8 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { terminateMarkedRun, waitUntil } from '../../proc/index.js';
 import { cgroupPopulated, killCgroup } from '../../proc/cgroup.js';
 import type { HostLease } from './host-lease.js';
-import type { LiveWorker, LiveWorkers } from './live-workers.js';
-import type { DispatcherLog } from './log.js';
+import type { LiveWorker, LiveWorkers } from '../dispatch/live-workers.js';
+import type { DispatcherLog } from '../dispatch/log.js';
 
 export interface RejoinDeps {
   host: HostLease;

@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Fence } from '../../src/kanban/dispatch/fence.js';
+import { Fence } from '../../src/kanban/hosts/fence.js';
 import { bootNowMs } from '../../src/proc/index.js';
 import { KEEPERS_DIR } from '../../src/proc/fence-protocol.js';
 import { tempDir } from '../helpers/daemon.js';

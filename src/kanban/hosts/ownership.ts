@@ -6,7 +6,7 @@
 // lease has run out (HostLease).
 import { existsSync } from 'node:fs';
 import type { RunRecord } from '../store/records/run.js';
-import { runDir } from './run-files.js';
+import { runDir } from '../dispatch/run-files.js';
 
 export class Ownership {
   /** This host's id on the board, once its lease has started (HostLease). */

@@ -2,30 +2,20 @@
 // id back), renews its lease every renewSeconds, and on a shared board tells its fence keeper
 // (fence.ts) each new deadline and declares dead the hosts whose lease ran out (their runs end
 // as lost).
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Config } from '../../config/schema.js';
 import { RepeatLimiter } from '../../repeat-limit.js';
 import type { Board } from '../board.js';
 import type { Host } from '../model/types.js';
 import { bootNowMs, type ProcessIdentity } from '../../proc/index.js';
 import { Fence } from './fence.js';
-import { declareDead, joinBoard } from '../moves/hosts.js';
+import { joinBoard } from '../moves/hosts.js';
 import type { SettlementPolicy } from '../moves/settle.js';
-import type { DispatcherLog } from './log.js';
+import type { DispatcherLog } from '../dispatch/log.js';
 import type { Ownership } from './ownership.js';
-import { writeAtomic, writeJsonAtomic } from './run-files.js';
-
-/** The file that names this data dir's host on the board. */
-export const HOST_FILE = 'host.json';
-/**
- * Read by the run wrappers of gatehouse versions before the fence keeper (when to TERM and when
- * to KILL their group, epoch seconds), so that their runs adopted after an upgrade are not ended
- * at once. Nothing of this version reads it (fence.ts).
- */
-const LEGACY_FENCE_FILE = 'fence';
-/** Seconds before the lease ends by which every worker must be gone (clock steps, reaction). */
-const FENCE_MARGIN_S = 2;
+import { DeadHostSweeper } from './dead-host-sweeper.js';
+import { fenceTimes } from './fence-times.js';
+import { HOST_FILE, readHostIdentity, writeHostIdentity } from './host-identity.js';
+import { FENCE_NOW, legacyFenceLine, writeLegacyFence } from './legacy-fence-file.js';
 
 export interface HostLeaseDeps {
   board: Board;
@@ -56,7 +46,7 @@ export class HostLease {
   private host: Host | null = null;
   private timer: NodeJS.Timeout | null = null;
   private renewing: Promise<void> | null = null;
-  private sweeping: Promise<void> | null = null;
+  private readonly sweeper: DeadHostSweeper;
   /** Local time (ms) until which claiming is safe: before the fence would end the workers. */
   private claimUntil = 0;
   /** When the lease ends at the earliest, on the boot clock (a shared board). */
@@ -77,6 +67,7 @@ export class HostLease {
     this.fence = deps.board.shared
       ? new Fence(deps.config.dataDir, deps.log, deps.config.workerEnv, deps.onGuarding)
       : null;
+    this.sweeper = new DeadHostSweeper(deps);
   }
 
   /** This host's id on the board (once started). */
@@ -174,7 +165,7 @@ export class HostLease {
    */
   async start(): Promise<void> {
     const { board, config } = this.deps;
-    const known = readHostFile(join(config.dataDir, HOST_FILE));
+    const known = readHostIdentity(config.dataDir);
     const startedAt = bootNowMs();
     const kept =
       known && known.name === this.name
@@ -230,7 +221,7 @@ export class HostLease {
     this.deps.ownership.hostId = host.id;
     this.extended(sentAt, host);
     try {
-      writeJsonAtomic(join(this.deps.config.dataDir, HOST_FILE), { id: host.id, name: this.name });
+      writeHostIdentity(this.deps.config.dataDir, { id: host.id, name: this.name });
     } catch (err) {
       // Only a restart's taking the id back needs it: without it, a restart joins as a new host.
       this.deps.log.warn({ err }, `host: cannot record its id in ${HOST_FILE}`);
@@ -249,7 +240,7 @@ export class HostLease {
     this.lostWhy = why;
     this.claimUntil = 0;
     this.fence?.set(0, 0);
-    this.writeLegacyFence('0 0');
+    writeLegacyFence(this.deps.config.dataDir, FENCE_NOW);
     this.deps.onLost(why);
   }
 
@@ -265,7 +256,7 @@ export class HostLease {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.renewing;
-    await this.sweeping;
+    await this.sweeper.idle();
   }
 
   /**
@@ -301,7 +292,7 @@ export class HostLease {
         this.host = renewed;
         this.renewError = null;
         this.extended(startedAt, renewed);
-        this.startSweep();
+        this.sweeper.start(id);
       } catch (err) {
         this.renewError = (err as Error).message;
         this.failures.report(
@@ -315,75 +306,22 @@ export class HostLease {
     })();
   }
 
-  /**
-   * The lease was extended by a statement sent at `sentAt` (the boot clock, which never steps):
-   * it ends no earlier than sentAt + lease by the database's clock, whatever the wall clocks say.
-   * The fence ends the workers before that.
-   */
+  /** The lease was extended by a statement sent at `sentAt`: the fence moves with it. */
   private extended(sentAt: number, host: Host): void {
     if (!this.fence) return;
-    const leaseMs = host.leaseExpiresAt - host.renewedAt;
-    this.leaseEnd = sentAt + leaseMs;
-    const killAt = sentAt + leaseMs - FENCE_MARGIN_S * 1000;
-    const termAt = Math.max(killAt - this.deps.config.workers.killGraceSeconds * 1000, sentAt);
-    this.fence.set(termAt, killAt);
-    // A worker started just before its TERM would be ended at once: a renewal's worth earlier.
-    this.claimUntil = termAt - this.deps.config.cluster.renewSeconds * 1000;
-    const wall = Date.now() - bootNowMs();
-    this.writeLegacyFence(
-      `${Math.floor((wall + termAt) / 1000)} ${Math.floor((wall + killAt) / 1000)}`,
+    const { config } = this.deps;
+    const times = fenceTimes(
+      sentAt,
+      host.leaseExpiresAt - host.renewedAt,
+      config.workers.killGraceSeconds * 1000,
+      config.cluster.renewSeconds * 1000,
     );
-  }
-
-  /** Best effort: only older versions' run wrappers read it; a full disk must not stop this host. */
-  private writeLegacyFence(line: string): void {
-    try {
-      writeAtomic(join(this.deps.config.dataDir, LEGACY_FENCE_FILE), `${line}\n`);
-    } catch {
-      // older wrappers take a file they cannot read as expired: their runs end, as they would
-    }
-  }
-
-  /**
-   * A sweep that waits (on a row another host holds) must not hold up the next renewals: it
-   * runs beside them, one at a time.
-   */
-  private startSweep(): void {
-    if (this.sweeping) return;
-    this.sweeping = this.sweep()
-      .catch((err: unknown) =>
-        this.failures.report(
-          (obj, msg) => this.deps.log.warn(obj, msg),
-          err,
-          'host lease: cannot look for dead hosts; tried again at the next renewal',
-        ),
-      )
-      .finally(() => (this.sweeping = null));
-  }
-
-  /** Declares dead every other host whose lease ran out more than reclaimGraceSeconds ago. */
-  private async sweep(): Promise<void> {
-    const { board, config, policy, log } = this.deps;
-    if (!board.shared) return;
-    for (const host of await board.hosts.expired(config.cluster.reclaimGraceSeconds * 1000)) {
-      if (host.id === this.host?.id) continue;
-      const taken = await board.transact((tx) => declareDead(tx, policy, host));
-      if (taken)
-        log.warn(
-          { deadHostId: host.id, deadHost: host.name, lostRuns: taken.lost },
-          'host declared dead: its lease ran out; its runs are lost and their tasks ready again',
-        );
-    }
-  }
-}
-
-function readHostFile(path: string): { id: number; name: string } | null {
-  try {
-    const parsed = JSON.parse(readFileSync(path, 'utf8')) as { id?: unknown; name?: unknown };
-    return Number.isSafeInteger(parsed.id) && typeof parsed.name === 'string'
-      ? { id: parsed.id as number, name: parsed.name }
-      : null;
-  } catch {
-    return null;
+    this.leaseEnd = times.leaseEnd;
+    this.claimUntil = times.claimUntil;
+    this.fence.set(times.termAt, times.killAt);
+    writeLegacyFence(
+      config.dataDir,
+      legacyFenceLine(times.termAt, times.killAt, Date.now() - bootNowMs()),
+    );
   }
 }

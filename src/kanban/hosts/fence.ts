@@ -9,7 +9,7 @@ import { PACKAGE_ROOT } from '../../config/defaults.js';
 import { bootNowMs, identityOf, sameIdentity, type ProcessIdentity } from '../../proc/index.js';
 import { KEEPER_UP, KEEPERS_DIR, type KeeperMessage } from '../../proc/fence-protocol.js';
 import { readCmdline } from '../../proc/proc-stat.js';
-import type { DispatcherLog } from './log.js';
+import type { DispatcherLog } from '../dispatch/log.js';
 
 const KEEPER = join(PACKAGE_ROOT, 'dist/proc/fence-keeper.js');
 /** Between attempts to start a keeper that failed or ended. */
