@@ -1,4 +1,5 @@
-// One platform's supervisor: its opossum breaker around connect and send, reconnect backoff, state.
+// One platform's supervisor: its opossum breaker around connect and send, and its connection
+// moved by the table in connection.ts (states, retry delays).
 import type { PlatformEventKind } from '../kanban/moves/records.js';
 import CircuitBreaker from 'opossum';
 import type { PlatformConfig } from '../config/schema.js';
@@ -12,10 +13,15 @@ import {
   type PlatformAdapter,
 } from './adapter.js';
 import { fitText } from './message-text.js';
+import {
+  halts,
+  nextState,
+  retryDelay,
+  type ConnectionEvent,
+  type PlatformState,
+} from './connection.js';
 
 /** `standby`: another host of a shared board holds this platform; nothing connects here. */
-export type PlatformState =
-  'connecting' | 'connected' | 'retrying' | 'paused' | 'failed' | 'disabled' | 'standby';
 export type BreakerState = 'closed' | 'open' | 'half_open';
 
 export interface PlatformView {
@@ -59,8 +65,6 @@ export interface SupervisorDeps {
   onError: (err: unknown, what: string) => void;
   clock: () => number;
 }
-
-const MAX_BACKOFF_MS = 60_000;
 
 /** Runs an adapter call so that a synchronous throw becomes a rejection. */
 function guarded<T>(fn: () => Promise<T>): Promise<T> {
@@ -287,8 +291,9 @@ export class PlatformSupervisor {
 
   pause(): void {
     this.refuseStandby();
+    if (!nextState(this.state, 'pause')) return;
     this.clearRetry();
-    this.setState('paused');
+    this.move('pause');
     this.record('platform_paused', {});
     void this.stopAdapter();
   }
@@ -301,8 +306,8 @@ export class PlatformSupervisor {
   }
 
   reconnect(): void {
-    if (this.state === 'disabled') return;
     this.refuseStandby();
+    if (!nextState(this.state, 'reconnect')) return;
     this.clearRetry();
     this.resetByOperator = true;
     try {
@@ -312,7 +317,7 @@ export class PlatformSupervisor {
     }
     this.sendsFailing = false;
     this.attempts = 0;
-    this.setState('connecting');
+    this.move('reconnect');
     void this.connect();
   }
 
@@ -329,18 +334,17 @@ export class PlatformSupervisor {
   /** Another host holds the platform now: this one stops polling and sending. */
   standby(): void {
     // Paused, failed or disabled: nothing polls here already, and the operator's word stays.
-    if (this.state !== 'connecting' && this.state !== 'connected' && this.state !== 'retrying')
-      return;
+    if (!nextState(this.state, 'standby')) return;
     this.clearRetry();
-    this.setState('standby');
+    this.move('standby');
     void this.stopAdapter();
   }
 
   /** This host holds the platform (again): it connects. */
   take(): void {
-    if (this.state !== 'standby' || this.stopped) return;
+    if (this.stopped || !nextState(this.state, 'take')) return;
     this.attempts = 0;
-    this.setState('connecting');
+    this.move('take');
     void this.connect();
   }
 
@@ -354,13 +358,7 @@ export class PlatformSupervisor {
 
   /** Stopped, paused, disabled or failed: nothing should (re)connect. */
   private halted(): boolean {
-    return (
-      this.stopped ||
-      this.state === 'standby' ||
-      this.state === 'paused' ||
-      this.state === 'disabled' ||
-      this.state === 'failed'
-    );
+    return this.stopped || halts(this.state);
   }
 
   private async connect(): Promise<void> {
@@ -372,7 +370,7 @@ export class PlatformSupervisor {
       if (this.halted()) return void this.stopAdapter();
       this.attempts = 0;
       this.counters.connects++;
-      this.setState('connected');
+      this.move('connected');
       this.record('platform_connected', {});
       // An outage carried over a restart whose breaker never had to open again is over too,
       // when connecting reached the platform (a webhook's connect reaches nothing).
@@ -387,21 +385,21 @@ export class PlatformSupervisor {
   private failedConnect(err: unknown): void {
     if ((err as { code?: string }).code !== 'EOPENBREAKER') this.lastError = describe(err);
     if (err instanceof PlatformError && err.kind === 'permanent') {
-      this.setState('failed');
+      this.move('refused');
       this.record('platform_disconnected', { error: this.lastError, permanent: true });
       return;
     }
     this.attempts++;
-    const b = this.deps.config.breaker;
-    const base = Math.min(1000, b.resetTimeoutMs);
-    const backoff = Math.min(MAX_BACKOFF_MS, base * 2 ** (this.attempts - 1));
-    const jittered = backoff * (0.8 + Math.random() * 0.4);
-    const untilProbe = this.breaker.opened
-      ? Math.max(0, (this.nextAttemptAt() ?? 0) - this.deps.clock())
-      : 0;
-    const retryAfter = err instanceof PlatformError ? (err.retryAfterMs ?? 0) : 0;
-    const delay = Math.max(jittered, untilProbe + 10, retryAfter);
-    this.setState('retrying');
+    const delay = retryDelay({
+      attempts: this.attempts,
+      resetTimeoutMs: this.deps.config.breaker.resetTimeoutMs,
+      untilProbeMs: this.breaker.opened
+        ? Math.max(0, (this.nextAttemptAt() ?? 0) - this.deps.clock())
+        : 0,
+      retryAfterMs: err instanceof PlatformError ? (err.retryAfterMs ?? 0) : 0,
+      random: Math.random(),
+    });
+    this.move('failed');
     this.nextRetryAt = this.deps.clock() + delay;
     this.retryTimer = setTimeout(() => void this.connect(), delay);
     this.retryTimer.unref();
@@ -467,8 +465,11 @@ export class PlatformSupervisor {
     this.nextRetryAt = null;
   }
 
-  private setState(state: PlatformState): void {
-    this.state = state;
+  /** Moves the connection by its table (connection.ts); a happening with no move changes nothing. */
+  private move(event: ConnectionEvent): void {
+    const next = nextState(this.state, event);
+    if (next === null) return;
+    this.state = next;
     this.persist();
   }
 
