@@ -1,18 +1,16 @@
-// Reads the configuration once: defaults, then the file, then environment, then flags; validates and freezes it.
+// Reads the configuration once: defaults, then the file, then environment, then flags; validates
+// (messages.ts says what is wrong) and freezes it.
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import type { ValueError } from '@sinclair/typebox/value';
-import { MIN_KEY_BYTES, secretKey } from '../platforms/webhook-signature.js';
-import { matches } from '../schema-check.js';
-import { DEFAULT_BREAKER, defaultConfig } from './defaults.js';
+import { defaultConfig } from './defaults.js';
 import { locateFile, type ConfigOverrides } from './locate.js';
+import { ConfigError } from './config-error.js';
+import { validate } from './messages.js';
+import { resolvePlatforms } from './platform-options.js';
 import {
   type AgentConfig,
-  ConfigSchema,
   type Config,
-  type PlatformConfig,
   type Profile,
   type RawConfig,
   type WorkspacesConfig,
@@ -23,17 +21,7 @@ import { resolveBudgets } from './budgets.js';
 import { resolveSandbox } from './sandbox.js';
 import { profileWorkspace, resolveWorkspaces } from './workspaces.js';
 
-/** A configuration mistake; `key` names what is wrong (a dotted path, a variable or the file). */
-export class ConfigError extends Error {
-  constructor(
-    readonly key: string,
-    message: string,
-  ) {
-    super(`${key}: ${message}`);
-    this.name = 'ConfigError';
-  }
-}
-
+export { ConfigError } from './config-error.js';
 export type { ConfigOverrides } from './locate.js';
 
 type Json = Record<string, unknown>;
@@ -102,55 +90,6 @@ function fromFlags(overrides: ConfigOverrides): Json {
   if (overrides.port !== undefined) server.port = overrides.port;
   if (Object.keys(server).length > 0) out.server = server;
   return out;
-}
-
-/** TypeBox's messages, said as what is allowed. */
-const PHRASES: [RegExp, string][] = [
-  [/^Unexpected property$/, 'unknown key'],
-  [/^Expected string length greater or equal to (\d+)$/, 'must be at least $1 characters'],
-  [/^Expected string length less or equal to (\d+)$/, 'must be at most $1 characters'],
-  [/^Expected (?:number|integer) to be greater or equal to (\S+)$/, 'must be at least $1'],
-  [/^Expected (?:number|integer) to be less or equal to (\S+)$/, 'must be at most $1'],
-  [/^Expected (?:number|integer) to be greater than (\S+)$/, 'must be more than $1'],
-  [/^Expected null$/, 'null'],
-  [/^Expected '(.*)'$/, '"$1"'],
-  [
-    /^Expected string to match '\^\[\^\\s\/@\]\+\$'$/,
-    'must be a host name (no spaces, "/" or "@")',
-  ],
-];
-
-function phrase(message: string): string {
-  for (const [pattern, text] of PHRASES)
-    if (pattern.test(message)) return message.replace(pattern, text);
-  return message.charAt(0).toLowerCase() + message.slice(1);
-}
-
-function describeError(error: ValueError): string {
-  if (error.errors.length === 0) return phrase(error.message);
-  // A union: say what each alternative would have accepted.
-  const options = error.errors.map((branch) => {
-    const first = branch.First();
-    return first ? phrase(first.message) : 'valid';
-  });
-  const values = options.filter((o) => /^(null|".*")$/.test(o));
-  const rules = options.filter((o) => !values.includes(o));
-  const choice =
-    values.length === 0 ? '' : values.length === 1 ? values[0]! : `one of ${values.join(', ')}`;
-  if (rules.length === 0) return `must be ${choice}`;
-  return choice ? `${rules.join(' and ')}, or ${choice}` : rules.join(' and ');
-}
-
-function validate(candidate: unknown): RawConfig {
-  if (matches(ConfigSchema, candidate)) return candidate as RawConfig;
-  // TypeBox explains it best (which key, what each alternative accepts); loaded only for this.
-  const { Value } = createRequire(import.meta.url)(
-    '@sinclair/typebox/value',
-  ) as typeof import('@sinclair/typebox/value');
-  const first = Value.Errors(ConfigSchema, candidate).First();
-  if (!first) throw new Error('the config check and TypeBox disagree about this config');
-  const key = first.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
-  throw new ConfigError(key, describeError(first));
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
@@ -232,101 +171,6 @@ function resolveAgent(
     maxTurns: raw.maxTurns ?? null,
     idleTimeoutSeconds: raw.idleTimeoutSeconds ?? DEFAULT_IDLE_SECONDS,
   };
-}
-
-function requireString(options: Json, key: string, at: string, optional = false): void {
-  const value = options[key];
-  if (value === undefined && optional) return;
-  if (typeof value !== 'string' || value.length === 0) {
-    throw new ConfigError(`${at}.options.${key}`, 'expected a non-empty string');
-  }
-}
-
-const PLATFORM_OPTIONS: Record<PlatformConfig['type'], (options: Json, at: string) => void> = {
-  webhook: (options, at) => {
-    requireString(options, 'url', at);
-    requireString(options, 'secret', at);
-    if (secretKey(options.secret as string) === null) {
-      throw new ConfigError(
-        `${at}.options.secret`,
-        `expected a Standard Webhooks secret: "whsec_" and the base64 of at least ${MIN_KEY_BYTES} random bytes (e.g. "whsec_$(openssl rand -base64 32)")`,
-      );
-    }
-    if (!/^https?:\/\//.test(options.url as string)) {
-      throw new ConfigError(`${at}.options.url`, 'expected an http(s) URL');
-    }
-    allowOnly(options, ['url', 'secret'], at);
-  },
-  telegram: (options, at) => {
-    requireString(options, 'token', at);
-    requireString(options, 'apiBase', at, true);
-    checkPollSeconds(options, at);
-    allowOnly(options, ['token', 'apiBase', 'pollTimeoutSeconds'], at);
-  },
-  matrix: (options, at) => {
-    requireString(options, 'homeserver', at);
-    requireString(options, 'accessToken', at);
-    requireString(options, 'userId', at);
-    if (!/^https?:\/\//.test(options.homeserver as string))
-      throw new ConfigError(`${at}.options.homeserver`, 'expected an http(s) URL');
-    if (!/^@[^:]+:.+$/.test(options.userId as string))
-      throw new ConfigError(`${at}.options.userId`, 'expected a Matrix user id, "@name:server"');
-    checkPollSeconds(options, at);
-    allowOnly(options, ['homeserver', 'accessToken', 'userId', 'pollTimeoutSeconds'], at);
-  },
-  slack: (options, at) => {
-    requireString(options, 'botToken', at);
-    requireString(options, 'appToken', at, true);
-    requireString(options, 'signingSecret', at, true);
-    requireString(options, 'apiBase', at, true);
-    if (options.appToken !== undefined && !(options.appToken as string).startsWith('xapp-'))
-      throw new ConfigError(`${at}.options.appToken`, 'expected an app-level token ("xapp-…")');
-    if (options.apiBase !== undefined && !/^https?:\/\//.test(options.apiBase as string))
-      throw new ConfigError(`${at}.options.apiBase`, 'expected an http(s) URL');
-    allowOnly(options, ['botToken', 'appToken', 'signingSecret', 'apiBase'], at);
-  },
-  discord: (options, at) => {
-    requireString(options, 'botToken', at);
-    requireString(options, 'apiBase', at, true);
-    requireString(options, 'gatewayUrl', at, true);
-    if (options.apiBase !== undefined && !/^https?:\/\//.test(options.apiBase as string))
-      throw new ConfigError(`${at}.options.apiBase`, 'expected an http(s) URL');
-    if (options.gatewayUrl !== undefined && !/^wss?:\/\//.test(options.gatewayUrl as string))
-      throw new ConfigError(`${at}.options.gatewayUrl`, 'expected a ws(s) URL');
-    allowOnly(options, ['botToken', 'apiBase', 'gatewayUrl'], at);
-  },
-};
-
-function checkPollSeconds(options: Json, at: string): void {
-  const poll = options.pollTimeoutSeconds;
-  if (poll !== undefined && (typeof poll !== 'number' || poll < 0 || poll > 600)) {
-    throw new ConfigError(`${at}.options.pollTimeoutSeconds`, 'expected a number from 0 to 600');
-  }
-}
-
-function allowOnly(options: Json, keys: string[], at: string): void {
-  for (const key of Object.keys(options)) {
-    if (!keys.includes(key)) throw new ConfigError(`${at}.options.${key}`, 'unknown key');
-  }
-}
-
-function resolvePlatforms(raw: RawConfig['platforms']): PlatformConfig[] {
-  const seen = new Set<string>();
-  return raw.map((p, i) => {
-    const at = `platforms.${i}`;
-    if (seen.has(p.name))
-      throw new ConfigError(`${at}.name`, `duplicate platform name "${p.name}"`);
-    seen.add(p.name);
-    PLATFORM_OPTIONS[p.type](p.options, at);
-    return {
-      name: p.name,
-      type: p.type,
-      enabled: p.enabled ?? true,
-      homeChannel: p.homeChannel ?? null,
-      options: p.options,
-      breaker: { ...DEFAULT_BREAKER, ...p.breaker },
-    };
-  });
 }
 
 function deepFreeze<T>(value: T): T {
