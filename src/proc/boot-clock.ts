@@ -3,7 +3,7 @@
 // the wall clock, not this one, and a suspended machine's lease runs out on it as on the database's.
 import { readFileSync } from 'node:fs';
 
-const LINUX = process.platform === 'linux';
+import { LINUX } from './platform.js';
 
 /** Seconds since boot from /proc/uptime (Linux), or null when it cannot be read. */
 export function uptimeSeconds(): number | null {

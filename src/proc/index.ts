@@ -20,4 +20,6 @@ export type { Usage } from './usage.js';
 export { waitUntil } from './wait.js';
 export { bootNowMs } from './boot-clock.js';
 export { startProcess } from './start-process.js';
+export { signalName } from './signals.js';
+export { LINUX } from './platform.js';
 export type { ProcessEnd, StartedProcess, StartSpec } from './start-process.js';

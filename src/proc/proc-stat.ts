@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { endianness } from 'node:os';
 import { uptimeSeconds } from './boot-clock.js';
+import { LINUX } from './platform.js';
 
 /**
  * A command's output, where there is no /proc (ps, sysctl). child_process is loaded only then:
@@ -39,7 +40,7 @@ export interface ProcStat {
   rssBytes: number;
 }
 
-const hasProc = process.platform === 'linux';
+const hasProc = LINUX;
 
 const AT_PAGESZ = 6;
 const AT_CLKTCK = 17;

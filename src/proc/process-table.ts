@@ -3,7 +3,7 @@
 // together (a burst of exits, a thousand workers) cost one pass over /proc instead of one each.
 import { listProcesses, procPids, readEnviron, readProcStat, type ProcStat } from './proc-stat.js';
 
-const LINUX = process.platform === 'linux';
+import { LINUX } from './platform.js';
 
 export class ProcessTable {
   private readonly environs = new Map<number, string[] | null>();

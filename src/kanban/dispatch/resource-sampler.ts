@@ -1,7 +1,7 @@
 // CPU and memory of live workers' process groups. On Linux from one snapshot of the process
 // table per tick; elsewhere the snapshot (ps) says who is in which group and pidusage measures
 // them.
-import { isZombie, processUsage, type ProcStat, type Usage } from '../../proc/index.js';
+import { isZombie, LINUX, processUsage, type ProcStat, type Usage } from '../../proc/index.js';
 
 export interface GroupSample {
   cpuPercent: number;
@@ -79,6 +79,6 @@ export class PidusageSampler implements GroupSampler {
   }
 }
 
-export function platformSampler(platform: NodeJS.Platform = process.platform): GroupSampler {
-  return platform === 'linux' ? new SnapshotSampler() : new PidusageSampler();
+export function platformSampler(linux: boolean = LINUX): GroupSampler {
+  return linux ? new SnapshotSampler() : new PidusageSampler();
 }

@@ -11,7 +11,7 @@ import {
 } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isPid } from '../../proc/index.js';
+import { isPid, signalName } from '../../proc/index.js';
 import { MAX_RESULT_BYTES, MAX_JSON_DEPTH, nestedDeeperThan } from '../model/json-limits.js';
 import type { ExitRecord, ProcRecord, Verdict } from '../model/types.js';
 
@@ -117,31 +117,11 @@ export function readProcRecord(dir: string): ProcRecord | null {
   return { pid: v.pid, pgid: v.pgid, startTime: v.startTime, bootId: v.bootId };
 }
 
-const SIGNALS: Record<number, string> = {
-  1: 'SIGHUP',
-  2: 'SIGINT',
-  3: 'SIGQUIT',
-  4: 'SIGILL',
-  5: 'SIGTRAP',
-  6: 'SIGABRT',
-  7: 'SIGBUS',
-  8: 'SIGFPE',
-  9: 'SIGKILL',
-  10: 'SIGUSR1',
-  11: 'SIGSEGV',
-  12: 'SIGUSR2',
-  13: 'SIGPIPE',
-  14: 'SIGALRM',
-  15: 'SIGTERM',
-  24: 'SIGXCPU',
-  25: 'SIGXFSZ',
-};
-
 /** Decodes a shell wait status: above 128 is "killed by signal (status - 128)". */
 export function decodeStatus(status: number): ExitRecord {
   if (status > 128 && status < 128 + 65) {
     const n = status - 128;
-    return { exitCode: null, signal: SIGNALS[n] ?? `SIG${n}` };
+    return { exitCode: null, signal: signalName(n) };
   }
   return { exitCode: status, signal: null };
 }
