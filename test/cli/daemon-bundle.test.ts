@@ -81,7 +81,7 @@ describe("the daemon's bundle", () => {
        const chunk = require('./daemon-postgres.cjs');
        process.stdout.write('\\n' + JSON.stringify({
          before, after: pgLoaded(),
-         store: typeof chunk.store_exports.openPostgresStore,
+         store: typeof chunk.open_exports.openPostgresStore,
          same: require(DAEMON_BUNDLE).runDaemon === runDaemon,
        }));`,
     );
