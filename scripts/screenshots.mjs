@@ -1,8 +1,10 @@
 // `npm run screenshots`: the dashboard's board, task detail and workers views at desktop and phone
 // widths, written to docs/screenshots/ (the README shows them). Runs the built daemon on a
-// throwaway data dir with a few tasks in every state, in Debian's headless Chromium.
+// throwaway data dir with tasks in every state, working in worktrees of a real repository (one
+// given to two attempts and judged, one in review), in Debian's headless Chromium.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { chromium } from 'playwright-core';
 import {
   BIN,
@@ -20,22 +22,46 @@ const node = process.execPath;
 const worker = (...args) => [node, BIN, 'worker', ...args];
 
 const dataDir = tempDir();
+// The project the agents work on: a real repository, each task in a worktree of its own.
+const repo = join(tempDir(), 'shop');
+mkdirSync(join(repo, 'src'), { recursive: true });
+writeFileSync(join(repo, 'README.md'), '# shop\n');
+writeFileSync(join(repo, 'src/cart.js'), 'export function total(items) {\n  return 0;\n}\n');
+const git = (...args) => execFileSync('git', ['-C', repo, ...args], { stdio: 'ignore' });
+git('init', '--quiet', '--initial-branch=main');
+git('add', '--all');
+git('-c', 'user.name=ana', '-c', 'user.email=ana@example.org', 'commit', '--quiet', '-m', 'first');
+/** A worker that changes the project in its worktree, then reports done with a summary. */
+const change = (file, text, summary) => ({
+  command: [
+    'sh',
+    '-c',
+    `sleep 1; printf '%s\\n' "${text}" > "${file}"; exec "$0" "$@"`,
+    ...worker('complete', '--summary', summary),
+  ],
+  workspace: 'worktree',
+  repo: 'shop',
+});
 const config = join(dataDir, 'config.json');
 writeFileSync(
   config,
   JSON.stringify({
+    workspaces: { repos: { shop: { path: repo, base: 'main' } }, minFreeBytes: 0 },
     workers: {
       tickSeconds: 0.2,
-      defaultProfile: 'build',
+      defaultProfile: 'coder',
       profiles: {
-        build: {
-          command: [
-            'sh',
-            '-c',
-            'echo building; sleep 1; exec "$0" "$@"',
-            ...worker('complete', '--summary', 'built and tested'),
-          ],
-        },
+        coder: change(
+          'src/cart.js',
+          'export const total = (items) => items.reduce((s, i) => s + i.price * i.qty, 0);',
+          'cart total sums price × quantity',
+        ),
+        careful: change(
+          'src/cart.js',
+          'export function total(items) { let s = 0; for (const i of items) s += i.price * i.qty; return s; }',
+          'cart total in a loop, with a test',
+        ),
+        docs: { ...change('CART.md', '# The cart', 'documented the cart'), review: true },
         review: {
           command: ['sh', '-c', 'echo waiting for a reviewer; sleep 600'],
           maxConcurrent: 1,
@@ -62,13 +88,22 @@ try {
     ).json();
   const release = await post('/tasks', {
     title: 'Release 2.4',
-    body: 'Cut the release once the checks pass.',
+    body: 'Cut the release once the cart fix is in.',
   });
-  for (const title of ['Build the arm64 image', 'Run the migration tests', 'Update the changelog'])
+  const fix = await post('/tasks', {
+    title: 'Fix the cart total',
+    body: 'The total ignores quantities.',
+    budget: { runs: 3 },
+    attempts: {
+      variants: [{ assignee: 'coder' }, { assignee: 'careful' }],
+      judge: { command: ['sh', '-c', 'grep -q qty src/cart.js'] },
+    },
+  });
+  const docs = await post('/tasks', { title: 'Document the cart', assignee: 'docs' });
+  for (const title of ['Add a coupon field', 'Round prices to cents'])
     await post('/tasks', { title });
   await post('/tasks', { title: 'Publish the docs', parents: [release.id] });
-  for (const title of ['Review the API change', 'Review the dashboard change'])
-    await post('/tasks', { title, assignee: 'review' });
+  await post('/tasks', { title: 'Review the API change', assignee: 'review' });
   await post('/tasks', { title: 'Flaky upload on the mirror', assignee: 'triage' });
   const archived = await post('/tasks', {
     title: 'Old experiment',
@@ -77,14 +112,15 @@ try {
   });
   await post(`/tasks/${archived.id}/archive`, {});
   await post(`/tasks/${release.id}/comments`, {
-    text: 'Waiting for the arm64 image.',
+    text: 'Waiting for the cart fix.',
     author: 'ana',
   });
   await waitFor(
-    'the builds done',
+    'the work done, in review and blocked',
     async () => {
       const { counts } = await (await fetch(`${url}/tasks/counts`)).json();
-      return counts.done >= 4 && counts.blocked >= 1 && counts.running >= 1;
+      const t = await (await fetch(`${url}/tasks/${fix.id}`)).json();
+      return counts.done >= 2 && counts.review >= 2 && counts.blocked >= 1 && t.status === 'review';
     },
     60_000,
     200,
@@ -102,7 +138,7 @@ try {
     const page = await browser.newPage({ viewport, deviceScaleFactor: 1 });
     for (const [name, hash] of [
       ['board', '#/'],
-      ['detail', `#/tasks/${release.id}`],
+      ['detail', `#/tasks/${fix.id}`],
       ['workers', '#/workers'],
     ]) {
       await page.goto(`${url}/${hash}`);
@@ -112,7 +148,7 @@ try {
           Number(document.documentElement.dataset.board) >= 1 &&
           Number(document.documentElement.dataset.chart) >= 1,
       );
-      if (name === 'detail') await page.locator('#runs tr').first().waitFor();
+      if (name === 'detail') await page.getByText('cart total in a loop').first().waitFor();
       if (name === 'workers') await page.locator('#worker-rows tr[data-run-id]').first().waitFor();
       await page.screenshot({ path: join(OUT, `${name}-${device}.png`) });
     }
@@ -125,4 +161,5 @@ try {
   await daemon.exited;
   stopAll();
   removeDir(dataDir);
+  removeDir(dirname(repo));
 }

@@ -195,6 +195,10 @@ describe('the dashboard, in a real browser', () => {
     await row(right).filter({ hasText: 'passed' }).waitFor({ timeout: 20_000 });
     await row(wrong).filter({ hasText: 'failed (1)' }).waitFor();
     expect(await row(right).textContent()).toContain('1 files +1 -0');
+    // Until a pick, the task cannot be approved or sent back: no button offers it.
+    await expect(
+      page.locator('#detail-actions').getByRole('button', { name: 'Approve' }).count(),
+    ).resolves.toBe(0);
     await row(right).getByRole('button', { name: 'Pick' }).click();
     await page.locator('#detail-meta', { hasText: 'done' }).waitFor({ timeout: 15_000 });
     await page.locator(`#attempt-rows tr.picked[data-attempt="${right}"]`).waitFor();
