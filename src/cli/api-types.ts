@@ -1950,7 +1950,7 @@ export type components = {
         attempt: string;
         branch: string | null;
         by: string;
-        pullRequest: boolean;
+        pullRequest?: boolean;
       };
       /** @description epoch milliseconds */
       at: number;

@@ -34,8 +34,13 @@ describe('a picked attempt in a repository with pull requests', () => {
     // The attempts' own work opened nothing: it is compared first.
     expect(model.prs).toHaveLength(0);
 
-    const picked = await api(gw.url, 'POST', `/tasks/${id}/attempts/${second}/pick`);
-    expect(picked.status).toBe(200);
+    // Two picks at once (a double click): one is made, the other refused.
+    const both = await Promise.all([
+      api(gw.url, 'POST', `/tasks/${id}/attempts/${second}/pick`),
+      api(gw.url, 'POST', `/tasks/${id}/attempts/${second}/pick`),
+    ]);
+    expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
+    const picked = both.find((r) => r.status === 200)!;
     // It waits in review for its pull request, on a worktree of its own branch.
     expect(picked.body).toMatchObject({
       status: 'review',

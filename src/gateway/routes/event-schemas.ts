@@ -214,7 +214,8 @@ export const EVENT_PAYLOADS = {
     attempt: str,
     branch: nullable(str),
     by: str,
-    pullRequest: bool,
+    /** Absent on events recorded before picks opened pull requests. */
+    pullRequest: Optional(bool),
   }),
   schedule_resumed: Type.Object({ schedule: str, by: str }),
 } satisfies Record<EventKind, TSchema>;

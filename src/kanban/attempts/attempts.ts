@@ -29,6 +29,8 @@ export interface AttemptsDeps {
 export class Attempts {
   /** Tasks whose attempts are being judged here. */
   private readonly judging = new Set<string>();
+  /** Tasks an attempt of which is being picked here (its worktree and setup can take minutes). */
+  private readonly picking = new Set<string>();
   private stopFollowing: (() => void) | null = null;
 
   constructor(private readonly deps: AttemptsDeps) {}
@@ -152,6 +154,18 @@ export class Attempts {
 
   /** Keeps `attemptId`: its work on gatehouse/<task id>, the task done, the others archived. */
   async pick(parentId: string, attemptId: string, by: string): Promise<Task> {
+    // Taken before anything is awaited: a second pick meanwhile (a retry, autoPick) is refused.
+    if (this.picking.has(parentId))
+      throw new AppError('INVALID_TRANSITION', `an attempt of task ${parentId} is being picked`);
+    this.picking.add(parentId);
+    try {
+      return await this.pickNow(parentId, attemptId, by);
+    } finally {
+      this.picking.delete(parentId);
+    }
+  }
+
+  private async pickNow(parentId: string, attemptId: string, by: string): Promise<Task> {
     const { board, room } = this.deps;
     const parent = await board.tasks.get(parentId);
     if (!parent) throw new AppError('TASK_NOT_FOUND', `no task ${parentId}`);

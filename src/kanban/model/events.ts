@@ -182,7 +182,13 @@ export interface EventPayloads {
    * An attempt was kept: its work on `branch`, the others archived; the task is done, or waits
    * in review for the pull request opened from `branch` (`pullRequest`).
    */
-  attempt_picked: { attempt: string; branch: string | null; by: string; pullRequest: boolean };
+  attempt_picked: {
+    attempt: string;
+    branch: string | null;
+    by: string;
+    /** Absent on events recorded before picks had pull requests. */
+    pullRequest?: boolean;
+  };
   schedule_resumed: { schedule: string; by: string };
 }
 
