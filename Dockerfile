@@ -4,8 +4,7 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bin ./bin
-# The build records the daemon's code cache from a real start (docs/operations.md, Start-up),
-# which reads the page, the wrapper and the demo worker's path.
+# The build bundles the daemon (docs/operations.md, Start-up).
 COPY scripts ./scripts
 COPY public ./public
 COPY libexec ./libexec

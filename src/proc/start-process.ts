@@ -85,7 +85,8 @@ let inheritedClosed = false;
 
 /**
  * Closes, before the first start, each descriptor above stderr that this process holds without
- * close-on-exec: Node opens none such, so they were inherited from whoever started the daemon
+ * close-on-exec: Node opens none such but its IPC channel (kept), so they were inherited from
+ * whoever started the daemon
  * (a pipe of a shell or a CI runner), and a worker would inherit them in turn. Where /proc
  * cannot tell, nothing is closed.
  */
@@ -98,9 +99,11 @@ function closeInherited(): void {
   } catch {
     return;
   }
+  // A daemon forked with an IPC channel (a process manager's fork mode) keeps it.
+  const channel = (process.channel as { fd?: number } | undefined)?.fd;
   for (const name of names) {
     const fd = Number(name);
-    if (!(fd > 2)) continue;
+    if (!(fd > 2) || fd === channel) continue;
     try {
       const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'));
       if (flags && (parseInt(flags[1]!, 8) & O_CLOEXEC) === 0) closeSync(fd);

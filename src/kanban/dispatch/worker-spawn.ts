@@ -256,9 +256,9 @@ export async function prepareRun(
 /**
  * Spawns the prepared run's wrapper (argv, no shell for the worker's own command) in a new
  * session and process group, stdin from /dev/null, stdout and stderr appended to the run's log,
- * and writes proc.json in the same turn the spawn is known in, before anything else runs. The
- * spawn itself runs off the event loop (start-process.ts); the caller holds the run as launching
- * until this settles, so nothing can act on it half started. The log's descriptor is closed
+ * and writes proc.json in the same turn the spawn is known in, before anything else runs
+ * (start-process.ts); the caller holds the run as launching until this settles, so nothing can
+ * act on it half started. The log's descriptor is closed
  * here, whatever happens. With `until` (boot-clock ms), the wrapper starts no worker past it.
  */
 export async function spawnWorker(prepared: PreparedRun, until: number | null): Promise<Spawned> {
