@@ -16,6 +16,8 @@ import type { Task } from '../model/types.js';
 import { attemptsEnded, pickAttempt, recordJudge } from '../moves/attempts.js';
 import { runJudge } from './judge.js';
 
+/** Between tries to read the board at start, while it cannot be reached. */
+const START_RETRY_MS = 1000;
 /** A judge longer than this is ended (its attempt judged as failed). */
 const JUDGE_TIMEOUT_MS = 30 * 60_000;
 
@@ -32,13 +34,28 @@ export class Attempts {
   /** Tasks an attempt of which is being picked here (its worktree and setup can take minutes). */
   private readonly picking = new Set<string>();
   private stopFollowing: (() => void) | null = null;
+  private retry: NodeJS.Timeout | null = null;
 
   constructor(private readonly deps: AttemptsDeps) {}
 
   /** Follows the board; a task whose attempts all ended while no daemon ran goes on now. */
   async start(): Promise<void> {
     this.stopFollowing = this.deps.board.bus.subscribe((event) => this.heard(event));
-    const { tasks } = await this.deps.board.tasks.open(10_000);
+    await this.lookOnce();
+  }
+
+  /** The tasks waiting for their attempts; the board unreachable, tried again (never fatal). */
+  private async lookOnce(): Promise<void> {
+    if (!this.stopFollowing) return;
+    let tasks;
+    try {
+      ({ tasks } = await this.deps.board.tasks.open(10_000));
+    } catch (err) {
+      this.deps.onError(err, '');
+      this.retry = setTimeout(() => void this.lookOnce(), START_RETRY_MS);
+      this.retry.unref();
+      return;
+    }
     for (const t of tasks)
       if (t.awaiting === 'attempts')
         await this.check(t.id).catch((err: unknown) => this.deps.onError(err, t.id));
@@ -47,6 +64,8 @@ export class Attempts {
   stop(): void {
     this.stopFollowing?.();
     this.stopFollowing = null;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
   }
 
   private heard(event: BoardEvent): void {

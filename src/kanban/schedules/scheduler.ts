@@ -10,6 +10,8 @@ import { fireSchedule, makeTask, setPaused, type Fired } from '../moves/schedule
 
 /** The longest sleep between two looks at the clock. */
 const MAX_SLEEP_MS = 60_000;
+/** Between tries to read the schedules' state at start, while the board cannot be reached. */
+const START_RETRY_MS = 1000;
 
 export interface SchedulerDeps {
   board: Board;
@@ -57,8 +59,18 @@ export class Scheduler {
 
   /** Reads where each schedule got to, makes what was missed, and wakes at each fire time. */
   async start(): Promise<void> {
+    if (this.calendars.size === 0 || this.stopped) return;
     const now = this.deps.clock();
-    const states = new Map((await this.deps.board.schedules.states()).map((s) => [s.name, s]));
+    let states;
+    try {
+      states = new Map((await this.deps.board.schedules.states()).map((s) => [s.name, s]));
+    } catch (err) {
+      // The board unreachable as the daemon starts: tried again, never the daemon's end.
+      this.deps.onError(err, '(start)');
+      this.timer = setTimeout(() => void this.start(), START_RETRY_MS);
+      this.timer.unref();
+      return;
+    }
     for (const name of this.calendars.keys())
       this.cursor.set(name, states.get(name)?.lastFireAt ?? now);
     await this.check();
