@@ -1,16 +1,15 @@
 // Daemon memory: RSS with 100,000 tasks on the board and 200 live workers, and with 1,000 workers
 // adopted by a daemon started after them (a restart), against an idle daemon with an empty
 // board, all real `gatehouse run` processes in the same run.
-import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openDatabase } from '../dist/kanban/store/sqlite/db.js';
 import {
   envWithout,
   gatehouse,
   printTable,
   removeDir,
+  seedTasks,
   stopAll,
   tempDir,
   waitFor,
@@ -86,21 +85,7 @@ export async function run() {
     await sleep(3000);
     const idleRss = rssMiB(idle.d.pid);
 
-    const db = openDatabase(join(loadedDir, 'gatehouse.db'));
-    const insert = db.prepare(
-      'INSERT INTO tasks (id, title, status, created_at, updated_at, origin) VALUES (?, ?, ?, ?, ?, \'{"kind":"api"}\')',
-    );
-    db.transaction(() => {
-      for (let i = 0; i < 100_000; i++)
-        insert.run(
-          `t_${randomBytes(6).toString('hex')}`,
-          `task ${i}`,
-          i % 2 ? 'done' : 'archived',
-          i,
-          i,
-        );
-    })();
-    db.close();
+    seedTasks(loadedDir, 100_000, ['done', 'archived']);
     const sleeper = { command: ['/bin/sleep', '600'], maxConcurrent: 200 };
     const loaded = await daemon(loadedDir, {
       maxConcurrent: 200,

@@ -151,15 +151,14 @@ export function envWithout(prefix) {
 }
 
 /** `n` tasks (ready, done, blocked, archived in turn) written straight into a fresh board database. */
-export function seedTasks(dataDir, n) {
+export function seedTasks(dataDir, n, statuses = ['ready', 'done', 'blocked', 'archived']) {
   const db = openDatabase(join(dataDir, 'gatehouse.db'));
   const insert = db.prepare(
     'INSERT INTO tasks (id, title, status, created_at, updated_at, origin, block_reason) VALUES (?, ?, ?, ?, ?, \'{"kind":"api"}\', ?)',
   );
-  const statuses = ['ready', 'done', 'blocked', 'archived'];
   db.transaction(() => {
     for (let i = 0; i < n; i++) {
-      const status = statuses[i % 4];
+      const status = statuses[i % statuses.length];
       const reason = status === 'blocked' ? 'seeded' : null;
       insert.run(`t_${randomBytes(6).toString('hex')}`, `task ${i}`, status, i, i, reason);
     }

@@ -2,9 +2,6 @@
 // over a live and a zombie owner, against a bare Node HTTP server's cold start, each measured in
 // turn in every round.
 import { cpSync, readFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { openDatabase } from '../dist/kanban/store/sqlite/db.js';
 import {
   BIN,
   envWithout,
@@ -13,6 +10,7 @@ import {
   p99,
   printTable,
   removeDir,
+  seedTasks,
   start,
   stopAll,
   tempDir,
@@ -42,8 +40,8 @@ async function bareServerStart() {
   return ms;
 }
 
-async function coldStart() {
-  const dir = tempDir();
+/** A daemon started on `dir` until it serves, in ms; then stopped and `dir` removed. */
+async function timedStart(dir) {
   const t0 = performance.now();
   const d = gatehouse(['run', '--data-dir', dir, '--port', '0'], { env });
   await waitServing(dir, d.pid);
@@ -53,6 +51,8 @@ async function coldStart() {
   removeDir(dir);
   return ms;
 }
+
+const coldStart = () => timedStart(tempDir());
 
 async function replaceLive() {
   const dir = tempDir();
@@ -97,26 +97,12 @@ async function replaceZombie() {
   return ms;
 }
 
-/** A board of 100,000 tasks, made once and copied for each restart (its own data dir). */
+/** A board of 100,000 tasks, none to run, made once and copied for each restart. */
 let template = null;
 function boardTemplate() {
   if (template) return template;
   template = tempDir();
-  const db = openDatabase(join(template, 'gatehouse.db'));
-  const insert = db.prepare(
-    'INSERT INTO tasks (id, title, status, created_at, updated_at, origin) VALUES (?, ?, ?, ?, ?, \'{"kind":"api"}\')',
-  );
-  db.transaction(() => {
-    for (let i = 0; i < 100_000; i++)
-      insert.run(
-        `t_${randomBytes(6).toString('hex')}`,
-        `task ${i}`,
-        i % 2 ? 'done' : 'archived',
-        i,
-        i,
-      );
-  })();
-  db.close();
+  seedTasks(template, 100_000, ['done', 'archived']);
   return template;
 }
 
@@ -128,14 +114,7 @@ async function restartAfterKill() {
   await waitServing(dir, first.pid);
   first.kill('SIGKILL');
   await first.exited;
-  const t0 = performance.now();
-  const next = gatehouse(['run', '--data-dir', dir, '--port', '0'], { env });
-  await waitServing(dir, next.pid);
-  const ms = performance.now() - t0;
-  next.kill('SIGTERM');
-  await next.exited;
-  removeDir(dir);
-  return ms;
+  return timedStart(dir);
 }
 
 /** Each measure once per round, in turn, so the machine's drift hits them all alike. */
