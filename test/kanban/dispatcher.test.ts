@@ -386,8 +386,11 @@ describe('supervision', () => {
     );
     for (let i = 0; i < 4; i++) await createTask(gw, { title: `h${i}`, assignee: 'hang' });
     await waitFor('two running', async () => (await gw.kanban.board.counts()).running === 2);
+    // A claim's worker starts in the background (its folder written, then the spawn): under
+    // load that may take more than a few ticks, and its slot is held meanwhile.
+    await waitFor('two live workers', () => gw.dispatcher.liveCount() === 2);
     await ticksPass(gw);
-    expect((await gw.kanban.board.counts()).running).toBe(2);
+    expect(await gw.kanban.board.counts()).toMatchObject({ running: 2, ready: 2 });
     expect(gw.dispatcher.liveCount()).toBe(2);
   });
 
@@ -398,7 +401,9 @@ describe('supervision', () => {
     );
     for (let i = 0; i < 3; i++) await createTask(gw, { title: `s${i}`, assignee: 'solo' });
     await waitFor('one running', async () => (await gw.kanban.board.counts()).running === 1);
+    await waitFor('its worker live', () => gw.dispatcher.liveByProfile().solo === 1);
     await ticksPass(gw);
+    expect(await gw.kanban.board.counts()).toMatchObject({ running: 1, ready: 2 });
     expect(gw.dispatcher.liveByProfile().solo).toBe(1);
   });
 
