@@ -4,7 +4,7 @@
 type Schema = Readonly<Record<string, unknown>>;
 
 /** Keywords that describe rather than constrain. */
-const ANNOTATIONS = new Set(['$id', 'title', 'description', 'default', 'examples']);
+const ANNOTATIONS = new Set(['$id', 'title', 'description', 'default', 'examples', 'expected']);
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -5,6 +5,7 @@ import type { ValueError } from '@sinclair/typebox/value';
 import { matches } from '../schema-check.js';
 import { ConfigError } from './config-error.js';
 import { ConfigSchema, type RawConfig } from './schema.js';
+import type { TSchema } from '../schema-types.js';
 
 /** TypeBox's messages, said as what is allowed. */
 const PHRASES: [RegExp, string][] = [
@@ -29,6 +30,8 @@ function phrase(message: string): string {
 }
 
 function describeError(error: ValueError): string {
+  // A schema that says what it takes (an adapter's option) says it in its own words.
+  if (typeof error.schema.expected === 'string') return `expected ${error.schema.expected}`;
   if (error.errors.length === 0) return phrase(error.message);
   // A union: say what each alternative would have accepted.
   const options = error.errors.map((branch) => {
@@ -44,13 +47,21 @@ function describeError(error: ValueError): string {
 }
 
 export function validate(candidate: unknown): RawConfig {
-  if (matches(ConfigSchema, candidate)) return candidate as RawConfig;
+  return check(ConfigSchema, candidate, '') as RawConfig;
+}
+
+/**
+ * `candidate` if it matches `schema`; else a ConfigError naming its first wrong key, under
+ * `at` (the key the value sits at in the config, '' for the whole file).
+ */
+export function check(schema: TSchema, candidate: unknown, at: string): unknown {
+  if (matches(schema, candidate)) return candidate;
   // TypeBox explains it best (which key, what each alternative accepts); loaded only for this.
   const { Value } = createRequire(import.meta.url)(
     '@sinclair/typebox/value',
   ) as typeof import('@sinclair/typebox/value');
-  const first = Value.Errors(ConfigSchema, candidate).First();
+  const first = Value.Errors(schema, candidate).First();
   if (!first) throw new Error('the config check and TypeBox disagree about this config');
-  const key = first.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
-  throw new ConfigError(key, describeError(first));
+  const key = [at, ...first.path.split('/').filter(Boolean)].filter(Boolean).join('.');
+  throw new ConfigError(key || '(root)', describeError(first));
 }

@@ -9,6 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { PlatformError, type AdapterFactory, type PlatformAdapter } from './adapter.js';
 import { requestJson, type HttpResult } from './http-json.js';
+import { closed, httpUrl, nonEmpty } from './option-parts.js';
+import { Type, type Static } from '../schema-types.js';
 
 const OP = {
   dispatch: 0,
@@ -79,12 +81,20 @@ function sessionOf(state: Record<string, unknown>): Session | null {
     : null;
 }
 
-export const createDiscord: AdapterFactory = (options, ctx): PlatformAdapter => {
-  const base = ((options.apiBase as string | undefined) ?? 'https://discord.com/api/v10').replace(
-    /\/$/,
-    '',
-  );
-  const token = options.botToken as string;
+export const discordOptions = Type.Object(
+  {
+    botToken: nonEmpty(),
+    apiBase: Type.Optional(httpUrl()),
+    gatewayUrl: Type.Optional(Type.String({ pattern: '^wss?://', expected: 'a ws(s) URL' })),
+  },
+  closed,
+);
+
+export const createDiscord: AdapterFactory = (raw, ctx): PlatformAdapter => {
+  // The configuration checked them against discordOptions at start.
+  const options = raw as Static<typeof discordOptions>;
+  const base = (options.apiBase ?? 'https://discord.com/api/v10').replace(/\/$/, '');
+  const token = options.botToken;
   const auth = { authorization: `Bot ${token}` };
   /** Each route's bucket as its last answer told it: what is left, and when it refills (ms). */
   const buckets = new Map<string, { remaining: number; resetAt: number }>();
@@ -308,7 +318,7 @@ export const createDiscord: AdapterFactory = (options, ctx): PlatformAdapter => 
       const session = sessionOf(ctx.loadState());
       const url =
         session?.resumeUrl ??
-        (options.gatewayUrl as string | undefined) ??
+        options.gatewayUrl ??
         ((await rest('GET', '/gateway/bot', undefined, signal)).url as string | undefined);
       if (typeof url !== 'string')
         throw new PlatformError('GET /gateway/bot: no url in the answer', 'retryable');

@@ -8,6 +8,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PlatformError, type AdapterFactory, type PlatformAdapter } from './adapter.js';
 import { requestJson, type HttpResult } from './http-json.js';
+import { closed, httpUrl, nonEmpty, pollTimeoutSeconds } from './option-parts.js';
+import { Type, type Static } from '../schema-types.js';
 
 interface MatrixEvent {
   type?: unknown;
@@ -66,11 +68,23 @@ function messagesOf(reply: SyncReply, self: string) {
   return found;
 }
 
-export const createMatrix: AdapterFactory = (options, ctx): PlatformAdapter => {
-  const base = `${(options.homeserver as string).replace(/\/$/, '')}/_matrix/client/v3`;
-  const self = options.userId as string;
-  const auth = { authorization: `Bearer ${options.accessToken as string}` };
-  const pollSeconds = (options.pollTimeoutSeconds as number | undefined) ?? 30;
+export const matrixOptions = Type.Object(
+  {
+    homeserver: httpUrl(),
+    accessToken: nonEmpty(),
+    userId: Type.String({ pattern: '^@[^:]+:.+$', expected: 'a Matrix user id, "@name:server"' }),
+    pollTimeoutSeconds: Type.Optional(pollTimeoutSeconds()),
+  },
+  closed,
+);
+
+export const createMatrix: AdapterFactory = (raw, ctx): PlatformAdapter => {
+  // The configuration checked them against matrixOptions at start.
+  const options = raw as Static<typeof matrixOptions>;
+  const base = `${options.homeserver.replace(/\/$/, '')}/_matrix/client/v3`;
+  const self = options.userId;
+  const auth = { authorization: `Bearer ${options.accessToken}` };
+  const pollSeconds = options.pollTimeoutSeconds ?? 30;
   let polling: AbortController | null = null;
   /** The poll loop running, if any: a new one starts once it has stopped. */
   let loop: Promise<void> = Promise.resolve();

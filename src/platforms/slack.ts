@@ -11,6 +11,8 @@ import {
   type PlatformAdapter,
 } from './adapter.js';
 import { postJson, type HttpResult } from './http-json.js';
+import { closed, httpUrl, nonEmpty } from './option-parts.js';
+import { Type, type Static } from '../schema-types.js';
 
 /** Web API errors that only an operator can fix (a token revoked, a scope missing). */
 const PERMANENT = new Set([
@@ -66,13 +68,24 @@ export function slackMessage(event: unknown): InboundMessage | null {
     : { channel: e.channel, text: e.text };
 }
 
-export const createSlack: AdapterFactory = (options, ctx): PlatformAdapter => {
-  const base = ((options.apiBase as string | undefined) ?? 'https://slack.com/api').replace(
-    /\/$/,
-    '',
-  );
-  const botToken = options.botToken as string;
-  const appToken = options.appToken as string | undefined;
+export const slackOptions = Type.Object(
+  {
+    botToken: nonEmpty(),
+    appToken: Type.Optional(
+      Type.String({ pattern: '^xapp-', expected: 'an app-level token ("xapp-…")' }),
+    ),
+    signingSecret: Type.Optional(nonEmpty()),
+    apiBase: Type.Optional(httpUrl()),
+  },
+  closed,
+);
+
+export const createSlack: AdapterFactory = (raw, ctx): PlatformAdapter => {
+  // The configuration checked them against slackOptions at start.
+  const options = raw as Static<typeof slackOptions>;
+  const base = (options.apiBase ?? 'https://slack.com/api').replace(/\/$/, '');
+  const botToken = options.botToken;
+  const appToken = options.appToken;
   /** The connection that said hello, and the one being opened (stop() closes both). */
   let socket: WebSocket | null = null;
   let opening: WebSocket | null = null;

@@ -2,6 +2,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PlatformError, type AdapterFactory, type PlatformAdapter } from './adapter.js';
 import { postJson, type HttpResult } from './http-json.js';
+import { closed, httpUrl, nonEmpty, pollTimeoutSeconds } from './option-parts.js';
+import { Type, type Static } from '../schema-types.js';
 
 interface BotReply {
   ok?: boolean;
@@ -35,9 +37,20 @@ function fail(err: PlatformError): never {
   throw err;
 }
 
-export const createTelegram: AdapterFactory = (options, ctx): PlatformAdapter => {
-  const base = `${((options.apiBase as string | undefined) ?? 'https://api.telegram.org').replace(/\/$/, '')}/bot${options.token as string}`;
-  const pollSeconds = (options.pollTimeoutSeconds as number | undefined) ?? 30;
+export const telegramOptions = Type.Object(
+  {
+    token: nonEmpty(),
+    apiBase: Type.Optional(httpUrl()),
+    pollTimeoutSeconds: Type.Optional(pollTimeoutSeconds()),
+  },
+  closed,
+);
+
+export const createTelegram: AdapterFactory = (raw, ctx): PlatformAdapter => {
+  // The configuration checked them against telegramOptions at start.
+  const options = raw as Static<typeof telegramOptions>;
+  const base = `${(options.apiBase ?? 'https://api.telegram.org').replace(/\/$/, '')}/bot${options.token}`;
+  const pollSeconds = options.pollTimeoutSeconds ?? 30;
   let polling: AbortController | null = null;
 
   const call = async (method: string, body: unknown, signal: AbortSignal) =>

@@ -11,6 +11,9 @@ const SECRET_PREFIX = 'whsec_';
 /** A key shorter than this is too easy to guess; the specification recommends 24 to 64 bytes. */
 export const MIN_KEY_BYTES = 16;
 
+/** What a secret must be, said in a config error. */
+export const SECRET_FORM = `a Standard Webhooks secret: "whsec_" and the base64 of at least ${MIN_KEY_BYTES} random bytes (e.g. "whsec_$(openssl rand -base64 32)")`;
+
 /** The key bytes of a `whsec_<base64>` secret, or null when it is not one. */
 export function secretKey(secret: string): Buffer | null {
   if (!secret.startsWith(SECRET_PREFIX)) return null;

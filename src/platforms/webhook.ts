@@ -5,18 +5,31 @@
 import { randomUUID } from 'node:crypto';
 import { PlatformError, type AdapterFactory, type PlatformAdapter } from './adapter.js';
 import { postJson } from './http-json.js';
+import { closed, httpUrl } from './option-parts.js';
+import { Type, type Static } from '../schema-types.js';
 import {
   ID_HEADER,
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
+  SECRET_FORM,
   secretKey,
   sign,
 } from './webhook-signature.js';
 
-export const createWebhook: AdapterFactory = (options): PlatformAdapter => {
-  const url = options.url as string;
-  // The configuration refused any other form at start.
-  const key = secretKey(options.secret as string)!;
+/** Its options; the secret's key is checked apart (secretKey), as a pattern cannot say it. */
+export const webhookOptions = Type.Object(
+  {
+    url: httpUrl(),
+    secret: Type.String({ minLength: 1, expected: SECRET_FORM }),
+  },
+  closed,
+);
+
+export const createWebhook: AdapterFactory = (raw): PlatformAdapter => {
+  // The configuration checked them against webhookOptions at start.
+  const options = raw as Static<typeof webhookOptions>;
+  const url = options.url;
+  const key = secretKey(options.secret)!;
   return {
     // Nothing to hold open: the receiver is reached per message.
     connectionless: true,
