@@ -1,5 +1,5 @@
-// One platform's supervisor: its opossum breaker around connect and send, and its connection
-// moved by the table in connection.ts (states, retry delays).
+// One platform's supervisor: its opossum breaker around connect and send, its connection moved
+// by the table in connection.ts (states, retry delays), its outages kept by outage-ledger.ts.
 import type { PlatformEventKind } from '../kanban/moves/records.js';
 import CircuitBreaker from 'opossum';
 import type { PlatformConfig } from '../config/schema.js';
@@ -13,6 +13,7 @@ import {
   type PlatformAdapter,
 } from './adapter.js';
 import { fitText } from './message-text.js';
+import { OutageLedger } from './outage-ledger.js';
 import {
   halts,
   nextState,
@@ -89,12 +90,8 @@ export class PlatformSupervisor {
   private readonly adapter: PlatformAdapter;
   private lastError: string | null;
   private openedAt: number | null = null;
-  /**
-   * The breaker's current outage: from its first opening to its closing. A probe that fails
-   * re-opens it every resetTimeout for as long as the platform is away; the audit log records
-   * the outage once (opened, first probe, closed with the count), not a pair of rows a cycle.
-   */
-  private outage: { since: number; reopened: number } | null;
+  /** The breaker's current outage, told by three events (outage-ledger.ts). */
+  private readonly outages: OutageLedger;
   /** The breaker is being put back as a restart found it: not a failed probe. */
   private restoring = false;
   /** The operator reset the breaker (resume, reconnect): the outage ends by their word. */
@@ -119,26 +116,23 @@ export class PlatformSupervisor {
       },
     );
     const persisted = deps.persisted?.breaker;
-    this.outage =
+    this.outages = new OutageLedger(
       persisted?.outageSince != null && persisted.state !== 'closed'
         ? { since: persisted.outageSince, reopened: persisted.reopened ?? 0 }
-        : null;
+        : null,
+    );
     this.breaker.on('open', () => {
       this.openedAt = deps.clock();
-      if (this.outage && this.restoring) return;
-      if (this.outage) {
-        this.outage.reopened++;
-        this.persist();
-        return;
-      }
-      this.outage = { since: this.openedAt, reopened: 0 };
+      const what = this.outages.opened(this.openedAt, this.restoring);
+      if (what === 'reopened') this.persist();
+      if (what !== 'began') return;
       this.record('breaker_opened', {
         lastError: this.lastError,
         nextAttemptAt: this.nextAttemptAt(),
       });
     });
     this.breaker.on('halfOpen', () => {
-      if (this.outage?.reopened === 0) this.record('breaker_half_open', {});
+      if (this.outages.firstProbe()) this.record('breaker_half_open', {});
     });
     this.breaker.on('close', () => {
       this.openedAt = null;
@@ -237,8 +231,8 @@ export class PlatformSupervisor {
         lastError: this.lastError,
         openedAt: this.breaker.opened ? this.openedAt : null,
         nextAttemptAt: this.nextAttemptAt(),
-        outageSince: this.outage?.since ?? null,
-        reopened: this.outage?.reopened ?? 0,
+        outageSince: this.outages.current?.since ?? null,
+        reopened: this.outages.current?.reopened ?? 0,
       },
       counters: { ...this.counters },
       nextRetryAt: this.nextRetryAt,
@@ -275,7 +269,7 @@ export class PlatformSupervisor {
       );
       this.counters.sent++;
       this.sendsFailing = false;
-      if (this.outage && !this.breaker.opened && !this.breaker.halfOpen) this.endOutage();
+      if (!this.breaker.opened && !this.breaker.halfOpen) this.endOutage();
       this.persist();
     } catch (err) {
       this.counters.sendFailures++;
@@ -417,14 +411,8 @@ export class PlatformSupervisor {
 
   /** The breaker closed: the outage is recorded once, with how often it re-opened. */
   private endOutage(): void {
-    const outage = this.outage;
-    if (!outage) return;
-    this.outage = null;
-    this.record('breaker_closed', {
-      reopened: outage.reopened,
-      openForMs: this.deps.clock() - outage.since,
-      by: this.resetByOperator ? 'operator' : 'recovered',
-    });
+    const ended = this.outages.end(this.deps.clock(), this.resetByOperator);
+    if (ended) this.record('breaker_closed', { ...ended });
   }
 
   private unavailable(err: unknown): AppError {
