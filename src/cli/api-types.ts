@@ -17,7 +17,7 @@ export type paths = {
   "/ready": {
     /**
      * Readiness of each subsystem and platform
-     * @description Each subsystem (board, dispatcher, platforms) with ok, degraded or down, and the number of tasks in each status. 503 with the same body when the daemon is not ready.
+     * @description Each subsystem (board, dispatcher, platforms) with ok, degraded or down, and the number of tasks in each status. 503 when the daemon is not ready: the same report, with an error whose code is NOT_READY and whose message names what is down.
      */
     get: operations["getReadiness"];
   };
@@ -372,7 +372,7 @@ export type components = {
     ApiError: {
       error: {
         /** @description stable code, see docs/errors.md */
-        code: "BAD_REQUEST" | "VALIDATION_FAILED" | "UNAUTHORIZED" | "FORBIDDEN" | "FORBIDDEN_ORIGIN" | "NOT_FOUND" | "TASK_NOT_FOUND" | "RUN_NOT_FOUND" | "PLATFORM_NOT_FOUND" | "PROFILE_NOT_FOUND" | "SCHEDULE_NOT_FOUND" | "WORKSPACE_NOT_FOUND" | "INVALID_TRANSITION" | "RUN_MISMATCH" | "TASK_NOT_ARCHIVED" | "WORKER_SURVIVED" | "IDEMPOTENCY_KEY_IN_USE" | "WORKSPACE_NOT_READY" | "PR_OPEN" | "PR_NOT_OF_TASK" | "NO_PULL_REQUESTS" | "FORGE_NOT_FOUND" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISDIRECTED_REQUEST" | "INTERNAL" | "PLATFORM_UNAVAILABLE" | "SHUTTING_DOWN" | "STORAGE_UNAVAILABLE" | "STORAGE_BUSY" | "FORGE_UNAVAILABLE";
+        code: "BAD_REQUEST" | "VALIDATION_FAILED" | "UNAUTHORIZED" | "FORBIDDEN" | "FORBIDDEN_ORIGIN" | "NOT_FOUND" | "TASK_NOT_FOUND" | "RUN_NOT_FOUND" | "PLATFORM_NOT_FOUND" | "PROFILE_NOT_FOUND" | "SCHEDULE_NOT_FOUND" | "WORKSPACE_NOT_FOUND" | "INVALID_TRANSITION" | "RUN_MISMATCH" | "TASK_NOT_ARCHIVED" | "WORKER_SURVIVED" | "IDEMPOTENCY_KEY_IN_USE" | "WORKSPACE_NOT_READY" | "PR_OPEN" | "PR_NOT_OF_TASK" | "NO_PULL_REQUESTS" | "FORGE_NOT_FOUND" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "MISDIRECTED_REQUEST" | "INTERNAL" | "PLATFORM_UNAVAILABLE" | "SHUTTING_DOWN" | "NOT_READY" | "STORAGE_UNAVAILABLE" | "STORAGE_BUSY" | "FORGE_UNAVAILABLE";
         message: string;
       };
     };
@@ -2016,6 +2016,29 @@ export type components = {
         [key: string]: number;
       };
     };
+    NotReady: {
+      ready: boolean;
+      subsystems: {
+        [key: string]: {
+          status: "ok" | "degraded" | "down";
+          detail?: string;
+        };
+      };
+      platforms: ({
+          name: string;
+          state: string;
+          status: "ok" | "degraded" | "down";
+        })[];
+      board: {
+        [key: string]: number;
+      };
+      error: {
+        /** @enum {string} */
+        code: "NOT_READY";
+        /** @description names each subsystem that is down */
+        message: string;
+      };
+    };
     Host: {
       /** @description never reused, even after the host is declared dead */
       id: number;
@@ -2080,7 +2103,7 @@ export type operations = {
   };
   /**
    * Readiness of each subsystem and platform
-   * @description Each subsystem (board, dispatcher, platforms) with ok, degraded or down, and the number of tasks in each status. 503 with the same body when the daemon is not ready.
+   * @description Each subsystem (board, dispatcher, platforms) with ok, degraded or down, and the number of tasks in each status. 503 when the daemon is not ready: the same report, with an error whose code is NOT_READY and whose message names what is down.
    */
   getReadiness: {
     responses: {
@@ -2115,7 +2138,7 @@ export type operations = {
       /** @description not ready */
       503: {
         content: {
-          "application/json": components["schemas"]["Ready"];
+          "application/json": components["schemas"]["NotReady"];
         };
       };
     };

@@ -1,16 +1,9 @@
 // GET /health (the process serves) and GET /ready (each subsystem's report).
 import { Type } from '../schema-types.js';
 import type { FastifyInstance } from 'fastify';
-import { Ready, describe } from './routes/responses.js';
-
-export type SubsystemStatus = 'ok' | 'degraded' | 'down';
-
-export interface ReadyReport {
-  ready: boolean;
-  subsystems: Record<string, { status: SubsystemStatus; detail?: string }>;
-  platforms: { name: string; state: string; status: SubsystemStatus }[];
-  board: Record<string, number>;
-}
+import { notReady, type ReadyReport } from './readiness.js';
+import { NotReady, Ready } from './schemas/entities.js';
+import { describe } from './schemas/describe.js';
 
 export function healthRoutes(app: FastifyInstance, readiness: () => Promise<ReadyReport>): void {
   app.get(
@@ -37,13 +30,13 @@ export function healthRoutes(app: FastifyInstance, readiness: () => Promise<Read
         id: 'getReadiness',
         summary: 'Readiness of each subsystem and platform',
         description:
-          'Each subsystem (board, dispatcher, platforms) with ok, degraded or down, and the number of tasks in each status. 503 with the same body when the daemon is not ready.',
-        ok: { 200: Ready, 503: { ...Ready, description: 'not ready' } },
+          'Each subsystem (board, dispatcher, platforms) with ok, degraded or down, and the number of tasks in each status. 503 when the daemon is not ready: the same report, with an error whose code is NOT_READY and whose message names what is down.',
+        ok: { 200: Ready, 503: { ...NotReady, description: 'not ready' } },
       }),
     },
     async (_req, reply) => {
       const report = await readiness();
-      return reply.code(report.ready ? 200 : 503).send(report);
+      return report.ready ? report : reply.code(503).send(notReady(report));
     },
   );
 }

@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { BEARER_CHALLENGE } from '../errors.js';
 import { secretsEqual } from '../kanban/model/ids.js';
 import { tokenOf } from './auth.js';
+import { notReady } from './readiness.js';
 
 export class WaitingServer {
   private server: Server | null = null;
@@ -60,12 +61,16 @@ export class WaitingServer {
       });
     }
     if (req.method === 'GET' && path === '/ready')
-      return send(res, 503, {
-        ready: false,
-        subsystems: { database: { status: 'down', detail: this.why } },
-        platforms: [],
-        board: {},
-      });
+      return send(
+        res,
+        503,
+        notReady({
+          ready: false,
+          subsystems: { database: { status: 'down', detail: this.why } },
+          platforms: [],
+          board: {},
+        }),
+      );
     res.setHeader('retry-after', '1');
     send(res, 503, {
       error: {

@@ -8,7 +8,7 @@ import {
   CreateTaskBody,
   FollowUpBody,
   ListTasksQuery,
-} from '../gateway/routes/schemas.js';
+} from '../gateway/schemas/requests.js';
 
 const strict = { additionalProperties: false } as const;
 const fields = CreateTaskBody.properties;

@@ -233,6 +233,23 @@ describe('bad input changes nothing', () => {
     expect(await boardSnapshot(gw)).toEqual(before);
   });
 
+  it('answers /ready with 503 and NOT_READY naming what is down, then 200 once it dispatches', async () => {
+    const gw = await startGateway();
+    const before = await api(gw.url, 'GET', '/ready');
+    expect(before.status).toBe(503);
+    expect(before.body.ready).toBe(false);
+    expect(before.body.subsystems.dispatcher).toEqual({ status: 'down' });
+    expect(before.body.error).toEqual({
+      code: 'NOT_READY',
+      message: 'not ready: host is down: joining the board; dispatcher is down',
+    });
+    await gw.dispatcher.start(gw.url);
+    const after = await api(gw.url, 'GET', '/ready');
+    expect(after.status).toBe(200);
+    expect(after.body.ready).toBe(true);
+    expect(after.body).not.toHaveProperty('error');
+  });
+
   it('needs the API token on every route but /health when one is set', async () => {
     const token = 'a-long-enough-api-token';
     const gw = await startGateway(

@@ -175,6 +175,8 @@ describe('the daemon on PostgreSQL', () => {
     expect(ready.status).toBe(503);
     expect(ready.body.ready).toBe(false);
     expect(ready.body.subsystems.database.detail).toMatch(/unreachable.*trying again/);
+    expect(ready.body.error.code).toBe('NOT_READY');
+    expect(ready.body.error.message).toMatch(/^not ready: database is down: .*unreachable/);
     expect((await api(base, 'GET', '/health')).status).toBe(200);
     const refused = await api(base, 'POST', '/tasks', { title: 'too early' });
     expect(refused.status).toBe(503);

@@ -5,9 +5,9 @@ import type { Static } from '../../schema-types.js';
 import type { Board } from '../../kanban/board.js';
 import { RUN_OUTCOMES, type RunOutcome } from '../../kanban/model/types.js';
 import { Type } from '../../schema-types.js';
-import { describe } from './responses.js';
-import { closed, nullable } from './schema-parts.js';
-import { ThroughputQuery } from './schemas.js';
+import { describe } from '../schemas/describe.js';
+import { closed, nullable } from '../schemas/parts.js';
+import { ThroughputQuery } from '../schemas/requests.js';
 
 export interface ProfileLoad {
   name: string;

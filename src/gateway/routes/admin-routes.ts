@@ -1,7 +1,7 @@
 // /admin/restart and /admin/stop: planned restart (exit 75) or stop (exit 0) after the reply is sent.
 import { Type } from '../../schema-types.js';
 import type { FastifyInstance } from 'fastify';
-import { describe } from './responses.js';
+import { describe } from '../schemas/describe.js';
 import { ExitCode } from '../exit-codes.js';
 
 export function adminRoutes(

@@ -10,7 +10,8 @@ import Fastify, {
   type RouteOptions,
 } from 'fastify';
 import { VERSION } from '../../version.js';
-import { COMPONENTS, withCommonErrors } from './responses.js';
+import { COMPONENTS } from '../schemas/entities.js';
+import { withCommonErrors } from '../schemas/describe.js';
 
 /** Headers of the docs' app's answer that this server sets for its own connection. */
 const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date']);

@@ -4,7 +4,7 @@ import { AppError } from '../../errors.js';
 import type { AttemptsRequest, AttemptVariant } from '../../kanban/moves/attempts.js';
 import { Type, type Static } from '../../schema-types.js';
 import { checkAssignee } from './route-checks.js';
-import { closed } from './schema-parts.js';
+import { closed } from '../schemas/parts.js';
 
 const MAX_ATTEMPTS = 10;
 

@@ -4,8 +4,9 @@ import type { Board } from '../../kanban/board.js';
 import { raiseBudget } from '../../kanban/moves/budget.js';
 import { AppError } from '../../errors.js';
 import { type Static } from '../../schema-types.js';
-import { describe, Task } from './responses.js';
-import { BudgetBody, TaskIdParams } from './schemas.js';
+import { Task } from '../schemas/entities.js';
+import { describe } from '../schemas/describe.js';
+import { BudgetBody, TaskIdParams } from '../schemas/requests.js';
 import type { TaskRouteDeps } from './task-routes.js';
 
 export function budgetRoutes(

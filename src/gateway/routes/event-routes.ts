@@ -8,9 +8,10 @@ import { ALL_EVENT_KINDS, isEventKind } from '../../kanban/model/events.js';
 import { readLogTail } from '../../kanban/dispatch/run-log.js';
 import { runFile } from '../../kanban/dispatch/run-files.js';
 import type { EventStreamHub } from '../event-stream.js';
-import { EventList, describe } from './responses.js';
+import { EventList } from '../schemas/entities.js';
+import { describe } from '../schemas/describe.js';
 import { runWithFiles } from './run-lookup.js';
-import { EventsQuery, LogQuery, RunIdParams, StreamQuery } from './schemas.js';
+import { EventsQuery, LogQuery, RunIdParams, StreamQuery } from '../schemas/requests.js';
 
 /** Where each websocket request's stream starts, settled before its upgrade. */
 const starts = new WeakMap<FastifyRequest, number>();

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import { Type, type Static } from '../../schema-types.js';
 import type { LoginCodes } from '../api-token.js';
-import { describe } from './responses.js';
+import { describe } from '../schemas/describe.js';
 
 const LoginBody = Type.Object(
   { code: Type.String({ minLength: 1, maxLength: 200 }) },

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../config/defaults.js';
 import type { Board } from '../../kanban/board.js';
 import type { Metrics } from '../metrics.js';
-import { HostList, describe } from './responses.js';
+import { HostList } from '../schemas/entities.js';
+import { describe } from '../schemas/describe.js';
 
 const DASHBOARD = readFileSync(join(PACKAGE_ROOT, 'public/index.html'));
 

@@ -3,7 +3,8 @@ import { Type, type Static } from '../../schema-types.js';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Platforms } from '../../platforms/platforms.js';
-import { Platform, PlatformList, describe } from './responses.js';
+import { Platform, PlatformList } from '../schemas/entities.js';
+import { describe } from '../schemas/describe.js';
 import {
   ID_HEADER,
   MAX_SKEW_SECONDS,

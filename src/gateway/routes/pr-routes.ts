@@ -3,8 +3,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { PullRequests } from '../../pulls/pull-requests.js';
 import { Type, type Static } from '../../schema-types.js';
-import { describe, Task } from './responses.js';
-import { PullRequestBody, RepoParams, TaskIdParams } from './schemas.js';
+import { Task } from '../schemas/entities.js';
+import { describe } from '../schemas/describe.js';
+import { PullRequestBody, RepoParams, TaskIdParams } from '../schemas/requests.js';
 
 const DeliveryAnswer = Type.Object(
   {

@@ -4,8 +4,8 @@ import { AppError } from '../../errors.js';
 import type { Board } from '../../kanban/board.js';
 import { releaseHold } from '../../kanban/moves/profile-hold.js';
 import { Type, type Static } from '../../schema-types.js';
-import { describe } from './responses.js';
-import { closed } from './schema-parts.js';
+import { describe } from '../schemas/describe.js';
+import { closed } from '../schemas/parts.js';
 
 export interface ProfileRouteDeps {
   board: Board;

@@ -4,8 +4,9 @@ import { SCHEDULE_NAME } from '../../config/schema.js';
 import { AppError } from '../../errors.js';
 import type { Scheduler } from '../../kanban/schedules/scheduler.js';
 import { Type, type Static } from '../../schema-types.js';
-import { describe, Task } from './responses.js';
-import { closed, nullable } from './schema-parts.js';
+import { Task } from '../schemas/entities.js';
+import { describe } from '../schemas/describe.js';
+import { closed, nullable } from '../schemas/parts.js';
 
 const Params = Type.Object({ name: Type.String({ pattern: SCHEDULE_NAME }) }, closed);
 

@@ -11,7 +11,7 @@ import {
   slackRefusal,
 } from '../../platforms/slack-signature.js';
 import { Type, type Static } from '../../schema-types.js';
-import { describe } from './responses.js';
+import { describe } from '../schemas/describe.js';
 
 const NameParams = Type.Object(
   { name: Type.String({ maxLength: 64 }) },

@@ -14,8 +14,9 @@ import {
   FollowUpBody,
   ReclaimBody,
   TaskIdParams,
-} from './schemas.js';
-import { Comment, Task, describe } from './responses.js';
+} from '../schemas/requests.js';
+import { Comment, Task } from '../schemas/entities.js';
+import { describe } from '../schemas/describe.js';
 
 type IdRequest = FastifyRequest<{ Params: Static<typeof TaskIdParams> }>;
 

@@ -3,8 +3,9 @@ import type { Static } from '../../schema-types.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Board } from '../../kanban/board.js';
 import { publicRun } from '../../kanban/store/records/run.js';
-import { EventsQuery, TaskIdParams } from './schemas.js';
-import { EventList, RunList, describe } from './responses.js';
+import { EventsQuery, TaskIdParams } from '../schemas/requests.js';
+import { EventList, RunList } from '../schemas/entities.js';
+import { describe } from '../schemas/describe.js';
 
 type IdRequest = FastifyRequest<{ Params: Static<typeof TaskIdParams> }>;
 

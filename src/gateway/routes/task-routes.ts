@@ -20,8 +20,9 @@ import {
   ListTasksQuery,
   PatchTaskBody,
   TaskIdParams,
-} from './schemas.js';
-import { Task, TaskCounts, TaskDetail, TaskList, describe } from './responses.js';
+} from '../schemas/requests.js';
+import { Task, TaskCounts, TaskDetail, TaskList } from '../schemas/entities.js';
+import { describe } from '../schemas/describe.js';
 
 export interface WorkerSample {
   pid: number;

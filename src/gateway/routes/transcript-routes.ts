@@ -12,10 +12,10 @@ import { runFile } from '../../kanban/dispatch/run-files.js';
 import type { Run } from '../../kanban/model/types.js';
 import { followTranscript } from '../transcript-stream.js';
 import { Type, type Static } from '../../schema-types.js';
-import { describe } from './responses.js';
+import { describe } from '../schemas/describe.js';
 import { runWithFiles } from './run-lookup.js';
-import { closed, nullable } from './schema-parts.js';
-import { RunIdParams } from './schemas.js';
+import { closed, nullable } from '../schemas/parts.js';
+import { RunIdParams } from '../schemas/requests.js';
 
 export interface TranscriptRouteDeps {
   board: Board;

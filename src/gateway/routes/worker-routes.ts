@@ -3,8 +3,9 @@ import type { Static } from '../../schema-types.js';
 import type { FastifyInstance } from 'fastify';
 import type { WorkerActions } from '../../kanban/worker-actions.js';
 import { bearerToken } from '../auth.js';
-import { Task, describe } from './responses.js';
-import { BlockBody, CompleteBody, HeartbeatBody, TaskIdParams } from './schemas.js';
+import { Task } from '../schemas/entities.js';
+import { describe } from '../schemas/describe.js';
+import { BlockBody, CompleteBody, HeartbeatBody, TaskIdParams } from '../schemas/requests.js';
 
 type P = Static<typeof TaskIdParams>;
 

@@ -1,8 +1,9 @@
 // A task's workspace over HTTP (docs/workspaces.md): its worktree's change against the base.
 import type { FastifyInstance } from 'fastify';
 import type { Static } from '../../schema-types.js';
-import { WorkspaceList, describe } from './responses.js';
-import { TaskIdParams } from './schemas.js';
+import { WorkspaceList } from '../schemas/entities.js';
+import { describe } from '../schemas/describe.js';
+import { TaskIdParams } from '../schemas/requests.js';
 
 export interface WorkspaceRouteDeps {
   /** The task's worktree's unified diff against its base; AppError when there is none. */

@@ -1,6 +1,6 @@
 // Request schemas shared by the routes: the same ones validate requests and describe the API.
 import { Type } from '../../schema-types.js';
-import { AttemptsBody } from './attempts-request.js';
+import { AttemptsBody } from '../routes/attempts-request.js';
 import { TITLE_MAX, TITLE_VISIBLE } from '../../kanban/model/task-title.js';
 import { TASK_STATUSES } from '../../kanban/model/types.js';
 
