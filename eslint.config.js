@@ -100,6 +100,27 @@ export default tseslint.config(
     },
   },
   {
+    // One clock (src/clock.ts): the wall time is read from the clock a module is given, so tests
+    // move it; a wait's own length is performance.now(). The OS layer and SQLite (the database's
+    // clock is this machine's) read the system's as PostgreSQL reads its server's.
+    files: ['src/**/*.ts'],
+    ignores: ['src/clock.ts', 'src/proc/**', 'src/kanban/store/sqlite/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message:
+            'Read the wall time from the Clock you are given (src/clock.ts), or time a wait with performance.now().',
+        },
+        {
+          selector: "CallExpression[callee.name='bootNowMs']",
+          message: 'Read the boot time from the Clock you are given (src/clock.ts): clock.boot().',
+        },
+      ],
+    },
+  },
+  {
     // The data dir's lock is a kernel lock held through SQLite, not the board's database.
     files: ['src/gateway/instance-lock.ts'],
     rules: { 'no-restricted-imports': 'off' },

@@ -4,6 +4,7 @@
 // 60) beside one conditional request a minute; 200 open PRs synced once beside 200 bare fetch
 // calls to the same double. Run by `npm run bench` through vitest, which reads the TypeScript
 // double; its rows go to the file named by GH_BENCH_ROWS.
+import { wallClock } from '../src/clock.js';
 import { writeFileSync } from 'node:fs';
 import { it } from 'vitest';
 import { api, startGateway, type TestGateway } from '../test/helpers/app.js';
@@ -147,7 +148,7 @@ async function requestsPerHour(): Promise<{ all: number; notModified: number }> 
     double.url,
     double.token,
     { pollSeconds: 60 },
-    { clock: () => now },
+    { clock: wallClock(() => now) },
   );
   const { id } = await createTask(gw, { title: 'idle PR' });
   const task = await waitFor(

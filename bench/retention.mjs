@@ -1,5 +1,6 @@
 // Retention: what 1,000 finished tasks leave on disk and in the events table, before and after
 // retention (runDays 30, eventDays 7) has run, and how long its batched passes take.
+import { wallClock } from '../dist/clock.js';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -29,7 +30,7 @@ export async function run() {
     store,
     logger: pino({ level: 'silent' }),
     requestStop: () => {},
-    clock: () => now,
+    clock: wallClock(() => now),
   });
   const { board, worker } = gw.kanban;
   // What a finished run leaves, as the dispatcher and a worker write it.

@@ -2,6 +2,7 @@
 // whose task and profile have budgets (each claim reads the task's runs and the profile's spend
 // today; each live run's tokens are watched) against the same runs without, interleaved in one
 // process; and a schedule's firing → its task made, against a task posted to the API.
+import { wallClock } from '../dist/clock.js';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dispatchingGateway, median, printTable, removeDir, tempDir, waitFor } from './lib.mjs';
@@ -87,7 +88,7 @@ async function firingLatency() {
       workers: { maxConcurrent: 0 },
       schedules: { minutely: { cron: '* * * * *', task: { title: 'minutely' } } },
     },
-    { clock },
+    { clock: wallClock(clock) },
   );
   await gw.scheduler.start();
   const fireTime = Math.ceil(clock() / 60_000) * 60_000;

@@ -20,7 +20,8 @@ export class RepeatLimiter {
    */
   constructor(
     private readonly windowMs = 60_000,
-    private readonly clock: () => number = Date.now,
+    /** How long since a failure was written: this process's own time, which never steps. */
+    private readonly clock: () => number = () => performance.now(),
     private readonly maxKinds = 200,
   ) {}
 

@@ -1,5 +1,6 @@
 // `gatehouse status` and `stop`: the daemon's own lifecycle from the command line (`run` is
 // run-command.ts).
+import { systemClock } from '../clock.js';
 import { ExitCode, ExitError } from '../gateway/exit-codes.js';
 import { pidExists, waitUntil } from '../proc/index.js';
 import { callApi, type Schemas } from './api-client.js';
@@ -54,7 +55,7 @@ export async function statusCommand(args: string[], env: NodeJS.ProcessEnv): Pro
         dataDir: record.dataDir,
         version: record.version,
         startedAt: record.startedAt,
-        uptimeSeconds: Math.floor((Date.now() - record.startedAt) / 1000),
+        uptimeSeconds: Math.floor((systemClock.wall() - record.startedAt) / 1000),
       }
     : { url };
   const status = {
@@ -68,7 +69,7 @@ export async function statusCommand(args: string[], env: NodeJS.ProcessEnv): Pro
   print(json, status, () =>
     [
       record
-        ? `gatehouse ${record.version} running: pid ${record.pid}, port ${record.port}, up ${formatDuration(Date.now() - record.startedAt)}\ndata dir: ${record.dataDir}`
+        ? `gatehouse ${record.version} running: pid ${record.pid}, port ${record.port}, up ${formatDuration(systemClock.wall() - record.startedAt)}\ndata dir: ${record.dataDir}`
         : `gatehouse serving at ${url}`,
       `ready: ${status.ready ? 'yes' : 'no'}`,
       `board: ${

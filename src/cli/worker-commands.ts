@@ -53,14 +53,14 @@ async function post(
   body: object,
   waitSeconds: number,
 ): Promise<boolean> {
-  const deadline = Date.now() + waitSeconds * 1000;
+  const deadline = performance.now() + waitSeconds * 1000;
   for (let delay = 250; ; delay = Math.min(delay * 2, MAX_BACKOFF_MS)) {
     const res = await attempt(env, action, body);
     if (res) {
       expectOk(res);
       return true;
     }
-    const left = deadline - Date.now();
+    const left = deadline - performance.now();
     if (left <= 0) return false;
     await sleep(Math.min(delay, left));
   }

@@ -1,4 +1,5 @@
 // Wires the subsystems into one gateway (board, event stream, app); the daemon and tests both use it.
+import { systemClock, type Clock } from '../clock.js';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
 import { Dispatcher } from '../kanban/dispatch/dispatcher.js';
@@ -29,7 +30,7 @@ export interface GatewayDeps {
   store: BoardStore;
   logger: FastifyBaseLogger;
   requestStop: (code: number, reason: string) => void;
-  clock?: () => number;
+  clock?: Clock;
   terminator?: RunTerminator;
   stream?: StreamOptions;
   /** Adapter factories by platform name, replacing the configured type's (tests). */
@@ -96,7 +97,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
     workspaces: () => reconciler.byState(),
     pullRequests: () => pulls.countByState(),
     dailySpend: async () => {
-      const since = utcDay(kanban.board.clock()).start;
+      const since = utcDay(kanban.board.clock.wall()).start;
       const out: Record<string, { usd: number; tokens: number }> = {};
       for (const name of Object.keys(config.workers.profiles)) {
         const s = spentOf(await kanban.board.runs.usageSince(name, since));
@@ -140,7 +141,7 @@ export async function composeGateway(deps: GatewayDeps): Promise<Gateway> {
   const scheduler = new Scheduler({
     board: kanban.board,
     schedules: config.schedules,
-    clock: deps.clock ?? Date.now,
+    clock: deps.clock ?? systemClock,
     keyLifetimeMs: config.api.idempotencyHours * 3_600_000,
     needsApproval: (assignee) => kanban.approvals.needed(assignee, undefined),
     onError: (err, schedule) => logger.error({ err, schedule }, 'a schedule could not fire'),

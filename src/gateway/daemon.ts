@@ -1,4 +1,5 @@
 // `gatehouse run`: the one entry that reads config, takes the data dir, starts subsystems, listens and owns signals.
+import { systemClock } from '../clock.js';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../config/load.js';
@@ -77,7 +78,7 @@ export async function runDaemon(opts: RunOptions): Promise<void> {
     if (isDiskFull(err)) throw diskFull(config.dataDir);
     if (!isExitError(err) || err.exitCode === ExitCode.failure) {
       try {
-        recordFailedStart(join(config.dataDir, 'starts.log'), Date.now());
+        recordFailedStart(join(config.dataDir, 'starts.log'), systemClock.wall());
       } catch {
         // Not recorded: this start simply does not count.
       }
@@ -223,7 +224,7 @@ async function crashLoopGuard(config: Config, instance: Instance, warn: (msg: st
   const { streak, delayMs } = recordStart(
     join(config.dataDir, 'starts.log'),
     instance.uncleanPrevious,
-    Date.now(),
+    systemClock.wall(),
     {
       maxStarts: config.crashLoop.maxStarts,
       windowMs: config.crashLoop.windowSeconds * 1000,

@@ -158,9 +158,9 @@ export class EventStreamHub {
 
   /** Waits until the client's buffer is mostly sent; false (and closed) if it does not drain in time. */
   private async drained(client: Client): Promise<boolean> {
-    const deadline = Date.now() + this.opts.drainTimeoutMs;
+    const deadline = performance.now() + this.opts.drainTimeoutMs;
     while (this.clients.has(client) && client.ws.bufferedAmount > this.opts.maxBufferedBytes / 4) {
-      if (Date.now() > deadline) {
+      if (performance.now() > deadline) {
         this.close(client, CLOSE_TOO_SLOW, 'too slow: backlog not read');
         return false;
       }

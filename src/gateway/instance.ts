@@ -1,4 +1,5 @@
 // Becoming the single instance of a data dir: lock, stale pid files, refusal (73) or takeover.
+import { systemClock } from '../clock.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -53,7 +54,7 @@ export async function acquireInstance(opts: AcquireOptions): Promise<Instance> {
     const record = readPidFile(pidPath);
     return record !== null && ownerIsLive(record, opts.dataDir) ? record : null;
   };
-  let deadline = Date.now() + opts.replaceTimeoutMs;
+  let deadline = performance.now() + opts.replaceTimeoutMs;
   for (;;) {
     // No live instance holds it: perhaps another start touching the file this very moment.
     const lock =
@@ -70,7 +71,7 @@ export async function acquireInstance(opts: AcquireOptions): Promise<Instance> {
         argv: process.argv,
         port: opts.port,
         dataDir: opts.dataDir,
-        startedAt: Date.now(),
+        startedAt: systemClock.wall(),
         version: opts.version,
       };
       try {
@@ -96,10 +97,10 @@ export async function acquireInstance(opts: AcquireOptions): Promise<Instance> {
         killTimeoutMs: opts.killTimeoutMs,
       });
       opts.log(`previous instance (pid ${owner.pid}) ended${sigkill ? ' after SIGKILL' : ''}`);
-      deadline = Date.now() + opts.replaceTimeoutMs;
+      deadline = performance.now() + opts.replaceTimeoutMs;
       // Its lock went with it: take it now rather than a poll later.
       continue;
-    } else if (Date.now() > deadline) {
+    } else if (performance.now() > deadline) {
       throw new ExitError(
         ExitCode.alreadyRunning,
         `the data dir ${opts.dataDir} is locked but its pid file does not name a live gatehouse; not taking over what cannot be verified`,

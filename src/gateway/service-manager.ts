@@ -72,12 +72,12 @@ export function serviceManager(
     );
   };
   const watchdogMs = watchdogInterval(env);
-  const started = Date.now();
+  const started = performance.now();
   let why = 'starting';
   let phase: 'starting' | 'ready' | 'stopping' = 'starting';
   let pings: NodeJS.Timeout | undefined;
   const hold = setInterval(() => {
-    if (Date.now() - started < HOLD_LIMIT_MS) extend();
+    if (performance.now() - started < HOLD_LIMIT_MS) extend();
     else ready(`started, still waiting: ${why}`);
   }, HOLD_MS / 3);
   hold.unref();

@@ -1,4 +1,5 @@
 // `--replace`: ending a verified owner in order (mark, TERM, wait, KILL only if still it, wait).
+import { systemClock } from '../clock.js';
 import { writeFileSync, readFileSync, rmSync } from 'node:fs';
 import { terminateProcess } from '../proc/index.js';
 import { ExitCode, ExitError } from './exit-codes.js';
@@ -14,7 +15,7 @@ export interface TakeoverMark {
 
 /** Tells the owner its end is a planned takeover (it logs this and exits 0). */
 export function markTakeover(path: string, target: number): void {
-  const mark: TakeoverMark = { by: process.pid, target, at: Date.now() };
+  const mark: TakeoverMark = { by: process.pid, target, at: systemClock.wall() };
   writeFileSync(path, JSON.stringify(mark));
 }
 

@@ -122,7 +122,7 @@ export class Board {
    */
   async writable(): Promise<WriteHealth> {
     const health = this.transactor.writeHealth;
-    const now = this.clock();
+    const now = this.clock.wall();
     if (health.ok || now - this.probedAt < 1000) return health;
     this.probedAt = now;
     try {
@@ -202,7 +202,7 @@ export class Board {
     return replayOf<T>(
       await this.store.idempotency.find(key.key),
       key,
-      this.clock() - key.lifetimeMs,
+      this.clock.wall() - key.lifetimeMs,
     );
   }
 
@@ -286,9 +286,9 @@ export class Board {
     status: number,
     make: (tx: Tx) => Promise<T>,
   ): Promise<Answer<T>> {
-    const deadline = Date.now() + this.keyedWaitMs;
+    const deadline = performance.now() + this.keyedWaitMs;
     for (let twin = this.handling.get(key.key); twin; twin = this.handling.get(key.key)) {
-      if (!(await settledWithin(twin, deadline - Date.now()))) throw keyInUse(key);
+      if (!(await settledWithin(twin, deadline - performance.now()))) throw keyInUse(key);
     }
     const work = this.keyedOnce(key, status, make, deadline);
     this.handling.set(key.key, work);
@@ -319,7 +319,7 @@ export class Board {
           (err instanceof AppError && err.code === 'STORAGE_BUSY') ||
           this.storageFailure(err)?.kind === 'busy';
         if (!busy || !this.shared) throw err;
-        if (Date.now() >= deadline) throw keyInUse(key);
+        if (performance.now() >= deadline) throw keyInUse(key);
         await sleep(KEYED_RETRY_MS, undefined, { ref: false });
       }
     }

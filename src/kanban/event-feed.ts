@@ -122,8 +122,8 @@ export class EventFeed {
 
   /** Told once a minute at most; the next read (a second later at most) tries again. */
   private failed(err: unknown): void {
-    if (Date.now() - this.toldAt < 60_000) return;
-    this.toldAt = Date.now();
+    if (performance.now() - this.toldAt < 60_000) return;
+    this.toldAt = performance.now();
     this.onError(err);
   }
 

@@ -1,4 +1,5 @@
 // Assembles the board's services from the configuration and an open store.
+import { systemClock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { ApprovalRules } from './approval-rules.js';
 import { RunTokens } from '../mcp/run-token.js';
@@ -47,7 +48,7 @@ export interface KanbanOptions {
 }
 
 export function createKanban(config: Config, store: BoardStore, opts: KanbanOptions): Kanban {
-  const board = new Board(store, opts.clock ?? Date.now, opts.onListenerError, opts.keyedWaitMs);
+  const board = new Board(store, opts.clock ?? systemClock, opts.onListenerError, opts.keyedWaitMs);
   const policy: SettlementPolicy = {
     failureLimit: config.workers.failureLimit,
     rateLimitCooldownMs: config.workers.rateLimitCooldownSeconds * 1000,

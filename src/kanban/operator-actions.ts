@@ -115,11 +115,11 @@ export class OperatorActions {
   private async terminateThrough(host: Host, id: string, op: TerminationOp): Promise<Task> {
     const run = await this.terminations.begin(id, op);
     if (!run) return this.endedMeanwhile(id, op);
-    const deadline = Date.now() + this.remoteWaitMs;
+    const deadline = performance.now() + this.remoteWaitMs;
     for (;;) {
       const task = await this.board.get(id);
       if (task.currentRunId !== run.id) return task;
-      if (Date.now() >= deadline)
+      if (performance.now() >= deadline)
         throw new AppError(
           'WORKER_SURVIVED',
           `task ${id} runs on host ${host.name} (host ${host.id}), which has not ended its worker within ${Math.round(this.remoteWaitMs / 1000)} s; the termination stays recorded and that host carries it out`,

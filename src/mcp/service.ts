@@ -116,7 +116,7 @@ export class McpService {
 
   /** A run over its calls a minute: why (its call is refused, not made to wait). */
   private overLimit(runId: string, perMinute: number): string | null {
-    const now = Date.now();
+    const now = performance.now();
     const recent = (this.calls.get(runId) ?? []).filter((at) => now - at < MINUTE_MS);
     if (recent.length >= perMinute) {
       this.calls.set(runId, recent);

@@ -1,4 +1,5 @@
 // What every platform adapter offers (connect, send, stop, inbound messages); no breaker logic here.
+import type { Clock } from '../clock.js';
 /** What a message is about: a task event (its id is an idempotency key), a reply or a notice. */
 export interface MessageTag {
   event: string;
@@ -45,6 +46,8 @@ export interface AdapterContext {
   /** Small persistent state of the adapter (e.g. Telegram's update offset), as last saved. */
   loadState(): Record<string, unknown>;
   saveState(state: Record<string, unknown>): Promise<void>;
+  /** The daemon's clock (a signature's timestamp is its wall time). */
+  clock: Clock;
 }
 
 export interface PlatformAdapter {

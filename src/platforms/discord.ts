@@ -128,8 +128,8 @@ export const createDiscord: AdapterFactory = (raw, ctx): PlatformAdapter => {
   ) => {
     const bucket = buckets.get(route);
     const wait = Math.max(
-      globalUntil - Date.now(),
-      bucket && bucket.remaining === 0 ? bucket.resetAt - Date.now() : 0,
+      globalUntil - performance.now(),
+      bucket && bucket.remaining === 0 ? bucket.resetAt - performance.now() : 0,
     );
     // Within the bucket's limit: a send waits for it to refill rather than earn a 429.
     if (wait > 0) await sleep(wait, undefined, { signal });
@@ -139,11 +139,11 @@ export const createDiscord: AdapterFactory = (raw, ctx): PlatformAdapter => {
     if (res.headers.has('x-ratelimit-remaining') && Number.isFinite(remaining))
       buckets.set(route, {
         remaining,
-        resetAt: Date.now() + (Number.isFinite(resetAfter) ? resetAfter * 1000 : 1000),
+        resetAt: performance.now() + (Number.isFinite(resetAfter) ? resetAfter * 1000 : 1000),
       });
     if (res.status === 429 && (res.body as { global?: unknown } | null)?.global === true)
       globalUntil =
-        Date.now() + Number((res.body as { retry_after?: number }).retry_after ?? 1) * 1000;
+        performance.now() + Number((res.body as { retry_after?: number }).retry_after ?? 1) * 1000;
     return resultOf(`${method} ${route}`, res);
   };
 

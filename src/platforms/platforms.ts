@@ -1,4 +1,5 @@
 // The platforms subsystem: a supervisor per configured adapter, chat commands, notifications.
+import type { Clock } from '../clock.js';
 import type { PlatformConfig } from '../config/schema.js';
 import { AppError } from '../errors.js';
 import type { ApprovalRules } from '../kanban/approval-rules.js';
@@ -58,6 +59,11 @@ export class Platforms {
   private readonly holds: PlatformHolds;
 
   /** `persisted`: each platform's saved state, read before (see openPlatforms). */
+  /** The board's clock: a signed delivery's timestamp is checked on it. */
+  get clock(): Clock {
+    return this.deps.board.clock;
+  }
+
   constructor(
     private readonly deps: PlatformsDeps,
     persisted: ReadonlyMap<string, Record<string, unknown>>,

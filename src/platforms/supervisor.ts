@@ -1,5 +1,6 @@
 // One platform's supervisor: its opossum breaker around connect and send, its connection moved
 // by the table in connection.ts (states, retry delays), its outages kept by outage-ledger.ts.
+import type { Clock } from '../clock.js';
 import type { PlatformEventKind } from '../kanban/moves/records.js';
 import CircuitBreaker from 'opossum';
 import type { PlatformConfig } from '../config/schema.js';
@@ -64,7 +65,7 @@ export interface SupervisorDeps {
   /** Handles an inbound message by the platform's id for it, once whatever repeats it. */
   onDelivery: (message: InboundMessage, deliveryId: string) => Promise<void>;
   onError: (err: unknown, what: string) => void;
-  clock: () => number;
+  clock: Clock;
 }
 
 /** Runs an adapter call so that a synchronous throw becomes a rejection. */
@@ -122,8 +123,9 @@ export class PlatformSupervisor {
         : null,
     );
     this.breaker.on('open', () => {
-      this.openedAt = deps.clock();
-      const what = this.outages.opened(this.openedAt, this.restoring);
+      const at = deps.clock.wall();
+      this.openedAt = at;
+      const what = this.outages.opened(at, this.restoring);
       if (what === 'reopened') this.persist();
       if (what !== 'began') return;
       this.record('breaker_opened', {
@@ -170,6 +172,7 @@ export class PlatformSupervisor {
       onDisconnect: (err) => this.safely(() => this.disconnected(err), 'disconnect'),
       loadState: () => deps.adapterState.load(),
       saveState: (state) => deps.adapterState.save(state),
+      clock: deps.clock,
     };
     this.adapter = deps.factory(deps.config.options, ctx);
   }
@@ -203,7 +206,7 @@ export class PlatformSupervisor {
       return;
     }
     const persisted = this.deps.persisted?.breaker;
-    if (persisted?.state === 'open' && (persisted.nextAttemptAt ?? 0) > this.deps.clock()) {
+    if (persisted?.state === 'open' && (persisted.nextAttemptAt ?? 0) > this.deps.clock.wall()) {
       // Still inside the open window it had: stay open until the reset timeout probes again.
       this.restoring = true;
       try {
@@ -211,7 +214,7 @@ export class PlatformSupervisor {
       } finally {
         this.restoring = false;
       }
-      this.openedAt = persisted.openedAt ?? this.deps.clock();
+      this.openedAt = persisted.openedAt ?? this.deps.clock.wall();
     }
     void this.connect();
   }
@@ -253,7 +256,7 @@ export class PlatformSupervisor {
         headers: { 'retry-after': '60' },
       });
     }
-    const wait = this.sendsAfter - this.deps.clock();
+    const wait = this.sendsAfter - this.deps.clock.wall();
     if (wait > 0) {
       // The platform asked for a pause (a 429's Retry-After): nothing is sent before it ends.
       throw new AppError(
@@ -274,7 +277,7 @@ export class PlatformSupervisor {
     } catch (err) {
       this.counters.sendFailures++;
       if (err instanceof PlatformError && err.retryAfterMs !== null)
-        this.sendsAfter = this.deps.clock() + err.retryAfterMs;
+        this.sendsAfter = this.deps.clock.wall() + err.retryAfterMs;
       if ((err as { code?: string }).code !== 'EOPENBREAKER') this.lastError = describe(err);
       // The platform itself cannot be reached (not: it refused this one message).
       if (!(err instanceof PlatformError && err.kind === 'caller')) this.sendsFailing = true;
@@ -388,13 +391,13 @@ export class PlatformSupervisor {
       attempts: this.attempts,
       resetTimeoutMs: this.deps.config.breaker.resetTimeoutMs,
       untilProbeMs: this.breaker.opened
-        ? Math.max(0, (this.nextAttemptAt() ?? 0) - this.deps.clock())
+        ? Math.max(0, (this.nextAttemptAt() ?? 0) - this.deps.clock.wall())
         : 0,
       retryAfterMs: err instanceof PlatformError ? (err.retryAfterMs ?? 0) : 0,
       random: Math.random(),
     });
     this.move('failed');
-    this.nextRetryAt = this.deps.clock() + delay;
+    this.nextRetryAt = this.deps.clock.wall() + delay;
     this.retryTimer = setTimeout(() => void this.connect(), delay);
     this.retryTimer.unref();
   }
@@ -411,7 +414,7 @@ export class PlatformSupervisor {
 
   /** The breaker closed: the outage is recorded once, with how often it re-opened. */
   private endOutage(): void {
-    const ended = this.outages.end(this.deps.clock(), this.resetByOperator);
+    const ended = this.outages.end(this.deps.clock.wall(), this.resetByOperator);
     if (ended) this.record('breaker_closed', { ...ended });
   }
 
@@ -421,7 +424,9 @@ export class PlatformSupervisor {
     }
     const retry = Math.max(
       1,
-      Math.ceil(((this.nextAttemptAt() ?? this.deps.clock() + 1000) - this.deps.clock()) / 1000),
+      Math.ceil(
+        ((this.nextAttemptAt() ?? this.deps.clock.wall() + 1000) - this.deps.clock.wall()) / 1000,
+      ),
     );
     const why =
       (err as { code?: string }).code === 'EOPENBREAKER'

@@ -25,7 +25,7 @@ export const webhookOptions = Type.Object(
   closed,
 );
 
-export const createWebhook: AdapterFactory = (raw): PlatformAdapter => {
+export const createWebhook: AdapterFactory = (raw, ctx): PlatformAdapter => {
   // The configuration checked them against webhookOptions at start.
   const options = raw as Static<typeof webhookOptions>;
   const url = options.url;
@@ -36,7 +36,7 @@ export const createWebhook: AdapterFactory = (raw): PlatformAdapter => {
     connect: async () => undefined,
     async send(channel, text, tag, signal) {
       const body = JSON.stringify(tag === null ? { channel, text } : { channel, text, ...tag });
-      const timestamp = String(Math.floor(Date.now() / 1000));
+      const timestamp = String(Math.floor(ctx.clock.wall() / 1000));
       // The event id is the delivery id, the same on every retry, so a receiver can drop the
       // rare repeat (a crash between a send and its record); replies and notices get their own.
       const id = tag?.eventId != null ? `event-${tag.eventId}` : `msg_${randomUUID()}`;

@@ -12,11 +12,11 @@ export async function waitUntil(
   pollMs = 20,
   firstPollMs = pollMs,
 ): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   let gap = Math.min(firstPollMs, pollMs);
   for (;;) {
     if (await done()) return true;
-    const left = deadline - Date.now();
+    const left = deadline - performance.now();
     if (left <= 0) return false;
     await sleep(Math.min(gap, left));
     gap = Math.min(gap * 2, pollMs);

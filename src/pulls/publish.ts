@@ -41,7 +41,7 @@ export async function publish(
   const run = await deps.board.runs.get(sync.publish);
   // Its processes may still write in the worktree: committed once they are gone.
   if (run && run.procGoneAt === null) return 'waiting';
-  const now = deps.board.clock();
+  const now = deps.board.clock.wall();
   const published = { ...sync, publish: null };
   if (task.pr?.state === 'merged') {
     await finish(deps, task, { sync: null }, []);

@@ -155,7 +155,7 @@ export class PullRequests {
   }
 
   private tick(): void {
-    const now = this.deps.board.clock();
+    const now = this.deps.board.clock.wall();
     let due = now - this.listedAt >= LIST_EVERY_MS;
     for (const f of this.followed.values())
       if (f.dirty || (f.dueAt !== null && now >= f.dueAt)) due = true;
@@ -224,10 +224,10 @@ export class PullRequests {
         if (this.stopped) return;
         try {
           this.listing = await this.deps.board.tasks.pullRequests(10_000);
-          this.listedAt = this.deps.board.clock();
+          this.listedAt = this.deps.board.clock.wall();
           const live = new Set(this.listing.map((w) => w.task.id));
           for (const id of this.followed.keys()) if (!live.has(id)) this.followed.delete(id);
-          await this.runDue(this.deps.board.clock(), this.listing);
+          await this.runDue(this.deps.board.clock.wall(), this.listing);
         } catch (err) {
           this.report(err, 'pull requests: the board could not be read');
         }
@@ -247,7 +247,8 @@ export class PullRequests {
         .then(() => undefined)
         .finally(() => {
           this.inFlight.delete(work.task.id);
-          if (!this.stopped) setImmediate(() => void this.runDue(this.deps.board.clock(), null));
+          if (!this.stopped)
+            setImmediate(() => void this.runDue(this.deps.board.clock.wall(), null));
         });
       this.inFlight.set(work.task.id, job);
     }
@@ -277,7 +278,7 @@ export class PullRequests {
     if (!found) return null;
     const health = this.healthOf(repo);
     const f = this.state(work.task.id);
-    const now = this.deps.board.clock();
+    const now = this.deps.board.clock.wall();
     try {
       // Read again: what was listed may have moved since (a person acted, another host synced).
       const fresh = await this.workOf(work.task.id);
@@ -312,7 +313,7 @@ export class PullRequests {
       health.succeeded();
       return null;
     } catch (err) {
-      health.failed(err, this.deps.board.clock());
+      health.failed(err, this.deps.board.clock.wall());
       f.dirty = kind === 'full' ? true : f.dirty;
       this.report(err, `pull requests: ${kind} of task ${work.task.id} failed`);
       await this.recordFailure(work.task.id, err).catch(() => undefined);
@@ -330,7 +331,7 @@ export class PullRequests {
 
   private requiredOf(repo: string, forge: Forge, base: string): Promise<string[] | null> {
     const key = `${repo}\u0000${base}`;
-    const now = this.deps.board.clock();
+    const now = this.deps.board.clock.wall();
     const cached = this.required.get(key);
     if (cached && now - cached.at < REQUIRED_TTL_MS) return cached.names;
     const names = forge.requiredChecks(base);
@@ -431,7 +432,7 @@ export class PullRequests {
         `${url} is not of task ${id}'s branch ${task.workspace?.branch}`,
       );
     const sync = (await this.deps.board.tasks.prSync(id)) ?? newPrSync(repo, null);
-    const shown = taskPr(config.provider, pr, task.pr, this.deps.board.clock());
+    const shown = taskPr(config.provider, pr, task.pr, this.deps.board.clock.wall());
     const bound = await this.deps.board.transact((tx) =>
       recordPr(tx, id, null, { pr: shown, sync }, [
         prEvent(id, 'pr_adopted', { number: pr.number, url: pr.url, provider: config.provider }),
@@ -467,7 +468,7 @@ export class PullRequests {
     if (failure === null) return;
     if (!(failure instanceof ForgeError))
       throw failure instanceof Error ? failure : new Error('the pull request could not be handled');
-    const wait = this.healthOf(work.sync.repo).waitUntil - this.deps.board.clock();
+    const wait = this.healthOf(work.sync.repo).waitUntil - this.deps.board.clock.wall();
     throw new AppError('FORGE_UNAVAILABLE', `the forge could not be asked: ${failure.message}`, {
       headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) },
     });

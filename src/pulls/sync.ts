@@ -90,7 +90,7 @@ export async function syncPr(
   const unchanged = fresh === 'unchanged';
   if (unchanged && depth === 'pr' && settled(prev, sync, config))
     return { wrote: false, dueAt: null };
-  const now = deps.board.clock();
+  const now = deps.board.clock.wall();
   const pr = fresh === 'unchanged' ? asRecorded(prev, task) : fresh;
   const next: PrSync = { ...sync, sent: [...sync.sent] };
   const out: Outcome = { move: null, events: [] };

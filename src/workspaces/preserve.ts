@@ -1,6 +1,7 @@
 // Before a workspace goes, what it holds that exists nowhere else is kept: a worktree's whole
 // state as a commit on refs/gatehouse/preserved/<taskId> in its repository, a scratch
 // directory's files as <root>/.preserved/<taskId>.tar.
+import { systemClock } from '../clock.js';
 import { execFile } from 'node:child_process';
 import { readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
@@ -73,7 +74,7 @@ export async function preserveScratch(
   if (readdirSync(path).length === 0) return { kept: false, why: 'it is empty' };
   // A name of its own each time (an earlier tar of the task is never overwritten), written
   // whole before it is given that name.
-  const tar = preservedTar(root, `${taskId}-${Date.now()}`);
+  const tar = preservedTar(root, `${taskId}-${systemClock.wall()}`);
   const partial = `${tar}.partial`;
   try {
     await run('tar', ['-cf', partial, '-C', dirname(path), basename(path)], { timeout: 600_000 });

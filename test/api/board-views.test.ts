@@ -1,5 +1,6 @@
 // What the dashboard reads besides the tasks: a search with its counts and pages, the runs
 // finished over the last hour (from the board, not from what a page saw), the live workers.
+import { wallClock } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { api, startGateway } from '../helpers/app.js';
 import { attachSleeper, claim } from '../helpers/board.js';
@@ -56,7 +57,7 @@ describe('board views', () => {
   it('counts the runs that ended in the last hour by outcome, and lists live workers with their task', async () => {
     // The board's clock stands 45 s into a minute: a run ending then belongs to that minute.
     let now = Date.UTC(2026, 11, 1, 12, 30, 45);
-    const gw = await startGateway({}, { clock: () => now });
+    const gw = await startGateway({}, { clock: wallClock(() => now) });
     const ids: string[] = [];
     for (let i = 0; i < 3; i++)
       ids.push((await api(gw.url, 'POST', '/tasks', { title: `run ${i}` })).body.id);

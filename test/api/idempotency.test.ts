@@ -1,6 +1,7 @@
 // Idempotency-Key on the routes that create (docs/api.md), on either engine: a retry gets the first
 // answer and makes nothing, twins make one, a key sent again elsewhere or with another body is
 // refused, a twin held past the wait is told so, and a key is forgotten after its lifetime.
+import { wallClock } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { api, startGateway } from '../helpers/app.js';
 import { tempDir } from '../helpers/daemon.js';
@@ -108,10 +109,10 @@ describe('Idempotency-Key', () => {
     let now = Date.now();
     const dataDir = tempDir();
     const config = { workers: { maxConcurrent: 0 }, api: { idempotencyHours: 1 } };
-    const first = await startGateway(config, { dataDir, clock: () => now });
+    const first = await startGateway(config, { dataDir, clock: wallClock(() => now) });
     const made = await api(first.url, 'POST', '/tasks', { title: 'nightly' }, keyed('nightly'));
     await first.close();
-    const again = await startGateway(config, { dataDir, clock: () => now });
+    const again = await startGateway(config, { dataDir, clock: wallClock(() => now) });
     const replay = await api(again.url, 'POST', '/tasks', { title: 'nightly' }, keyed('nightly'));
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body.id).toBe(made.body.id);

@@ -1,6 +1,7 @@
 // When the fence keeper guards what this daemon starts (src/kanban/dispatch/fence.ts): only once
 // the keeper has said it is up, while every message sent to it has reached its pipe, and never
 // once the fence is closed at a stop.
+import { systemClock } from '../../src/clock.js';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -25,7 +26,12 @@ function keeperPids(dataDir: string): number[] {
 
 function newFence(env: Record<string, string> = {}) {
   const dataDir = tempDir();
-  const fence = new Fence(dataDir, log, { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env });
+  const fence = new Fence(
+    dataDir,
+    log,
+    { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    systemClock,
+  );
   fences.push({ fence, dataDir });
   return { fence, dataDir };
 }

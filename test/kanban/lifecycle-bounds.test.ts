@@ -1,5 +1,6 @@
 // Nothing waits forever and nothing grows forever: children of archived or deleted parents,
 // retention of run folders and events, heartbeat coalescing, /tasks on a large board.
+import { wallClock } from '../../src/clock.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -71,7 +72,7 @@ describe('retention', () => {
     let now = Date.now();
     const gw = await startGateway(
       { retention: { runDays: 30, eventDays: 7 } },
-      { clock: () => now },
+      { clock: wallClock(() => now) },
     );
     const { board } = gw.kanban;
     // The test claims as this daemon would: on a shared board, only its own runs' folders are

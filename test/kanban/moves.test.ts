@@ -1,5 +1,6 @@
 // Each move on a real temp database with a fixed clock: what it writes, what it emits, and
 // what the CHECK constraints refuse. No gateway, no processes.
+import { wallClock } from '../../src/clock.js';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -40,7 +41,7 @@ async function fixture() {
   stores.push(store);
   const board = new Board(
     store,
-    () => NOW,
+    wallClock(() => NOW),
     (err) => {
       throw err;
     },
@@ -544,7 +545,11 @@ async function groupFixture() {
   });
   const published: BoardEvent[] = [];
   bus.subscribe((e) => published.push(e));
-  const transactor = new Transactor(store, () => NOW, bus);
+  const transactor = new Transactor(
+    store,
+    wallClock(() => NOW),
+    bus,
+  );
   const create = (title: string, body = '') =>
     transactor.run((tx) => createTask(tx, { title, body }, { kind: 'api' }));
   const titles = async () =>

@@ -2,6 +2,7 @@
 // tries it and however often the daemon restarts around it; a missed firing made at start when it
 // is less than a period old and skipped with an event when older; overlap "skip"; pause, resume
 // and run now over the API. Real gateways on the engine of this run, sharing one board.
+import { wallClock } from '../../src/clock.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { archiveIdle } from '../../src/kanban/moves/archive.js';
 import { api, startGateway, type TestGateway } from '../helpers/app.js';
@@ -37,7 +38,7 @@ async function daemonOn(
   clock: { read: () => number },
   schedules: object = { triage: hourly },
 ): Promise<TestGateway> {
-  const gw = await startGateway({ schedules }, { dataDir, clock: clock.read });
+  const gw = await startGateway({ schedules }, { dataDir, clock: wallClock(clock.read) });
   gateways.push(gw);
   await gw.scheduler.start();
   return gw;

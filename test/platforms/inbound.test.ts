@@ -1,6 +1,7 @@
 // Inbound messages are handled exactly once (docs/platforms.md): a signed webhook delivery cannot be
 // replayed, a paused or disabled platform takes nothing in, and SIGKILLs of the daemon while
 // chat messages arrive neither lose nor double a /task.
+import { wallClock } from '../../src/clock.js';
 import { createServer } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
@@ -138,6 +139,37 @@ describe('signed webhook deliveries', () => {
       expect(res.status, what).toBe(401);
     }
     expect((await gw.kanban.board.counts()).ready).toBe(0);
+  });
+
+  it("judges a delivery's timestamp by the daemon's clock, not the sender's", async () => {
+    const receiver = await webhookReceiver(SECRET);
+    // The daemon's clock ten minutes ahead of the sender's (moved, not faked).
+    const ahead = 600;
+    const gw = await startGateway(
+      { platforms: [webhookPlatform(receiver.url)] },
+      { clock: wallClock(() => Date.now() + ahead * 1000) },
+    );
+    const body = JSON.stringify({ channel: 'c', text: '/task by the daemon’s clock' });
+    const sendersNow = Math.floor(Date.now() / 1000);
+    const late = await api(
+      gw.url,
+      'POST',
+      '/platform/ops/inbound',
+      body,
+      signedHeaders(SECRET, body, { timestamp: sendersNow }),
+    );
+    expect(late.status).toBe(401);
+    expect(late.body.error.message).toMatch(/more than 300 s off/);
+    expect((await gw.kanban.board.counts()).ready).toBe(0);
+    const onTime = await api(
+      gw.url,
+      'POST',
+      '/platform/ops/inbound',
+      body,
+      signedHeaders(SECRET, body, { timestamp: sendersNow + ahead }),
+    );
+    expect(onTime.status).toBeLessThan(300);
+    expect((await gw.kanban.board.counts()).ready).toBe(1);
   });
 
   it('are refused by a paused platform (503) and a disabled one (404), creating nothing', async () => {

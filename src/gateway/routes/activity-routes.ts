@@ -141,7 +141,7 @@ export function activityRoutes(app: FastifyInstance, deps: ActivityDeps): void {
           rssBytesMax: run.rssBytesMax,
         };
       });
-      const holds = (await deps.board.holds.active(deps.board.clock())).map((h) => ({
+      const holds = (await deps.board.holds.active(deps.board.clock.wall())).map((h) => ({
         profile: h.profile,
         until: h.until,
         reason: h.reason,
@@ -167,7 +167,7 @@ export function activityRoutes(app: FastifyInstance, deps: ActivityDeps): void {
     },
     async (req) => {
       const { ms, bucketMs } = WINDOWS[req.query.window];
-      const now = deps.board.clock();
+      const now = deps.board.clock.wall();
       const from = Math.floor((now - ms) / bucketMs) * bucketMs + bucketMs;
       const rows = await deps.board.runs.endedByBucket(from, bucketMs);
       const buckets = [];

@@ -214,7 +214,12 @@ export function platformRoutes(app: FastifyInstance, platforms: Platforms): void
             'NOT_FOUND',
             `platform ${config.name} takes no inbound webhooks${config.enabled ? '' : ' (it is disabled)'}`,
           );
-        const delivery = verifiedDelivery(req.headers, req.body, config.options.secret as string);
+        const delivery = verifiedDelivery(
+          req.headers,
+          req.body,
+          config.options.secret as string,
+          platforms.clock.wall(),
+        );
         if (platforms.get(config.name).view().state === 'paused')
           throw new AppError('PLATFORM_UNAVAILABLE', `platform ${config.name} is paused`, {
             headers: { 'retry-after': '60' },
@@ -236,6 +241,8 @@ function verifiedDelivery(
   headers: Record<string, string | string[] | undefined>,
   body: unknown,
   secret: string,
+  /** Now, by the daemon's wall clock. */
+  nowMs: number,
 ): { id: string; signature: string; body: Buffer } {
   const raw = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
   const header = (name: string) => {
@@ -246,7 +253,7 @@ function verifiedDelivery(
   const id = header(ID_HEADER);
   if (!timestamp || !/^\d{1,12}$/.test(timestamp))
     throw new AppError('UNAUTHORIZED', `missing or malformed ${TIMESTAMP_HEADER} (unix seconds)`);
-  if (Math.abs(Date.now() / 1000 - Number(timestamp)) > MAX_SKEW_SECONDS)
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > MAX_SKEW_SECONDS)
     throw new AppError(
       'UNAUTHORIZED',
       `${TIMESTAMP_HEADER} is more than ${MAX_SKEW_SECONDS} s off`,

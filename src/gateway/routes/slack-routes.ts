@@ -78,7 +78,7 @@ export function slackRoutes(app: FastifyInstance, platforms: Platforms): void {
           header(req, SLACK_TIMESTAMP_HEADER),
           header(req, SLACK_SIGNATURE_HEADER),
           raw,
-          Date.now() / 1000,
+          platforms.clock.wall() / 1000,
         );
         if (refusal) throw new AppError('UNAUTHORIZED', refusal);
         let body: Record<string, unknown>;

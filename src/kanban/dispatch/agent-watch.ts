@@ -2,6 +2,7 @@
 // so one silent for idleTimeoutSeconds is ended as timed_out; and a final event is the verdict
 // at once, settled while the agent may still be running (it then gets killGraceSeconds to
 // exit, as after a worker's API verdict).
+import type { Clock } from '../../clock.js';
 import { statSync } from 'node:fs';
 import type { AgentConfig, Config } from '../../config/schema.js';
 import { agentKind } from '../../agents/kinds.js';
@@ -15,6 +16,8 @@ export interface AgentWatchDeps {
   live: LiveWorkers;
   workers: Config['workers'];
   dataDir: string;
+  /** The board's: a run's start is recorded on it. */
+  clock: Clock;
   /** Ends a silent agent's run as timed out, with why. */
   timeOut: (worker: LiveWorker, reason: string) => Promise<void>;
   /** Settles the run of an agent that printed its final event. */
@@ -105,7 +108,7 @@ export class AgentWatch {
     }
     const w: Watched = {
       output: new AgentOutput(path, agentKind(kind)),
-      lastOutputAt: performance.now() - Math.max(0, Date.now() - since),
+      lastOutputAt: performance.now() - Math.max(0, this.deps.clock.wall() - since),
       ended: false,
       settled: false,
       timedOut: false,
@@ -125,7 +128,7 @@ export class AgentWatch {
       null,
       '',
       worker.leader?.pid ?? null,
-      Date.now(),
+      this.deps.clock.wall(),
       this.deps.workers.rateLimitCooldownSeconds * 1000,
       w.output.reading(),
     );

@@ -43,7 +43,7 @@ export class ClaimPass {
     if (this.deps.halted() || live.size + launching.length >= workers.maxConcurrent) return false;
     // A lease that cannot be renewed: the fence will end the workers, so nothing new starts.
     if (!host.claimable()) return false;
-    const now = board.clock();
+    const now = board.clock.wall();
     const busy = live.countByProfile();
     for (const [, name] of launching) busy[name] = (busy[name] ?? 0) + 1;
     const floor = this.deps.workspaces.diskFloor();

@@ -27,7 +27,7 @@ export class Deadlines {
 
   async check(): Promise<void> {
     const { board, live, terminations, workers } = this.deps;
-    const now = board.clock();
+    const now = board.clock.wall();
     for (const task of await board.tasks.runningDeadlines()) {
       const runId = task.currentRunId;
       if (runId === null) continue;

@@ -149,6 +149,7 @@ export class Dispatcher {
       live: this.live,
       workers: config.workers,
       dataDir: config.dataDir,
+      clock: kanban.board.clock,
       timeOut: (w, reason) => this.deadlines.terminate(w.taskId, w.runId, 'timeout', reason),
       settle: (w, verdict) => this.endings.settlePrinted(w, verdict),
       track: (what, work) => this.track(what, work),
@@ -281,9 +282,11 @@ export class Dispatcher {
 
   /** Waits at most `waitMs` for the work already started (endings, terminations). */
   private async settleInFlight(waitMs: number): Promise<void> {
-    const deadline = Date.now() + waitMs;
-    while (this.inFlight.size > 0 && Date.now() < deadline) {
-      const left = new Promise((resolve) => setTimeout(resolve, deadline - Date.now()).unref());
+    const deadline = performance.now() + waitMs;
+    while (this.inFlight.size > 0 && performance.now() < deadline) {
+      const left = new Promise((resolve) =>
+        setTimeout(resolve, deadline - performance.now()).unref(),
+      );
       await Promise.race([Promise.allSettled([...this.inFlight]), left]);
     }
   }

@@ -76,7 +76,7 @@ export class Retention {
 
   /** One pass: at most a batch of each kind. Returns what it removed. */
   async pass(): Promise<Pruned> {
-    const now = this.board.clock();
+    const now = this.board.clock.wall();
     const { runDays, eventDays } = this.config.retention;
     const prunedRuns: string[] = [];
     if (runDays !== null) {

@@ -155,7 +155,7 @@ export class RunEndings {
           exit,
           tail,
           run.pid,
-          Date.now(),
+          this.deps.board.clock.wall(),
           this.deps.policy.rateLimitCooldownMs,
           this.deps.agentReading(run.id),
         )

@@ -24,7 +24,7 @@ export class RunReaper {
    */
   async reap(run: RunRecord, groupHeldUntil: number | null = null, now = false): Promise<void> {
     if (run.endedAt === null || run.procGoneAt !== null || this.busy.has(run.id)) return;
-    const at = this.board.clock();
+    const at = this.board.clock.wall();
     if (run.keepDescendants) {
       await this.board.transact((tx) => recordGone(tx, run.id));
       return;

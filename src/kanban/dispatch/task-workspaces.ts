@@ -221,7 +221,7 @@ export class TaskWorkspaces {
    * looked at most once a second.
    */
   diskFloor(): string | null {
-    const now = Date.now();
+    const now = performance.now();
     if (now - this.floorAt >= 1000) {
       this.floorAt = now;
       this.floor = this.usesWorkspaces ? this.room.lowOnDisk() : null;

@@ -32,7 +32,7 @@ export class WorkerSamples {
     const samples = await this.sampler.sample(
       snapshot,
       workers.map((w) => w.leader!.pid),
-      this.board.clock(),
+      this.board.clock.wall(),
     );
     if (this.stopping()) return;
     const recorded: { runId: string; cpu: number; rss: number }[] = [];

@@ -61,7 +61,7 @@ export class WorkspaceReconciler {
     // Fresh: a minute old at most, and no workspace made or removed since.
     if (
       this.last &&
-      Date.now() - this.last.at < FRESH_MS &&
+      performance.now() - this.last.at < FRESH_MS &&
       this.last.changes === this.workspaces.room.changes
     )
       return this.last.rows;
@@ -88,7 +88,7 @@ export class WorkspaceReconciler {
       rows.push({ ...found, host: this.config.cluster.hostName, state });
       if (act && state === 'orphaned') await this.removeOrphan(found);
     }
-    this.last = { at: Date.now(), changes, rows };
+    this.last = { at: performance.now(), changes, rows };
     return rows;
   }
 
@@ -113,7 +113,7 @@ export class WorkspaceReconciler {
   private async retireDone(): Promise<void> {
     const { keepDays } = this.config.workspaces;
     // keepDays 0: a done task's workspace stays until the task is archived.
-    const doneBefore = keepDays === 0 ? 0 : this.board.clock() - keepDays * DAY_MS;
+    const doneBefore = keepDays === 0 ? 0 : this.board.clock.wall() - keepDays * DAY_MS;
     for (const id of await this.board.tasks.workspacesToRetire(doneBefore, BATCH))
       await this.workspaces.retire(id);
   }

@@ -2,11 +2,12 @@
 // lease on a shared board, told each new deadline and each run it must end at the fence, started
 // again if it dies; at start, the keepers of this data dir's earlier daemons are told to go once
 // this one's keeper guards the runs it adopted from them.
+import type { Clock } from '../../clock.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { PACKAGE_ROOT } from '../../config/defaults.js';
-import { bootNowMs, identityOf, sameIdentity, type ProcessIdentity } from '../../proc/index.js';
+import { identityOf, sameIdentity, type ProcessIdentity } from '../../proc/index.js';
 import { KEEPER_UP, KEEPERS_DIR, type KeeperMessage } from '../../proc/fence-protocol.js';
 import { readCmdline } from '../../proc/proc-stat.js';
 import type { DispatcherLog } from '../dispatch/log.js';
@@ -37,6 +38,8 @@ export class Fence {
     private readonly log: DispatcherLog,
     /** The keeper's environment: the workers' (none of the daemon's own secrets). */
     private readonly env: Record<string, string>,
+    /** Its boot clock is the keeper's: the deadlines sent to it are read on it. */
+    private readonly clock: Clock,
     /** Told each time a keeper says it is up: new claims may be safe again. */
     private readonly onUp: () => void = () => {},
   ) {}
@@ -129,7 +132,7 @@ export class Fence {
 
   /** Starts a keeper and tells it everything it must know; a failure is tried again later. */
   private start(): void {
-    if (this.closed || this.child || bootNowMs() < this.retryAt) return;
+    if (this.closed || this.child || this.clock.boot() < this.retryAt) return;
     let child: ChildProcess;
     try {
       const log = openSync(join(this.dataDir, 'fence-keeper.log'), 'a');
@@ -190,7 +193,7 @@ export class Fence {
   private retryLater(err: unknown, what: string): void {
     if (this.closed) return;
     this.log.error({ err }, `fence: ${what}; no new claims until one runs`);
-    this.retryAt = bootNowMs() + RETRY_MS;
+    this.retryAt = this.clock.boot() + RETRY_MS;
     setTimeout(() => this.start(), RETRY_MS).unref();
   }
 

@@ -6,7 +6,7 @@ import type { Config } from '../../config/schema.js';
 import { RepeatLimiter } from '../../repeat-limit.js';
 import type { Board } from '../board.js';
 import type { Host } from '../model/types.js';
-import { bootNowMs, type ProcessIdentity } from '../../proc/index.js';
+import type { ProcessIdentity } from '../../proc/index.js';
 import { Fence } from './fence.js';
 import { joinBoard } from '../moves/hosts.js';
 import type { SettlementPolicy } from '../moves/settle.js';
@@ -65,7 +65,13 @@ export class HostLease {
 
   constructor(private readonly deps: HostLeaseDeps) {
     this.fence = deps.board.shared
-      ? new Fence(deps.config.dataDir, deps.log, deps.config.workerEnv, deps.onGuarding)
+      ? new Fence(
+          deps.config.dataDir,
+          deps.log,
+          deps.config.workerEnv,
+          deps.board.clock,
+          deps.onGuarding,
+        )
       : null;
     this.sweeper = new DeadHostSweeper(deps);
   }
@@ -96,7 +102,7 @@ export class HostLease {
 
   /** The lease is held, and will be for longer than a worker's end takes. */
   leaseHolds(): boolean {
-    return this.lostWhy === null && (!this.fence || bootNowMs() < this.claimUntil);
+    return this.lostWhy === null && (!this.fence || this.deps.board.clock.boot() < this.claimUntil);
   }
 
   /** New claims are safe: the lease holds, and a worker started now is guarded by the fence. */
@@ -135,7 +141,7 @@ export class HostLease {
         detail: `${this.lostWhy}; ending its runs and joining the board again as a new host${this.joinError ? ` (last try: ${this.joinError})` : ''}`,
       };
     if (!this.joined) return { status: 'down', detail: 'joining the board' };
-    const overdue = this.fence ? bootNowMs() - this.leaseEnd : -1;
+    const overdue = this.fence ? this.deps.board.clock.boot() - this.leaseEnd : -1;
     if (overdue >= 0)
       return {
         status: 'down',
@@ -166,7 +172,7 @@ export class HostLease {
   async start(): Promise<void> {
     const { board, config } = this.deps;
     const known = readHostIdentity(config.dataDir);
-    const startedAt = bootNowMs();
+    const startedAt = this.deps.board.clock.boot();
     const kept =
       known && known.name === this.name
         ? await board.transact((tx) => tx.store.hosts.renew(known.id, this.renewal(board.shared)))
@@ -191,7 +197,7 @@ export class HostLease {
    * A failure (the database still unreachable) is thrown, and said by status().
    */
   async rejoin(): Promise<void> {
-    const startedAt = bootNowMs();
+    const startedAt = this.deps.board.clock.boot();
     try {
       this.joinedAs(await this.register(), startedAt, false);
     } catch (err) {
@@ -281,7 +287,7 @@ export class HostLease {
     const id = this.host.id;
     this.renewing = (async () => {
       try {
-        const startedAt = bootNowMs();
+        const startedAt = this.deps.board.clock.boot();
         const renewed = await this.deps.board.renewHost(id, this.renewal(this.deps.board.shared));
         if (!renewed) {
           this.loseLease(
@@ -321,7 +327,11 @@ export class HostLease {
     this.fence.set(times.termAt, times.killAt);
     writeLegacyFence(
       config.dataDir,
-      legacyFenceLine(times.termAt, times.killAt, Date.now() - bootNowMs()),
+      legacyFenceLine(
+        times.termAt,
+        times.killAt,
+        this.deps.board.clock.wall() - this.deps.board.clock.boot(),
+      ),
     );
   }
 }

@@ -6,7 +6,8 @@ import { AppError } from '../../errors.js';
 import type { BoardEvent, Emit, NewEvent } from '../model/events.js';
 import type { BoardStore, TxHandle, TxTables } from '../store/contract.js';
 
-export type Clock = () => number;
+export type { Clock } from '../../clock.js';
+import type { Clock } from '../../clock.js';
 
 /** Where a group's events go once it has committed (the board's event feed, or a bus). */
 export interface Publisher {
@@ -119,7 +120,7 @@ export class Transactor {
       if (retried) return void this.commitGroup([retried.move], retried.since, 0);
       const group = this.queued;
       this.queued = [];
-      void this.commitGroup(group, Date.now(), 0);
+      void this.commitGroup(group, performance.now(), 0);
     });
   }
 
@@ -180,7 +181,7 @@ export class Transactor {
         this.schedule();
         return;
       }
-      if (failure?.kind === 'busy' && Date.now() - since < BUSY_RETRY_MS) {
+      if (failure?.kind === 'busy' && performance.now() - since < BUSY_RETRY_MS) {
         const delay = BUSY_BACKOFF_MS[Math.min(attempt, BUSY_BACKOFF_MS.length - 1)]!;
         setTimeout(() => void this.commitGroup(group, since, attempt + 1), delay);
         return;
@@ -214,7 +215,7 @@ export class Transactor {
     body: (tx: Tx, emitted: NewEvent[], handle: TxHandle) => Promise<T>,
   ): Promise<{ value: T; written: BoardEvent[] }> {
     const emitted: NewEvent[] = [];
-    const now = this.clock();
+    const now = this.clock.wall();
     let ids: number[] = [];
     const value = await this.store.transaction(async (store, handle) => {
       const emit: Emit = (event) => void emitted.push(event);

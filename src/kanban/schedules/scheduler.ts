@@ -2,6 +2,7 @@
 // minute, so a clock moved under it is noticed), and makes each firing into its task through the
 // fireSchedule move, which makes it once across hosts and restarts. A firing missed while no
 // daemon ran is made at start if it is less than one period old, else skipped with an event.
+import type { Clock } from '../../clock.js';
 import { readCalendar, type Calendar } from '../../config/calendar.js';
 import type { ScheduleConfig } from '../../config/schema.js';
 import type { Board } from '../board.js';
@@ -17,7 +18,7 @@ export interface SchedulerDeps {
   board: Board;
   schedules: Readonly<Record<string, ScheduleConfig>>;
   /** Wall-clock time, epoch ms (tests move it). */
-  clock: () => number;
+  clock: Clock;
   keyLifetimeMs: number;
   /** Whether a new task of this assignee waits for a person's approval of its first run. */
   needsApproval: (assignee: string | null) => boolean;
@@ -60,7 +61,7 @@ export class Scheduler {
   /** Reads where each schedule got to, makes what was missed, and wakes at each fire time. */
   async start(): Promise<void> {
     if (this.calendars.size === 0 || this.stopped) return;
-    const now = this.deps.clock();
+    const now = this.deps.clock.wall();
     let states;
     try {
       states = new Map((await this.deps.board.schedules.states()).map((s) => [s.name, s]));
@@ -95,7 +96,7 @@ export class Scheduler {
   }
 
   private async checkNow(): Promise<void> {
-    const now = this.deps.clock();
+    const now = this.deps.clock.wall();
     for (const s of Object.values(this.deps.schedules)) {
       if (!s.enabled) continue;
       const calendar = this.calendars.get(s.name)!;
@@ -130,7 +131,7 @@ export class Scheduler {
   private arm(): void {
     if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
-    const now = this.deps.clock();
+    const now = this.deps.clock.wall();
     let wait = MAX_SLEEP_MS;
     for (const s of Object.values(this.deps.schedules)) {
       const next = s.enabled ? this.calendars.get(s.name)!.next(now) : null;
@@ -142,7 +143,7 @@ export class Scheduler {
 
   /** Every configured schedule, with its next and last firing. */
   async list(): Promise<ScheduleView[]> {
-    const now = this.deps.clock();
+    const now = this.deps.clock.wall();
     const states = new Map((await this.deps.board.schedules.states()).map((s) => [s.name, s]));
     return Object.values(this.deps.schedules).map((s) => {
       const state = states.get(s.name);
@@ -176,7 +177,7 @@ export class Scheduler {
     const made = await this.deps.board.transact((tx) =>
       makeTask(tx, {
         schedule: s,
-        fireTime: this.deps.clock(),
+        fireTime: this.deps.clock.wall(),
         keyLifetimeMs: this.deps.keyLifetimeMs,
         needsApproval: this.deps.needsApproval(s.task.assignee),
       }),

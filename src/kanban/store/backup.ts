@@ -1,5 +1,6 @@
 // `gatehouse board backup FILE`: a consistent copy of a live SQLite board, taken through
 // SQLite's online backup while the daemon keeps writing (docs/operations.md).
+import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -23,7 +24,10 @@ export async function backupBoard(from: string, to: string): Promise<BackupResul
   if (!existsSync(from)) throw new BackupError(`${from}: no board there`);
   if (existsSync(to)) throw new BackupError(`${to} exists: a backup never overwrites a file`);
   if (!existsSync(dirname(to))) throw new BackupError(`${dirname(to)}: no such directory`);
-  const partial = join(dirname(to), `.${Date.now()}-${process.pid}.gatehouse-backup`);
+  const partial = join(
+    dirname(to),
+    `.${randomBytes(6).toString('hex')}-${process.pid}.gatehouse-backup`,
+  );
   // A connection of its own that only reads: the daemon's writes go on meanwhile (WAL), and a
   // write between two steps of the copy starts it again, so the copy is one moment's board.
   const source = new Database(from, { readonly: true, fileMustExist: true, timeout: 5000 });
