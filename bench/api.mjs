@@ -36,9 +36,13 @@ export async function startGatehouse(
   dataDir,
   workers = { maxConcurrent: 0 },
   store = { kind: 'sqlite' },
+  more = {},
 ) {
   const configPath = join(dataDir, 'config.json');
-  writeFileSync(configPath, JSON.stringify({ store, workers, shutdown: { workers: 'terminate' } }));
+  writeFileSync(
+    configPath,
+    JSON.stringify({ store, workers, shutdown: { workers: 'terminate' }, ...more }),
+  );
   const d = gatehouse(['run', '--data-dir', dataDir, '--port', '0', '--config', configPath], {
     env,
   });
@@ -55,35 +59,39 @@ export async function startChild(script, args) {
   return { proc: child, url: `http://127.0.0.1:${port}` };
 }
 
-function postTask(url, body = { title: 'probe' }) {
+function postTask(url, body = { title: 'probe' }, headers = {}) {
   return fetch(`${url}/tasks`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
 }
 
-function loadPosts(url) {
+function loadPosts(url, headers = {}) {
   return load(`${url}/tasks`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ title: 'bench task' }),
   });
 }
 
-/** Each load on gatehouse then on each baseline, ROUNDS times: the machine's drift hits all. */
-export async function interleaved(servers) {
-  const probe = async (url) => (await (await postTask(url)).json()).id;
+/**
+ * Each load on gatehouse then on each baseline, ROUNDS times: the machine's drift hits all.
+ * `headers`: a server's own, by name (an API token).
+ */
+export async function interleaved(servers, headers = {}) {
+  const probe = async (name, url) =>
+    (await (await postTask(url, undefined, headers[name])).json()).id;
   const ids = {};
   const out = {};
   for (const [name, url] of Object.entries(servers)) {
-    ids[name] = await probe(url);
+    ids[name] = await probe(name, url);
     out[name] = { post: [], get: [] };
   }
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, url] of Object.entries(servers)) {
-      out[name].post.push(await loadPosts(url));
-      out[name].get.push(await load(`${url}/tasks/${ids[name]}`));
+      out[name].post.push(await loadPosts(url, headers[name]));
+      out[name].get.push(await load(`${url}/tasks/${ids[name]}`, { headers: headers[name] ?? {} }));
     }
   }
   return out;

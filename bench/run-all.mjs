@@ -9,6 +9,7 @@ import { ROOT } from './lib.mjs';
 const SUITES = [
   'startup',
   'api',
+  'api-streaming',
   'dispatcher',
   'postgres',
   'hosts',
