@@ -7,6 +7,7 @@ COPY bin ./bin
 # The build bundles the daemon (docs/operations.md, Start-up).
 COPY scripts ./scripts
 COPY public ./public
+COPY dashboard ./dashboard
 COPY libexec ./libexec
 COPY examples ./examples
 RUN npm ci && npm prune --omit=dev
@@ -21,7 +22,6 @@ COPY package.json ./
 COPY bin ./bin
 COPY examples ./examples
 COPY libexec ./libexec
-COPY public ./public
 # Container mode: nothing outlives the daemon here, so a stop ends the workers itself and their
 # runs are recorded `interrupted` (re-run, not failed). Mount your own config over this file,
 # keeping "shutdown": {"workers": "terminate"}.

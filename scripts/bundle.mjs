@@ -2,10 +2,12 @@
 // Builds the daemon's bundle (dist/bundle/daemon.cjs, and the PostgreSQL store apart in
 // daemon-postgres.cjs, with the pg driver it alone needs; the MCP SDK in chunks of its own, loaded
 // at the first call of /mcp; rolldown's runtime, which they share) from the compiled modules:
-// what `gatehouse run` loads (see src/cli/daemon-loader.ts).
-import { rmSync } from 'node:fs';
+// what `gatehouse run` loads (see src/cli/daemon-loader.ts). Then the dashboard: its script
+// (dashboard/main.ts) bundled and inlined into its page, dist/public/index.html, which the
+// daemon serves with that script's hash as its Content-Security-Policy.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { build } from 'rolldown';
+import { build, rolldown } from 'rolldown';
 
 const ROOT = join(import.meta.dirname, '..');
 const OUT = join(ROOT, 'dist/bundle/daemon.cjs');
@@ -46,3 +48,20 @@ await build({
   },
   logLevel: 'warn',
 });
+
+const dashboard = await rolldown({
+  input: join(ROOT, 'dashboard/main.ts'),
+  platform: 'browser',
+  logLevel: 'warn',
+});
+const [script] = (await dashboard.generate({ format: 'iife', comments: false })).output;
+await dashboard.close();
+if (/<\/script/i.test(script.code)) throw new Error('the dashboard script must not say </script');
+const page = readFileSync(join(ROOT, 'public/index.html'), 'utf8');
+const parts = page.split('<script></script>');
+if (parts.length !== 2) throw new Error('public/index.html must hold one <script></script>');
+mkdirSync(join(ROOT, 'dist/public'), { recursive: true });
+writeFileSync(
+  join(ROOT, 'dist/public/index.html'),
+  `${parts[0]}<script>\n${script.code}</script>${parts[1]}`,
+);

@@ -10,7 +10,8 @@ import type { Metrics } from '../metrics.js';
 import { HostList } from '../schemas/entities.js';
 import { describe } from '../schemas/describe.js';
 
-const DASHBOARD = readFileSync(join(PACKAGE_ROOT, 'public/index.html'));
+/** The page as the build made it: its script (dashboard/) inlined (scripts/bundle.mjs). */
+const DASHBOARD = readFileSync(join(PACKAGE_ROOT, 'dist/public/index.html'));
 
 /** The base64 SHA-256 of each inline element's text, as a Content-Security-Policy source. */
 function inlineHashes(html: string, tag: 'script' | 'style'): string {
