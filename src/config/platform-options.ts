@@ -1,10 +1,10 @@
 // Each platform type's options (docs/platforms.md), checked against the schema its adapter
 // exports: what is required, what shape it has, and no key the adapter does not read.
-import { discordOptions } from '../platforms/discord.js';
-import { matrixOptions } from '../platforms/matrix.js';
-import { slackOptions } from '../platforms/slack.js';
-import { telegramOptions } from '../platforms/telegram.js';
-import { webhookOptions } from '../platforms/webhook.js';
+import { discordOptions } from '../platforms/discord-options.js';
+import { matrixOptions } from '../platforms/matrix-options.js';
+import { slackOptions } from '../platforms/slack-options.js';
+import { telegramOptions } from '../platforms/telegram-options.js';
+import { webhookOptions } from '../platforms/webhook-options.js';
 import { SECRET_FORM, secretKey } from '../platforms/webhook-signature.js';
 import type { TSchema } from '../schema-types.js';
 import { ConfigError } from './config-error.js';

@@ -9,8 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { PlatformError, type AdapterFactory, type PlatformAdapter } from './adapter.js';
 import { requestJson, type HttpResult } from './http-json.js';
-import { closed, httpUrl, nonEmpty } from './option-parts.js';
-import { Type, type Static } from '../schema-types.js';
+import type { Static } from '../schema-types.js';
+import type { discordOptions } from './discord-options.js';
 
 const OP = {
   dispatch: 0,
@@ -80,15 +80,6 @@ function sessionOf(state: Record<string, unknown>): Session | null {
     ? (s as Session)
     : null;
 }
-
-export const discordOptions = Type.Object(
-  {
-    botToken: nonEmpty(),
-    apiBase: Type.Optional(httpUrl()),
-    gatewayUrl: Type.Optional(Type.String({ pattern: '^wss?://', expected: 'a ws(s) URL' })),
-  },
-  closed,
-);
 
 export const createDiscord: AdapterFactory = (raw, ctx): PlatformAdapter => {
   // The configuration checked them against discordOptions at start.

@@ -8,8 +8,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PlatformError, type AdapterFactory, type PlatformAdapter } from './adapter.js';
 import { requestJson, type HttpResult } from './http-json.js';
-import { closed, httpUrl, nonEmpty, pollTimeoutSeconds } from './option-parts.js';
-import { Type, type Static } from '../schema-types.js';
+import type { Static } from '../schema-types.js';
+import type { matrixOptions } from './matrix-options.js';
 
 interface MatrixEvent {
   type?: unknown;
@@ -67,16 +67,6 @@ function messagesOf(reply: SyncReply, self: string) {
   }
   return found;
 }
-
-export const matrixOptions = Type.Object(
-  {
-    homeserver: httpUrl(),
-    accessToken: nonEmpty(),
-    userId: Type.String({ pattern: '^@[^:]+:.+$', expected: 'a Matrix user id, "@name:server"' }),
-    pollTimeoutSeconds: Type.Optional(pollTimeoutSeconds()),
-  },
-  closed,
-);
 
 export const createMatrix: AdapterFactory = (raw, ctx): PlatformAdapter => {
   // The configuration checked them against matrixOptions at start.

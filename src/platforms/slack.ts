@@ -11,8 +11,8 @@ import {
   type PlatformAdapter,
 } from './adapter.js';
 import { postJson, type HttpResult } from './http-json.js';
-import { closed, httpUrl, nonEmpty } from './option-parts.js';
-import { Type, type Static } from '../schema-types.js';
+import type { Static } from '../schema-types.js';
+import type { slackOptions } from './slack-options.js';
 
 /** Web API errors that only an operator can fix (a token revoked, a scope missing). */
 const PERMANENT = new Set([
@@ -67,18 +67,6 @@ export function slackMessage(event: unknown): InboundMessage | null {
     ? { channel: e.channel, text: e.text, user: e.user }
     : { channel: e.channel, text: e.text };
 }
-
-export const slackOptions = Type.Object(
-  {
-    botToken: nonEmpty(),
-    appToken: Type.Optional(
-      Type.String({ pattern: '^xapp-', expected: 'an app-level token ("xapp-…")' }),
-    ),
-    signingSecret: Type.Optional(nonEmpty()),
-    apiBase: Type.Optional(httpUrl()),
-  },
-  closed,
-);
 
 export const createSlack: AdapterFactory = (raw, ctx): PlatformAdapter => {
   // The configuration checked them against slackOptions at start.

@@ -2,8 +2,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PlatformError, type AdapterFactory, type PlatformAdapter } from './adapter.js';
 import { postJson, type HttpResult } from './http-json.js';
-import { closed, httpUrl, nonEmpty, pollTimeoutSeconds } from './option-parts.js';
-import { Type, type Static } from '../schema-types.js';
+import type { Static } from '../schema-types.js';
+import type { telegramOptions } from './telegram-options.js';
 
 interface BotReply {
   ok?: boolean;
@@ -36,15 +36,6 @@ function resultOf(method: string, res: HttpResult): unknown {
 function fail(err: PlatformError): never {
   throw err;
 }
-
-export const telegramOptions = Type.Object(
-  {
-    token: nonEmpty(),
-    apiBase: Type.Optional(httpUrl()),
-    pollTimeoutSeconds: Type.Optional(pollTimeoutSeconds()),
-  },
-  closed,
-);
 
 export const createTelegram: AdapterFactory = (raw, ctx): PlatformAdapter => {
   // The configuration checked them against telegramOptions at start.

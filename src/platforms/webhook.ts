@@ -5,25 +5,15 @@
 import { randomUUID } from 'node:crypto';
 import { PlatformError, type AdapterFactory, type PlatformAdapter } from './adapter.js';
 import { postJson } from './http-json.js';
-import { closed, httpUrl } from './option-parts.js';
-import { Type, type Static } from '../schema-types.js';
+import type { Static } from '../schema-types.js';
+import type { webhookOptions } from './webhook-options.js';
 import {
   ID_HEADER,
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
-  SECRET_FORM,
   secretKey,
   sign,
 } from './webhook-signature.js';
-
-/** Its options; the secret's key is checked apart (secretKey), as a pattern cannot say it. */
-export const webhookOptions = Type.Object(
-  {
-    url: httpUrl(),
-    secret: Type.String({ minLength: 1, expected: SECRET_FORM }),
-  },
-  closed,
-);
 
 export const createWebhook: AdapterFactory = (raw, ctx): PlatformAdapter => {
   // The configuration checked them against webhookOptions at start.

@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/config-error.js';
 import { resolvePlatforms } from '../../src/config/platform-options.js';
 import type { RawConfig } from '../../src/config/schema.js';
-import { discordOptions } from '../../src/platforms/discord.js';
-import { matrixOptions } from '../../src/platforms/matrix.js';
-import { slackOptions } from '../../src/platforms/slack.js';
-import { telegramOptions } from '../../src/platforms/telegram.js';
-import { webhookOptions } from '../../src/platforms/webhook.js';
+import { discordOptions } from '../../src/platforms/discord-options.js';
+import { matrixOptions } from '../../src/platforms/matrix-options.js';
+import { slackOptions } from '../../src/platforms/slack-options.js';
+import { telegramOptions } from '../../src/platforms/telegram-options.js';
+import { webhookOptions } from '../../src/platforms/webhook-options.js';
 import { matches } from '../../src/schema-check.js';
 
 type Raw = RawConfig['platforms'][number];

@@ -1,0 +1,14 @@
+// Matrix's options (docs/platforms.md): the schema the config checks them against, apart
+// from the adapter so that reading a config loads no adapter.
+import { closed, httpUrl, nonEmpty, pollTimeoutSeconds } from './option-parts.js';
+import { Type } from '../schema-types.js';
+
+export const matrixOptions = Type.Object(
+  {
+    homeserver: httpUrl(),
+    accessToken: nonEmpty(),
+    userId: Type.String({ pattern: '^@[^:]+:.+$', expected: 'a Matrix user id, "@name:server"' }),
+    pollTimeoutSeconds: Type.Optional(pollTimeoutSeconds()),
+  },
+  closed,
+);

@@ -1,0 +1,13 @@
+// Telegram's options (docs/platforms.md): the schema the config checks them against, apart
+// from the adapter so that reading a config loads no adapter.
+import { closed, httpUrl, nonEmpty, pollTimeoutSeconds } from './option-parts.js';
+import { Type } from '../schema-types.js';
+
+export const telegramOptions = Type.Object(
+  {
+    token: nonEmpty(),
+    apiBase: Type.Optional(httpUrl()),
+    pollTimeoutSeconds: Type.Optional(pollTimeoutSeconds()),
+  },
+  closed,
+);
