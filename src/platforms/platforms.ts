@@ -58,12 +58,12 @@ export class Platforms {
   /** Which platforms this host serves when other hosts share the board. */
   private readonly holds: PlatformHolds;
 
-  /** `persisted`: each platform's saved state, read before (see openPlatforms). */
   /** The board's clock: a signed delivery's timestamp is checked on it. */
   get clock(): Clock {
     return this.deps.board.clock;
   }
 
+  /** `persisted`: each platform's saved state, read before (see openPlatforms). */
   constructor(
     private readonly deps: PlatformsDeps,
     persisted: ReadonlyMap<string, Record<string, unknown>>,

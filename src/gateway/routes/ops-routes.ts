@@ -1,5 +1,6 @@
 // What operators look at besides the API: the dashboard page, /metrics and /hosts (the API's own
 // description is in api-docs.ts).
+import { AppError } from '../../errors.js';
 import type { FastifyInstance } from 'fastify';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { HostList } from '../schemas/entities.js';
 import { describe } from '../schemas/describe.js';
 
 /** The page as the build made it: its script (dashboard/) inlined (scripts/bundle.mjs). */
-const DASHBOARD = readFileSync(join(PACKAGE_ROOT, 'dist/public/index.html'));
+const PAGE = join(PACKAGE_ROOT, 'dist/public/index.html');
 
 /** The base64 SHA-256 of each inline element's text, as a Content-Security-Policy source. */
 function inlineHashes(html: string, tag: 'script' | 'style'): string {
@@ -26,8 +27,7 @@ function inlineHashes(html: string, tag: 'script' | 'style'): string {
  * its own origin, and no other page may frame it (a framed dashboard's buttons would work with
  * no token set, the loopback default).
  */
-const DASHBOARD_HEADERS = (() => {
-  const html = DASHBOARD.toString('utf8');
+function dashboardHeaders(html: string) {
   return {
     'content-security-policy': [
       "default-src 'none'",
@@ -45,13 +45,28 @@ const DASHBOARD_HEADERS = (() => {
     'cross-origin-opener-policy': 'same-origin',
     'cache-control': 'no-cache',
   };
-})();
+}
+
+/** The page and its headers, read at its first request (a checkout not built has none yet). */
+let dashboard: { page: Buffer; headers: Record<string, string> } | null = null;
+function dashboardPage() {
+  if (dashboard) return dashboard;
+  let page: Buffer;
+  try {
+    page = readFileSync(PAGE);
+  } catch {
+    throw new AppError('NOT_FOUND', 'the dashboard is not built: run npm run build');
+  }
+  dashboard = { page, headers: dashboardHeaders(page.toString('utf8')) };
+  return dashboard;
+}
 
 export function opsRoutes(app: FastifyInstance, metrics: Metrics, board: Board): void {
   // The page itself is public; it asks for the API token before it calls the API.
-  app.get('/', { config: { auth: 'none' }, schema: { hide: true } }, (_req, reply) =>
-    reply.type('text/html; charset=utf-8').headers(DASHBOARD_HEADERS).send(DASHBOARD),
-  );
+  app.get('/', { config: { auth: 'none' }, schema: { hide: true } }, (_req, reply) => {
+    const { page, headers } = dashboardPage();
+    return reply.type('text/html; charset=utf-8').headers(headers).send(page);
+  });
   app.get(
     '/metrics',
     {

@@ -2,6 +2,7 @@
 // id back), renews its lease every renewSeconds, and on a shared board tells its fence keeper
 // (fence.ts) each new deadline and declares dead the hosts whose lease ran out (their runs end
 // as lost).
+import { systemClock } from '../../clock.js';
 import type { Config } from '../../config/schema.js';
 import { RepeatLimiter } from '../../repeat-limit.js';
 import type { Board } from '../board.js';
@@ -330,7 +331,8 @@ export class HostLease {
       legacyFenceLine(
         times.termAt,
         times.killAt,
-        this.deps.board.clock.wall() - this.deps.board.clock.boot(),
+        // Read by other processes on this machine's own clocks, whatever clock a test gives.
+        systemClock.wall() - systemClock.boot(),
       ),
     );
   }
