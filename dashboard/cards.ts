@@ -81,14 +81,20 @@ export function prText(pr) {
   return parts.join(' · ');
 }
 
-export function card(task) {
-  const actions = el('div', { class: 'actions' });
+/** The moves a task's status allows, as buttons: on its card and in its detail. */
+export function moveButtons(task): HTMLElement[] {
+  const buttons: HTMLElement[] = [];
   if (task.status !== 'archived')
-    actions.append(actionButton('Archive', task.title, act(task.id, 'archive')));
+    buttons.push(actionButton('Archive', task.title, act(task.id, 'archive')));
   if (task.status === 'running')
-    actions.append(actionButton('Reclaim', task.title, act(task.id, 'reclaim', {})));
+    buttons.push(actionButton('Reclaim', task.title, act(task.id, 'reclaim', {})));
   if (task.status === 'blocked')
-    actions.append(actionButton('Unblock', task.title, act(task.id, 'unblock')));
+    buttons.push(actionButton('Unblock', task.title, act(task.id, 'unblock')));
+  return buttons;
+}
+
+export function card(task) {
+  const actions = el('div', { class: 'actions' }, ...moveButtons(task));
   // A task whose PR is open waits for the forge: it is merged there, not approved here;
   // one given to attempts waits for a pick.
   if (task.status === 'review' && task.pr?.state !== 'open' && !awaitsPick(task))

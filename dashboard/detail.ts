@@ -7,6 +7,7 @@ import {
   approveRevision,
   awaitsPick,
   drawAttempts,
+  moveButtons,
   prLink,
   prText,
 } from './cards';
@@ -56,14 +57,10 @@ export async function refreshDetail() {
   $('detail-title').textContent = task.title;
   $('detail-meta').textContent =
     `${task.id} · ${task.status}${task.worker ? ` · pid ${task.worker.pid}, cpu ${Math.round(task.worker.cpuPercent ?? 0)}%, ${mib(task.worker.rssBytes ?? 0)}` : ''}`;
-  const buttons =
-    task.status === 'archived' ? [] : [actionButton('Edit', task.title, () => openEdit(task))];
-  if (task.status !== 'archived')
-    buttons.push(actionButton('Archive', task.title, act(task.id, 'archive')));
-  if (task.status === 'running')
-    buttons.push(actionButton('Reclaim', task.title, act(task.id, 'reclaim', {})));
-  if (task.status === 'blocked')
-    buttons.push(actionButton('Unblock', task.title, act(task.id, 'unblock')));
+  const buttons = [
+    ...(task.status === 'archived' ? [] : [actionButton('Edit', task.title, () => openEdit(task))]),
+    ...moveButtons(task),
+  ];
   if (task.blockKind === 'question')
     buttons.push(actionButton('Answer', task.title, answerPrompt(task)));
   if (task.awaiting === 'approval') buttons.push(approveRevision(task));
