@@ -16,6 +16,9 @@ describe('an outage of one chat platform', () => {
     const sl = await slackDouble();
     const dc = await discordDouble();
     const home = { mx: '!home:example.org', sl: 'CHOME', dc: '999' };
+    // A hanging call is cut at 2.5 s: on a loaded machine a stalled event loop could otherwise
+    // cut a send the double had answered, and the notice would be sent again.
+    const breaker = { ...quickBreaker, timeoutMs: 2500 };
     const gw = await startGateway(
       {
         workers: { tickSeconds: 0.1, defaultProfile: 'ok', profiles: { ok: profile('complete') } },
@@ -25,21 +28,21 @@ describe('an outage of one chat platform', () => {
             type: 'matrix',
             homeChannel: home.mx,
             options: matrixOptions(mx),
-            breaker: quickBreaker,
+            breaker,
           },
           {
             name: 'sl',
             type: 'slack',
             homeChannel: home.sl,
             options: { botToken: sl.botToken, apiBase: sl.url },
-            breaker: quickBreaker,
+            breaker,
           },
           {
             name: 'dc',
             type: 'discord',
             homeChannel: home.dc,
             options: { botToken: dc.token, apiBase: dc.url },
-            breaker: quickBreaker,
+            breaker,
           },
         ],
       },
@@ -76,9 +79,12 @@ describe('an outage of one chat platform', () => {
         ids.push((await api(gw.url, 'POST', '/tasks', { title: `${name} ${mode} ${i}` })).body.id);
       const others = (['mx', 'sl', 'dc'] as const).filter((n) => n !== name);
       // The board and the other platforms carry on.
-      await waitFor(`the others told while ${name} is down`, () =>
-        ids.every((id) => others.every((o) => told[o](id) === 1)),
-      );
+      await waitFor(`the others told while ${name} is down`, () => {
+        const counts = others.map((o) => `${o}: ${ids.map((id) => told[o](id)).join(',')}`);
+        if (ids.every((id) => others.every((o) => told[o](id) === 1))) return true;
+        // What a timeout says: each other platform's count of each notice so far.
+        throw new Error(counts.join('; '));
+      });
       await waitFor(
         `${name}'s breaker open`,
         async () => (await view(name)).breaker.state === 'open',
@@ -94,5 +100,6 @@ describe('an outage of one chat platform', () => {
       );
       expect(ids.map((id) => told[name](id))).toEqual([1, 1, 1]);
     }
-  });
+    // Six outages, three of them hanging calls cut at 2.5 s each: longer than most tests.
+  }, 120_000);
 });
