@@ -64,3 +64,6 @@ const builders = {
 
 /** The subset of TypeBox's `Type` this project uses, typed as TypeBox types it. */
 export const Type = builders as unknown as Pick<typeof TypeBox, keyof typeof builders>;
+
+/** An object schema's options that refuse every key it does not name. */
+export const closed = { additionalProperties: false } as const;

@@ -1,7 +1,6 @@
 // The configuration's shape: one schema that both validates the file and types the result.
-import { Type, type Static } from '../schema-types.js';
+import { closed as strict, Type, type Static } from '../schema-types.js';
 
-const strict = { additionalProperties: false } as const;
 /** The longest a Node timer can wait (2^31 − 1 ms, about 24.8 days): every duration stays below. */
 const MAX_TIMER_SECONDS = 24 * 24 * 3600;
 const seconds = (min = 0, max = MAX_TIMER_SECONDS) => Type.Number({ minimum: min, maximum: max });

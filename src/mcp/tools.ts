@@ -1,7 +1,7 @@
 // The tools gatehouse serves over MCP (docs/mcp.md), their input schemas taken from the API's own
 // request schemas so that their fields, limits and enums agree with it.
 import type { AgentTool } from '../config/schema.js';
-import { Type, type TSchema } from '../schema-types.js';
+import { closed as strict, Type, type TSchema } from '../schema-types.js';
 import {
   AnswerBody,
   CommentBody,
@@ -10,7 +10,6 @@ import {
   ListTasksQuery,
 } from '../gateway/schemas/requests.js';
 
-const strict = { additionalProperties: false } as const;
 const fields = CreateTaskBody.properties;
 const taskId = Type.String({ pattern: '^t_[0-9a-f]{12}$', description: 'a task id (t_…)' });
 const listFields = {

@@ -1,7 +1,7 @@
 // Discord's options (docs/platforms.md): the schema the config checks them against, apart
 // from the adapter so that reading a config loads no adapter.
-import { closed, httpUrl, nonEmpty } from './option-parts.js';
-import { Type } from '../schema-types.js';
+import { httpUrl, nonEmpty } from './option-parts.js';
+import { closed, Type } from '../schema-types.js';
 
 export const discordOptions = Type.Object(
   {

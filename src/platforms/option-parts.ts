@@ -6,5 +6,3 @@ export const nonEmpty = () => Type.String({ minLength: 1, expected: 'a non-empty
 export const httpUrl = () => Type.String({ pattern: '^https?://', expected: 'an http(s) URL' });
 export const pollTimeoutSeconds = () =>
   Type.Number({ minimum: 0, maximum: 600, expected: 'a number from 0 to 600' });
-/** What every adapter's options object is: only the keys it reads. */
-export const closed = { additionalProperties: false } as const;

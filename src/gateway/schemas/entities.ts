@@ -1,7 +1,7 @@
 // What every route answers, as named schemas: the OpenAPI document's components, and what the
 // contract test checks real answers against. They document; answers are serialized as is.
-import { BudgetFields, closed, nullable, SpentFields } from './parts.js';
-import { Type } from '../../schema-types.js';
+import { BudgetFields, nullable, SpentFields } from './parts.js';
+import { closed, Type } from '../../schema-types.js';
 import { ERROR_STATUS } from '../../errors.js';
 import { EventSchema, OriginSchema } from './events.js';
 import { HOST_STATES, RUN_OUTCOMES, TASK_STATUSES } from '../../kanban/model/types.js';

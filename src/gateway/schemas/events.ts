@@ -1,8 +1,8 @@
 // Each event kind's payload as a schema, for the OpenAPI document: `Event` is a union on
 // `kind`, so generated clients narrow the payload by kind. The compile-time check at the end
 // keeps every schema equal to the payload type the board writes (model/events.ts).
-import { BudgetFields, closed, nullable, SpentFields } from './parts.js';
-import { Type, type Static, type TSchema } from '../../schema-types.js';
+import { BudgetFields, nullable, SpentFields } from './parts.js';
+import { closed, Type, type Static, type TSchema } from '../../schema-types.js';
 import type { EventKind, EventPayloads } from '../../kanban/model/events.js';
 import { TASK_STATUSES } from '../../kanban/model/types.js';
 

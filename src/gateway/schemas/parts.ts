@@ -1,8 +1,10 @@
 // Small pieces every API schema file builds with: one definition each.
-import { Type, type TSchema } from '../../schema-types.js';
+import { closed, Type, type TSchema } from '../../schema-types.js';
+
+/** The routes' schemas name it here, with the other parts. */
+export { closed };
 
 /** An object with exactly the properties given. */
-export const closed = { additionalProperties: false } as const;
 
 /** The schema, or null. */
 export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -1,10 +1,8 @@
 // Request schemas shared by the routes: the same ones validate requests and describe the API.
-import { Type } from '../../schema-types.js';
+import { closed as strict, Type } from '../../schema-types.js';
 import { AttemptsBody } from '../routes/attempts-request.js';
 import { TITLE_MAX, TITLE_VISIBLE } from '../../kanban/model/task-title.js';
 import { TASK_STATUSES } from '../../kanban/model/types.js';
-
-const strict = { additionalProperties: false } as const;
 
 export const TaskIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) }, strict);
 export const RunIdParams = Type.Object({ runId: Type.String({ maxLength: 64 }) }, strict);
